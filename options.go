@@ -1,0 +1,140 @@
+package litequeue
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Defaults for the zero fields of Options.
+const (
+	DefaultVisibilityTimeout = 30 * time.Second
+	DefaultDeadTTL           = 14 * 24 * time.Hour
+	DefaultKeepFinished      = 24 * time.Hour
+	DefaultMaxPayload        = 1 << 20 // bytes
+)
+
+// Options configure a Queue. The zero Options is valid: every field's zero
+// value selects the default named beside it. Open copies the Options; later
+// changes to the caller's value, or to its Policies map, have no effect.
+type Options struct {
+	// Clock supplies every timestamp the queue stores or compares, and every
+	// timer it waits on. nil: the real clock. Tests pass clock.NewMock().
+	Clock clock.Clock
+
+	// Rand returns uniform draws in [0,1) for jitter. The Queue serialises
+	// its calls, so it need not be safe for concurrent use.
+	// nil: a PRNG seeded from the operating system.
+	Rand func() float64
+
+	// Retry is the default policy, used by every handler without UsePolicy.
+	// Its zero fields take DefaultPolicy's values.
+	Retry Policy
+
+	// Policies are named policies, chosen per handler with UsePolicy(name).
+	// A zero field inherits the value of Retry after Retry's own defaults
+	// are filled in. nil: none.
+	Policies map[string]Policy
+
+	// VisibilityTimeout is the lease a worker takes on a job it claims. The
+	// lease is renewed while the handler runs; a job whose lease ran out
+	// (its worker died) comes back as a failed attempt. 0: 30s.
+	VisibilityTimeout time.Duration
+
+	// DeadTTL is how long a dead job is kept for inspection and replay
+	// before it is purged. 0: 14 days.
+	DeadTTL time.Duration
+
+	// KeepFinished is how long completed, discarded and cancelled jobs are
+	// kept before they are purged. 0: 24h.
+	KeepFinished time.Duration
+
+	// Synchronous is SQLite's synchronous setting: "full" makes every
+	// acknowledged write survive a power loss; "normal" survives a crash of
+	// the process but may lose the last commits on power loss, for speed.
+	// "": "full".
+	Synchronous string
+
+	// Logger receives the queue's logs (rescued leases, a panicking
+	// OnEvent, retention). nil: no logs.
+	Logger *slog.Logger
+
+	// OnEvent, if not nil, is called after each state change commits and
+	// before the call that caused it returns, one call at a time. Event.Type
+	// is one of "job.enqueued", "job.started", "job.completed", "job.retry",
+	// "job.snoozed", "job.dead", "job.discarded", "job.cancelled",
+	// "job.replayed". A panic in OnEvent is recovered and logged.
+	OnEvent func(Event)
+
+	// MaxPayload is the largest payload, in bytes, Enqueue accepts.
+	// 0: 1 MiB.
+	MaxPayload int
+}
+
+// resolve returns a copy of o with every zero field filled in and every
+// policy validated, or an error naming the policy and its problem.
+func (o Options) resolve() (Options, error) {
+	if o.Clock == nil {
+		o.Clock = clock.New()
+	}
+	if o.Rand == nil {
+		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())).Float64
+	}
+	o.Retry = o.Retry.withDefaults(DefaultPolicy())
+	if err := o.Retry.Validate(); err != nil {
+		return o, fmt.Errorf("retry policy: %w", err)
+	}
+	policies := make(map[string]Policy, len(o.Policies))
+	for _, name := range sortedKeys(o.Policies) {
+		p := o.Policies[name].withDefaults(o.Retry)
+		if err := p.Validate(); err != nil {
+			return o, fmt.Errorf("retry policy %q: %w", name, err)
+		}
+		policies[name] = p
+	}
+	o.Policies = policies
+	if o.VisibilityTimeout == 0 {
+		o.VisibilityTimeout = DefaultVisibilityTimeout
+	}
+	if o.DeadTTL == 0 {
+		o.DeadTTL = DefaultDeadTTL
+	}
+	if o.KeepFinished == 0 {
+		o.KeepFinished = DefaultKeepFinished
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = DefaultMaxPayload
+	}
+	if o.Synchronous == "" {
+		o.Synchronous = "full"
+	}
+	switch {
+	case o.VisibilityTimeout < time.Millisecond:
+		return o, fmt.Errorf("visibility_timeout %v is under the minimum of 1ms", o.VisibilityTimeout)
+	case o.DeadTTL < 0:
+		return o, fmt.Errorf("dead_ttl %v must not be negative", o.DeadTTL)
+	case o.KeepFinished < 0:
+		return o, fmt.Errorf("keep_finished %v must not be negative", o.KeepFinished)
+	case o.MaxPayload < 0:
+		return o, fmt.Errorf("max_payload %d must not be negative", o.MaxPayload)
+	case o.Synchronous != "full" && o.Synchronous != "normal":
+		return o, fmt.Errorf("synchronous %q is unknown (want full or normal)", o.Synchronous)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,154 @@
+package litequeue
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Backoff names how the wait before a retry grows with the attempt number.
+// The empty Backoff means unset: Exponential in the default policy, inherited
+// from Options.Retry in a named one.
+type Backoff string
+
+// The backoff kinds. For attempt n (the run that just failed, from 1):
+const (
+	Exponential Backoff = "exponential" // min(Ceiling, Base·2^(n−1))
+	Linear      Backoff = "linear"      // min(Ceiling, Base·n)
+	Constant    Backoff = "constant"    // min(Ceiling, Base)
+)
+
+// Limits on a Policy, checked by Validate.
+const (
+	// MaxTriesLimit is the largest MaxTries a policy or a job may have.
+	MaxTriesLimit = 50
+	// CeilingLimit is the largest Ceiling, and the clamp applied to the
+	// durations given to RetryAfter and Snooze.
+	CeilingLimit = 24 * time.Hour
+)
+
+// Policy says how often a failed job is tried again and how long it waits
+// in between. The zero Policy is not valid on its own: Options.Retry fills
+// its zero fields from DefaultPolicy, and a named policy in Options.Policies
+// fills its zero fields from the resolved Options.Retry.
+//
+// With the defaults (exponential, Base 2s, Ceiling 15m, MaxTries 8, full
+// jitter) the retries after attempts 1…7 wait at most 2s, 4s, 8s, 16s, 32s,
+// 64s and 128s: 254s in all before the job is dead.
+type Policy struct {
+	Backoff  Backoff       // "": Exponential
+	Base     time.Duration // the wait before the first retry; 0: 2s
+	Ceiling  time.Duration // no wait ever exceeds it, jitter included; 0: 15m
+	MaxTries int           // total attempts, the first included, 1…50; 0: 8
+	Jitter   Jitter        // "": FullJitter
+}
+
+// DefaultPolicy returns the policy used where nothing else is said:
+// exponential from 2s, capped at 15m, 8 tries, full jitter.
+func DefaultPolicy() Policy {
+	return Policy{
+		Backoff:  Exponential,
+		Base:     2 * time.Second,
+		Ceiling:  15 * time.Minute,
+		MaxTries: 8,
+		Jitter:   FullJitter,
+	}
+}
+
+// withDefaults returns p with each zero field taken from def.
+func (p Policy) withDefaults(def Policy) Policy {
+	if p.Backoff == "" {
+		p.Backoff = def.Backoff
+	}
+	if p.Base == 0 {
+		p.Base = def.Base
+	}
+	if p.Ceiling == 0 {
+		p.Ceiling = def.Ceiling
+	}
+	if p.MaxTries == 0 {
+		p.MaxTries = def.MaxTries
+	}
+	if p.Jitter == "" {
+		p.Jitter = def.Jitter
+	}
+	return p
+}
+
+// Validate checks the policy as given, without filling zero fields:
+// MaxTries in 1…50, 0 < Base ≤ Ceiling ≤ 24h, and a known (or empty)
+// Backoff and Jitter. The error names the field, the value and the limit,
+// as in "max_tries 80 is over the limit of 50".
+func (p Policy) Validate() error {
+	switch {
+	case p.MaxTries < 1:
+		return fmt.Errorf("max_tries %d is under the minimum of 1", p.MaxTries)
+	case p.MaxTries > MaxTriesLimit:
+		return fmt.Errorf("max_tries %d is over the limit of %d", p.MaxTries, MaxTriesLimit)
+	case p.Base <= 0:
+		return fmt.Errorf("base %v must be positive", p.Base)
+	case p.Ceiling > CeilingLimit:
+		return fmt.Errorf("ceiling %v is over the limit of %v", p.Ceiling, CeilingLimit)
+	case p.Base > p.Ceiling:
+		return fmt.Errorf("base %v is over the ceiling of %v", p.Base, p.Ceiling)
+	}
+	switch p.Backoff {
+	case "", Exponential, Linear, Constant:
+	default:
+		return fmt.Errorf("policy %q is unknown (want exponential, linear or constant)", p.Backoff)
+	}
+	switch p.Jitter {
+	case "", FullJitter, EqualJitter, NoJitter:
+	default:
+		return fmt.Errorf("jitter %q is unknown (want full, equal or none)", p.Jitter)
+	}
+	return nil
+}
+
+// MaxDelay returns d(attempt), the wait after the given attempt fails before
+// jitter: the largest delay Delay can return for it. Attempts below 1 count
+// as 1. The arithmetic saturates at Ceiling for any attempt, up to
+// math.MaxInt, and never overflows. An unset Backoff counts as Exponential;
+// a negative Ceiling counts as 0.
+func (p Policy) MaxDelay(attempt int) time.Duration {
+	n := max(attempt, 1)
+	ceiling := max(p.Ceiling, 0)
+	base := min(max(p.Base, 0), ceiling)
+	var d time.Duration
+	switch p.Backoff {
+	case Constant:
+		d = base
+	case Linear:
+		d = mulSat(base, int64(n))
+	default:
+		d = base
+		if n-1 < 63 {
+			d = mulSat(base, int64(1)<<(n-1))
+		} else if base > 0 {
+			d = math.MaxInt64
+		}
+	}
+	return min(d, ceiling)
+}
+
+// Delay returns the wait after the given attempt fails: MaxDelay(attempt)
+// with the policy's jitter applied to the uniform draw u in [0,1), truncated
+// to whole milliseconds. It never exceeds MaxDelay, hence never Ceiling, and
+// is never negative. A u outside [0,1), or NaN, is clamped into it.
+func (p Policy) Delay(attempt int, u float64) time.Duration {
+	d := p.Jitter.apply(p.MaxDelay(attempt), u)
+	return d.Truncate(time.Millisecond)
+}
+
+// mulSat returns d·n, or math.MaxInt64 where that would overflow.
+// d and n are not negative. n is an int64 so that 32-bit platforms
+// (linux/arm) compute the same schedule.
+func mulSat(d time.Duration, n int64) time.Duration {
+	if d == 0 || n == 0 {
+		return 0
+	}
+	if n > math.MaxInt64/int64(d) {
+		return math.MaxInt64
+	}
+	return d * time.Duration(n)
+}
