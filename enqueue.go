@@ -1,0 +1,246 @@
+package litequeue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// DefaultQueue is the queue a job goes to without OnQueue.
+const DefaultQueue = "default"
+
+// EnqueueOption sets one property of the jobs an Enqueue call adds.
+type EnqueueOption func(*enqueueConfig)
+
+type enqueueConfig struct {
+	queue     string
+	delay     time.Duration
+	at        time.Time // used when atSet; else now + delay
+	atSet     bool
+	priority  int
+	uniqueKey string
+	maxTries  int
+}
+
+// OnQueue puts the job on the named queue. Default: "default".
+func OnQueue(name string) EnqueueOption {
+	return func(c *enqueueConfig) { c.queue = name }
+}
+
+// Delay makes the job due d after it is enqueued. Delay and At: the last
+// one given wins. A negative d is refused.
+func Delay(d time.Duration) EnqueueOption {
+	return func(c *enqueueConfig) { c.delay, c.atSet = d, false }
+}
+
+// At makes the job due at t; a t in the past makes it due at once. Delay
+// and At: the last one given wins.
+func At(t time.Time) EnqueueOption {
+	return func(c *enqueueConfig) { c.at, c.atSet, c.delay = t, true, 0 }
+}
+
+// Priority orders due jobs: higher runs first. Default 0.
+func Priority(p int) EnqueueOption {
+	return func(c *enqueueConfig) { c.priority = p }
+}
+
+// UniqueKey gives the job a key: while a job with that key is pending or
+// running, enqueueing the same key again inserts nothing and returns that
+// job with Duplicate set. EnqueueMany refuses it: one key cannot name many
+// jobs.
+func UniqueKey(key string) EnqueueOption {
+	return func(c *enqueueConfig) { c.uniqueKey = key }
+}
+
+// MaxTries overrides the policy's MaxTries for this job, 1…50.
+func MaxTries(n int) EnqueueOption {
+	return func(c *enqueueConfig) { c.maxTries = n }
+}
+
+// Enqueue adds a job of the given kind and returns it as stored, once the
+// commit is durable. payload is encoded as JSON, except []byte and
+// json.RawMessage, which are stored byte for byte. It refuses, writing
+// nothing: an empty kind or queue, a negative delay, MaxTries outside 1…50,
+// and a payload over Options.MaxPayload. An in-process Work loop that is
+// idle picks the job up at once.
+func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
+	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return jobs[0], nil
+}
+
+// EnqueueMany adds one job per payload, all with the same options, in one
+// transaction: all are added or none. It refuses UniqueKey.
+func (q *Queue) EnqueueMany(ctx context.Context, kind string, payloads []any, opts ...EnqueueOption) ([]*Job, error) {
+	if len(payloads) == 0 {
+		return nil, nil
+	}
+	return q.enqueue(ctx, kind, payloads, opts)
+}
+
+// EnqueueTx adds a job inside the caller's transaction, begun on DB(): the
+// job exists if and only if the caller commits. It fires no event, and
+// workers notice the job at their next check (within about a second).
+func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
+	leave, err := q.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	batch, err := q.newBatch(kind, []any{payload}, opts)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := batch.insert(ctx, tx, q.now())
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: enqueue %s: %w", kind, err)
+	}
+	return jobs[0], nil
+}
+
+func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts []EnqueueOption) ([]*Job, error) {
+	leave, err := q.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	batch, err := q.newBatch(kind, payloads, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(payloads) > 1 && batch.cfg.uniqueKey != "" {
+		return nil, fmt.Errorf("litequeue: enqueue %s: UniqueKey %q cannot name %d jobs", kind, batch.cfg.uniqueKey, len(payloads))
+	}
+	var jobs []*Job
+	var at time.Time
+	err = q.write(ctx, func(tx *sqlx.Tx) error {
+		at = q.now()
+		jobs, err = batch.insert(ctx, tx, at)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: enqueue %s: %w", kind, err)
+	}
+	q.notify()
+	events := make([]Event, 0, len(jobs))
+	for _, j := range jobs {
+		if !j.Duplicate {
+			events = append(events, Event{Type: "job.enqueued", Job: *j, At: at})
+		}
+	}
+	q.emit(events...)
+	return jobs, nil
+}
+
+// enqueueBatch is a checked Enqueue call, ready to insert.
+type enqueueBatch struct {
+	kind     string
+	payloads [][]byte
+	cfg      enqueueConfig
+	maxTries int // effective at enqueue; rewritten at claim unless own
+}
+
+// newBatch checks the call's arguments and encodes its payloads.
+func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*enqueueBatch, error) {
+	cfg := enqueueConfig{queue: DefaultQueue}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	fail := func(format string, args ...any) (*enqueueBatch, error) {
+		return nil, fmt.Errorf("litequeue: enqueue %s: "+format, append([]any{kind}, args...)...)
+	}
+	switch {
+	case kind == "":
+		return nil, errors.New("litequeue: enqueue: empty kind")
+	case cfg.queue == "":
+		return fail("empty queue name")
+	case !cfg.atSet && cfg.delay < 0:
+		return fail("negative delay %v", cfg.delay)
+	case cfg.maxTries != 0 && (cfg.maxTries < 1 || cfg.maxTries > MaxTriesLimit):
+		return fail("max_tries %d is outside 1…%d", cfg.maxTries, MaxTriesLimit)
+	}
+	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads))}
+	for i, p := range payloads {
+		data, err := encodePayload(p)
+		if err != nil {
+			return fail("encode payload: %w", err)
+		}
+		if len(data) > q.opts.MaxPayload {
+			return fail("payload of %d bytes is over the limit of %d bytes", len(data), q.opts.MaxPayload)
+		}
+		b.payloads[i] = data
+	}
+	b.maxTries = cfg.maxTries
+	if b.maxTries == 0 {
+		b.maxTries = q.opts.Retry.MaxTries
+		if h := q.handler(kind); h != nil {
+			b.maxTries = h.policy.MaxTries
+		}
+	}
+	return b, nil
+}
+
+// encodePayload returns the stored form of a payload.
+func encodePayload(p any) ([]byte, error) {
+	switch v := p.(type) {
+	case []byte:
+		return v, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	return json.Marshal(p)
+}
+
+const insertJobSQL = `INSERT INTO litequeue_jobs
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key)
+	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)
+	RETURNING ` + jobColumns
+
+const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+	WHERE unique_key = ? AND state IN ('pending', 'running')`
+
+// insert adds the batch's jobs in tx at time now. With a UniqueKey held by
+// a live job, it inserts nothing and returns that job marked Duplicate.
+func (b *enqueueBatch) insert(ctx context.Context, tx *sqlx.Tx, now time.Time) ([]*Job, error) {
+	if key := b.cfg.uniqueKey; key != "" {
+		var row jobRow
+		err := tx.GetContext(ctx, &row, liveByKeySQL, key)
+		if err == nil {
+			j := row.job()
+			j.Duplicate = true
+			return []*Job{j}, nil
+		}
+		if !errors.Is(err, errNoRows) {
+			return nil, err
+		}
+	}
+	runAt := now.Add(b.cfg.delay)
+	if b.cfg.atSet {
+		runAt = b.cfg.at
+	}
+	stmt, err := tx.PreparexContext(ctx, insertJobSQL)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	jobs := make([]*Job, len(b.payloads))
+	for i, p := range b.payloads {
+		if p == nil {
+			p = []byte{}
+		}
+		var row jobRow
+		err := stmt.GetContext(ctx, &row, b.cfg.queue, b.kind, p, b.cfg.priority,
+			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey))
+		if err != nil {
+			return nil, err
+		}
+		jobs[i] = row.job()
+	}
+	return jobs, nil
+}

@@ -1,0 +1,102 @@
+package litequeue
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrDiscard, returned by a handler (or wrapped in what it returns),
+	// ends the job as discarded: not a failure, no retry, no alert. For input
+	// that can never succeed, such as a deleted account.
+	ErrDiscard = errors.New("litequeue: discard job")
+
+	// ErrNotFound is returned by Get, History, Cancel and Replay for an ID
+	// that names no job.
+	ErrNotFound = errors.New("litequeue: job not found")
+
+	// ErrLeaseLost is returned by CompleteTx, and recorded for a run, when
+	// the caller no longer holds the job's lease: it expired and another
+	// worker rescued the job, the run timed out, or the job was cancelled.
+	// The stale holder's write changes nothing.
+	ErrLeaseLost = errors.New("litequeue: lease lost")
+
+	// ErrClosed is returned by every method of a Queue after Close.
+	ErrClosed = errors.New("litequeue: queue closed")
+)
+
+// Permanent wraps err so that the job is not retried: the run is recorded
+// as failed and the job goes to dead at once. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+// RetryAfter wraps err so that, if tries remain, the next run comes exactly
+// d after this one ends, once, without jitter: the dependency said when to
+// come back. d is clamped to [0, 24h] and truncated to whole milliseconds.
+// The run still counts as a failed try. A nil err is replaced by an error
+// saying a retry was asked for.
+func RetryAfter(d time.Duration, err error) error {
+	if err == nil {
+		err = errors.New("retry requested")
+	}
+	return &retryAfterError{delay: clampDelay(d), err: err}
+}
+
+// Snooze asks for the job to run again after d without using a try: the run
+// is recorded as snoozed and the next one carries the same Attempt number.
+// d is clamped to [0, 24h] and truncated to whole milliseconds.
+func Snooze(d time.Duration) error {
+	return &snoozeError{delay: clampDelay(d)}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+type retryAfterError struct {
+	delay time.Duration
+	err   error
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+type snoozeError struct{ delay time.Duration }
+
+func (e *snoozeError) Error() string { return fmt.Sprintf("snoozed for %v", e.delay) }
+
+// clampDelay bounds a delay a caller gave to [0, CeilingLimit] in whole
+// milliseconds.
+func clampDelay(d time.Duration) time.Duration {
+	return min(max(d, 0), CeilingLimit).Truncate(time.Millisecond)
+}
+
+// errorClass names the Go type of the innermost error in err's chain, as in
+// "*net.OpError", looking through litequeue's own wrappers. A joined error
+// (one that unwraps to several) is its own innermost error.
+func errorClass(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return fmt.Sprintf("%T", err)
+		}
+		err = next
+	}
+}
+
+// stateError reports an operation refused because of the job's state.
+type stateError struct {
+	op    string
+	id    int64
+	state State
+}
+
+func (e *stateError) Error() string {
+	return fmt.Sprintf("litequeue: %s job %d: it is %s", e.op, e.id, e.state)
+}

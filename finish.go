@@ -1,0 +1,163 @@
+package litequeue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// ending says how a run ended, before the job's row decides where it goes.
+type ending struct {
+	outcome   Outcome // "" for a release at shutdown: no try used, no history
+	errText   string
+	class     string
+	delay     time.Duration // before the next run: a retry's, or a snooze's
+	permanent bool          // a failure never retried
+}
+
+// failure reports whether the ending is a failed try.
+func (e ending) failure() bool {
+	switch e.outcome {
+	case OutcomeFailed, OutcomePanicked, OutcomeTimedOut, OutcomeLeaseExpired:
+		return true
+	}
+	return false
+}
+
+// eventTypes maps a job's state after a run to the event it fires.
+var eventTypes = map[State]string{
+	Completed: "job.completed",
+	Dead:      "job.dead",
+	Discarded: "job.discarded",
+	Cancelled: "job.cancelled",
+}
+
+const settleSQL = `UPDATE litequeue_jobs
+	SET state = ?, attempt = ?, run_at = ?, finished_at = ?, last_error = ?,
+	    lease_until = 0, cancel = 0
+	WHERE id = ?
+	RETURNING ` + jobColumns
+
+const insertAttemptSQL = `INSERT INTO litequeue_attempts
+	(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// settle moves the job in row cur, whose run started at started by worker,
+// to where the ending sends it, records the run in its history, and returns
+// the event to fire after the commit (Type "" for none). The caller has
+// checked that it may: it holds the lease, or the lease expired.
+func settle(ctx context.Context, tx *sqlx.Tx, cur *jobRow, e ending, started time.Time, worker string, now time.Time) (Event, error) {
+	state, attempt := cur.State, cur.Attempt
+	runAt, finished := cur.RunAt, sql.NullInt64{}
+	lastError, delay := cur.LastError, time.Duration(0)
+	switch {
+	case e.outcome == OutcomeCompleted:
+		state, runAt, lastError = Completed, sql.NullInt64{}, ""
+	case cur.Cancel:
+		state = Cancelled // Cancel asked for it: nothing brings it back
+		if e.outcome != OutcomeLeaseExpired {
+			e.outcome = OutcomeCancelled
+		}
+	case e.outcome == OutcomeDiscarded:
+		state = Discarded
+	case e.outcome == OutcomeCancelled:
+		state = Cancelled
+	case e.outcome == OutcomeSnoozed, e.outcome == "":
+		state, attempt, delay = Pending, attempt-1, e.delay
+		runAt = nullMS(now.Add(delay))
+	case e.permanent || attempt >= cur.MaxTries:
+		state, lastError = Dead, e.errText
+	default:
+		state, lastError, delay = Pending, e.errText, e.delay
+		runAt = nullMS(now.Add(delay))
+	}
+	if state.terminal() {
+		finished = nullMS(now)
+	}
+	var row jobRow
+	err := tx.GetContext(ctx, &row, settleSQL, state, attempt, runAt, finished, lastError, cur.ID)
+	if err != nil {
+		return Event{}, err
+	}
+	ev := Event{Job: *row.job(), At: now, Delay: delay}
+	if e.outcome == "" {
+		return Event{}, nil // released: not a run of its own
+	}
+	if e.failure() {
+		ev.Err = e.errText
+	}
+	_, err = tx.ExecContext(ctx, insertAttemptSQL, cur.ID, cur.Attempt, ms(started), ms(now),
+		e.outcome, e.errText, e.class, delay.Milliseconds(), worker, cur.Kind, state)
+	if err != nil {
+		return Event{}, err
+	}
+	switch {
+	case state == Pending && e.outcome == OutcomeSnoozed:
+		ev.Type = "job.snoozed"
+	case state == Pending:
+		ev.Type = "job.retry"
+	default:
+		ev.Type = eventTypes[state]
+	}
+	return ev, nil
+}
+
+const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ?`
+
+// holder reads the job's row and checks that the lease token is still the
+// current one on a running job; else ErrLeaseLost. A job already completed
+// under the same token (CompleteTx) is reported through done.
+func holder(ctx context.Context, tx *sqlx.Tx, id, token int64) (row *jobRow, done bool, err error) {
+	row = new(jobRow)
+	if err := tx.GetContext(ctx, row, jobByIDSQL, id); err != nil {
+		if errors.Is(err, errNoRows) {
+			return nil, false, ErrLeaseLost
+		}
+		return nil, false, err
+	}
+	switch {
+	case row.Token != token:
+		return nil, false, ErrLeaseLost
+	case row.State == Completed:
+		return row, true, nil
+	case row.State != Running:
+		return nil, false, ErrLeaseLost
+	}
+	return row, false, nil
+}
+
+// finish commits how a run ended, if the run still holds the lease, and
+// fires its event. It returns ErrLeaseLost, having changed nothing, if it
+// does not. A completion of a job that CompleteTx already completed under
+// this lease adds the history row only.
+func (q *Queue) finish(ctx context.Context, l *lease, e ending) error {
+	var ev Event
+	err := q.write(ctx, func(tx *sqlx.Tx) error {
+		now := q.now()
+		row, done, err := holder(ctx, tx, l.job.ID, l.job.token)
+		if err != nil {
+			return err
+		}
+		if done {
+			// CompleteTx committed under this lease: the completion stands,
+			// whatever the handler returned after it. Only the history row
+			// is missing.
+			ev = Event{Type: eventTypes[Completed], Job: *row.job(), At: now}
+			_, err = tx.ExecContext(ctx, insertAttemptSQL, row.ID, row.Attempt, ms(l.started), ms(now),
+				OutcomeCompleted, e.errText, e.class, 0, l.worker, row.Kind, Completed)
+			return err
+		}
+		ev, err = settle(ctx, tx, row, e, l.started, l.worker, now)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if ev.Type != "" {
+		q.emit(ev)
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package litequeue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Handler runs one job. Returning nil completes it; any other error is a
+// failed attempt, retried with backoff (see Permanent, RetryAfter, Snooze
+// and ErrDiscard for the other endings). A panic is recovered and counts as
+// a failure with its stack in the history. ctx is cancelled when the
+// handler's timeout passes, when the job is cancelled, when the worker
+// loses the lease, and at the end of a shutdown's grace period.
+type Handler func(ctx context.Context, job *Job) error
+
+// HandlerOption configures one kind's handler in Handle.
+type HandlerOption func(*handler)
+
+type handler struct {
+	fn         Handler
+	policyName string
+	policy     Policy
+	timeout    time.Duration
+}
+
+// UsePolicy makes the handler use the named policy from Options.Policies
+// instead of Options.Retry. Handle panics if the name is unknown.
+func UsePolicy(name string) HandlerOption {
+	return func(h *handler) { h.policyName = name }
+}
+
+// WithTimeout bounds each run of the handler to d on the injected clock:
+// past it the run is recorded as timed_out (a failed try), its context is
+// cancelled, and whatever it returns later is discarded. 0, the default,
+// means no timeout.
+func WithTimeout(d time.Duration) HandlerOption {
+	return func(h *handler) { h.timeout = d }
+}
+
+// Handle registers h for jobs of the given kind. Only kinds with a handler
+// on this Queue are claimed by its Work and RunDue. Handle panics, like
+// http.ServeMux, on an empty kind, a nil handler, a kind that already has
+// one, an unknown policy name or a negative timeout: these are mistakes in
+// the program, not in its data.
+func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
+	if kind == "" {
+		panic("litequeue: Handle with an empty kind")
+	}
+	if h == nil {
+		panic(fmt.Sprintf("litequeue: Handle(%q) with a nil handler", kind))
+	}
+	hd := &handler{fn: h}
+	for _, o := range opts {
+		o(hd)
+	}
+	policy, err := q.policy(hd.policyName)
+	if err != nil {
+		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
+	}
+	hd.policy = policy
+	if hd.timeout < 0 {
+		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, dup := q.handlers[kind]; dup {
+		panic(fmt.Sprintf("litequeue: Handle(%q) twice", kind))
+	}
+	q.handlers[kind] = hd
+}
+
+// policy returns the named policy, or Options.Retry for "".
+func (q *Queue) policy(name string) (Policy, error) {
+	if name == "" {
+		return q.opts.Retry, nil
+	}
+	p, ok := q.opts.Policies[name]
+	if !ok {
+		return Policy{}, fmt.Errorf("unknown policy %q (Options.Policies has %v)", name, sortedKeys(q.opts.Policies))
+	}
+	return p, nil
+}
+
+// handler returns the handler of kind, or nil.
+func (q *Queue) handler(kind string) *handler {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return q.handlers[kind]
+}
+
+// kinds returns the kinds with a handler, sorted.
+func (q *Queue) kinds() []string {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return sortedKeys(q.handlers)
+}
+
+// JSON adapts a function of a decoded payload into a Handler. A payload that
+// does not decode into T is a Permanent failure: the job goes to dead at
+// once with the decode error in its history.
+func JSON[T any](fn func(ctx context.Context, job *Job, args T) error) Handler {
+	return func(ctx context.Context, job *Job) error {
+		var args T
+		if err := job.Decode(&args); err != nil {
+			return Permanent(err)
+		}
+		return fn(ctx, job, args)
+	}
+}

@@ -1,0 +1,137 @@
+package litequeue_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/litequeue/litequeue"
+)
+
+// epoch is where the tests' mock clocks start.
+var epoch = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// newMock returns a mock clock set to epoch.
+func newMock() *clock.Mock {
+	c := clock.NewMock()
+	c.Set(epoch)
+	return c
+}
+
+// events records every event a Queue fires.
+type events struct {
+	mu   sync.Mutex
+	list []litequeue.Event
+}
+
+func (e *events) record(ev litequeue.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.list = append(e.list, ev)
+}
+
+// types returns the recorded event types, in order.
+func (e *events) types() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var ts []string
+	for _, ev := range e.list {
+		ts = append(ts, ev.Type)
+	}
+	return ts
+}
+
+// count returns how many events of the type were recorded.
+func (e *events) count(typ string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, ev := range e.list {
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// openQueue opens a queue on a new file in t.TempDir with a mock clock and
+// no jitter unless opts says otherwise, and closes it at the end of the test.
+func openQueue(tb testing.TB, opts litequeue.Options) (*litequeue.Queue, string) {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "queue.db")
+	return openAt(tb, path, opts), path
+}
+
+// openAt opens a queue on path, closed at the end of the test.
+func openAt(tb testing.TB, path string, opts litequeue.Options) *litequeue.Queue {
+	tb.Helper()
+	if opts.Clock == nil {
+		opts.Clock = newMock()
+	}
+	if opts.Retry.Jitter == "" {
+		opts.Retry.Jitter = litequeue.NoJitter
+	}
+	q, err := litequeue.Open(path, opts)
+	if err != nil {
+		tb.Fatalf("Open: %v", err)
+	}
+	tb.Cleanup(func() { q.Close() })
+	return q
+}
+
+// enqueue adds a job and fails the test on error.
+func enqueue(tb testing.TB, q *litequeue.Queue, kind string, payload any, opts ...litequeue.EnqueueOption) *litequeue.Job {
+	tb.Helper()
+	j, err := q.Enqueue(context.Background(), kind, payload, opts...)
+	if err != nil {
+		tb.Fatalf("Enqueue(%q): %v", kind, err)
+	}
+	return j
+}
+
+// get reads a job and fails the test on error.
+func get(tb testing.TB, q *litequeue.Queue, id int64) *litequeue.Job {
+	tb.Helper()
+	j, err := q.Get(context.Background(), id)
+	if err != nil {
+		tb.Fatalf("Get(%d): %v", id, err)
+	}
+	return j
+}
+
+// history reads a job's history and fails the test on error.
+func history(tb testing.TB, q *litequeue.Queue, id int64) []litequeue.Attempt {
+	tb.Helper()
+	h, err := q.History(context.Background(), id)
+	if err != nil {
+		tb.Fatalf("History(%d): %v", id, err)
+	}
+	return h
+}
+
+// runDue calls RunDue and fails the test on error.
+func runDue(tb testing.TB, q *litequeue.Queue) int {
+	tb.Helper()
+	n, err := q.RunDue(context.Background())
+	if err != nil {
+		tb.Fatalf("RunDue: %v", err)
+	}
+	return n
+}
+
+// waitFor polls cond until it holds, failing the test after a real-time
+// deadline. For goroutines the test cannot step.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,54 @@
+package litequeue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// attemptRow is a row of litequeue_attempts as stored.
+type attemptRow struct {
+	Attempt    int     `db:"attempt"`
+	StartedAt  int64   `db:"started_at"`
+	FinishedAt int64   `db:"finished_at"`
+	Outcome    Outcome `db:"outcome"`
+	Error      string  `db:"error"`
+	ErrorClass string  `db:"error_class"`
+	Delay      int64   `db:"delay"`
+	Worker     string  `db:"worker"`
+}
+
+const historySQL = `SELECT attempt, started_at, finished_at, outcome, error, error_class, delay, worker
+	FROM litequeue_attempts WHERE job_id = ? ORDER BY started_at, id`
+
+// History returns the job's history, oldest first, in the order its runs
+// started, across replays: one row per run and one per replay. It returns
+// ErrNotFound for an ID that names no job.
+func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
+	if _, err := q.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	leave, err := q.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	var rows []attemptRow
+	if err := q.db.SelectContext(ctx, &rows, historySQL, id); err != nil {
+		return nil, fmt.Errorf("litequeue: history of job %d: %w", id, err)
+	}
+	attempts := make([]Attempt, len(rows))
+	for i, r := range rows {
+		attempts[i] = Attempt{
+			Attempt:    r.Attempt,
+			StartedAt:  fromMS(r.StartedAt),
+			FinishedAt: fromMS(r.FinishedAt),
+			Outcome:    r.Outcome,
+			Error:      r.Error,
+			ErrorClass: r.ErrorClass,
+			Delay:      time.Duration(r.Delay) * time.Millisecond,
+			Worker:     r.Worker,
+		}
+	}
+	return attempts, nil
+}

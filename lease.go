@@ -1,0 +1,182 @@
+package litequeue
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// A lease is a worker's claim on one running job. Its fencing token is the
+// job's token at claim time: every later write by the holder checks it, so a
+// holder whose lease expired (and whose job another worker rescued and
+// claimed again) changes nothing and gets ErrLeaseLost.
+//
+// At claim time the worker writes what a rescuer needs should the run be
+// lost — the effective MaxTries and the delay to apply (retry_delay) — so
+// any process can rescue the job without knowing its handler or policy. The
+// same delay is applied if the run fails by returning an error.
+type lease struct {
+	job     *Job
+	h       *handler
+	started time.Time
+	worker  string
+	delay   time.Duration // retry_delay: the wait if this run fails
+}
+
+const claimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+	WHERE state = 'pending' AND run_at <= ? AND kind IN (?)`
+
+const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ?`
+
+const claimUpdateSQL = `UPDATE litequeue_jobs
+	SET state = 'running', attempt = ?, token = ?, lease_until = ?, started_at = ?,
+	    worker = ?, max_tries = ?, retry_delay = ?, cancel = 0
+	WHERE id = ?`
+
+// claim leases up to limit due jobs of the kinds this Queue handles, from
+// the given queues (nil: all), in priority, then RunAt, then ID order, and
+// fires job.started for each after the commit.
+func (q *Queue) claim(ctx context.Context, queues []string, limit int, worker string) ([]*lease, error) {
+	kinds := q.kinds()
+	if len(kinds) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	var leases []*lease
+	var now time.Time
+	err := q.write(ctx, func(tx *sqlx.Tx) error {
+		leases = leases[:0]
+		now = q.now()
+		query, args := claimSQL, []any{ms(now), kinds}
+		if len(queues) > 0 {
+			query += ` AND queue IN (?)`
+			args = append(args, queues)
+		}
+		query, args, err := sqlx.In(query+claimOrderSQL, append(args, limit)...)
+		if err != nil {
+			return err
+		}
+		var rows []jobRow
+		if err := tx.SelectContext(ctx, &rows, tx.Rebind(query), args...); err != nil {
+			return err
+		}
+		for i := range rows {
+			l, err := q.lease(ctx, tx, &rows[i], worker, now)
+			if err != nil {
+				return err
+			}
+			leases = append(leases, l)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	events := make([]Event, len(leases))
+	for i, l := range leases {
+		events[i] = Event{Type: "job.started", Job: *l.job, At: now}
+	}
+	q.emit(events...)
+	return leases, nil
+}
+
+// lease marks one pending row as running under a new token.
+func (q *Queue) lease(ctx context.Context, tx *sqlx.Tx, row *jobRow, worker string, now time.Time) (*lease, error) {
+	h := q.handler(row.Kind)
+	row.State = Running
+	row.Attempt++
+	row.Token++
+	if row.OwnMaxTries == 0 {
+		row.MaxTries = h.policy.MaxTries
+	}
+	delay := h.policy.Delay(row.Attempt, q.rand())
+	_, err := tx.ExecContext(ctx, claimUpdateSQL, row.Attempt, row.Token,
+		ms(now.Add(q.opts.VisibilityTimeout)), ms(now), worker, row.MaxTries, delay.Milliseconds(), row.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &lease{job: row.job(), h: h, started: now, worker: worker, delay: delay}, nil
+}
+
+const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
+	WHERE id = ? AND token = ? AND state = 'running'
+	RETURNING cancel`
+
+// errCancelRequested is the cause given to a handler's context when Cancel
+// asked its job to stop.
+var errCancelRequested = errors.New("litequeue: job cancelled")
+
+// renew extends the lease by VisibilityTimeout. It returns ErrLeaseLost if
+// the lease is no longer held, and errCancelRequested if Cancel asked the
+// job to stop (the lease is still renewed: the run's outcome is recorded by
+// its holder).
+func (q *Queue) renew(ctx context.Context, l *lease) error {
+	var cancel bool
+	err := q.write(ctx, func(tx *sqlx.Tx) error {
+		until := q.now().Add(q.opts.VisibilityTimeout)
+		return tx.GetContext(ctx, &cancel, renewSQL, ms(until), l.job.ID, l.job.token)
+	})
+	switch {
+	case errors.Is(err, errNoRows):
+		return ErrLeaseLost
+	case err != nil:
+		return err
+	case cancel:
+		return errCancelRequested
+	}
+	return nil
+}
+
+const expiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+	WHERE state = 'running' AND lease_until <= ?
+	ORDER BY lease_until LIMIT ?`
+
+// rescueBatch bounds the expired leases one rescue transaction handles.
+const rescueBatch = 256
+
+// rescue turns every expired lease into a lease_expired attempt: back to
+// pending after the delay the claimer chose, or dead if it was the last
+// try. It needs no handler. It returns how many jobs it rescued.
+func (q *Queue) rescue(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		var events []Event
+		err := q.write(ctx, func(tx *sqlx.Tx) error {
+			events = events[:0]
+			now := q.now()
+			var rows []jobRow
+			if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), rescueBatch); err != nil {
+				return err
+			}
+			for i := range rows {
+				r := &rows[i]
+				e := ending{
+					outcome: OutcomeLeaseExpired,
+					errText: "lease expired: worker " + r.Worker + " stopped renewing it",
+					delay:   time.Duration(r.RetryDelay) * time.Millisecond,
+				}
+				ev, err := settle(ctx, tx, r, e, fromMS(r.StartedAt), r.Worker, now)
+				if err != nil {
+					return err
+				}
+				events = append(events, ev)
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		for _, ev := range events {
+			q.opts.Logger.Warn("litequeue: rescued an expired lease", "job", ev.Job.ID, "kind", ev.Job.Kind, "state", ev.Job.State)
+		}
+		q.emit(events...)
+		total += len(events)
+		if len(events) < rescueBatch {
+			if total > 0 {
+				q.notify()
+			}
+			return total, nil
+		}
+	}
+}

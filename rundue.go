@@ -1,0 +1,102 @@
+package litequeue
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// RunDue runs, in the caller's goroutine, every job that is due now, one at
+// a time in priority, then RunAt, then ID order, until none is due — also
+// retries that become due during the call, as a failure with a delay of 0
+// does. Each handler runs on a goroutine of its own so that its timeout can
+// abandon it; RunDue waits for it or for the timeout. It first rescues
+// expired leases, re-reads the clock before each claim, claims only kinds
+// with a handler on this Queue, and returns the number of handler runs
+// (timed-out runs count; rescues do not). With a mock clock, a test steps a
+// schedule with NextDue, clock.Set and RunDue, deterministically.
+func (q *Queue) RunDue(ctx context.Context) (int, error) {
+	leave, err := q.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	if _, err := q.rescue(ctx); err != nil {
+		return 0, err
+	}
+	runs := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return runs, err
+		}
+		leases, err := q.claim(ctx, nil, 1, q.worker)
+		if err != nil || len(leases) == 0 {
+			return runs, err
+		}
+		runs++
+		if err := q.execute(ctx, leases[0], nil, nil); err != nil {
+			return runs, err
+		}
+	}
+}
+
+// NextDue reports the earliest moment RunDue would have work: the RunAt of
+// a pending job of a kind with a handler on this Queue, or the lease expiry
+// of a running job, whichever is first. ok is false when there is neither.
+// The time may lie in the past: the work is due now.
+func (q *Queue) NextDue(ctx context.Context) (time.Time, bool, error) {
+	leave, err := q.enter()
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer leave()
+	due, err := q.nextDue(ctx, nil)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	next := minNull(due.pending, due.lease)
+	return nullTime(next), next.Valid, nil
+}
+
+// dueTimes are the next moments a worker has something to do.
+type dueTimes struct {
+	pending sql.NullInt64 // earliest RunAt of a claimable job
+	lease   sql.NullInt64 // earliest lease expiry of a running job
+}
+
+const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?`
+
+const nextLeaseSQL = `SELECT MIN(lease_until) FROM litequeue_jobs WHERE state = 'running'`
+
+// nextDue reads dueTimes for the handled kinds and the given queues (nil:
+// all). It only reads, through indexes: one lookup per kind and one for
+// leases, cheap enough to poll.
+func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) {
+	var due dueTimes
+	for _, kind := range q.kinds() {
+		query, args := nextPendingSQL, []any{kind}
+		if len(queues) > 0 {
+			var err error
+			query, args, err = sqlx.In(query+` AND queue IN (?)`, kind, queues)
+			if err != nil {
+				return due, err
+			}
+		}
+		var t sql.NullInt64
+		if err := q.db.GetContext(ctx, &t, q.db.Rebind(query), args...); err != nil {
+			return due, err
+		}
+		due.pending = minNull(due.pending, t)
+	}
+	err := q.db.GetContext(ctx, &due.lease, nextLeaseSQL)
+	return due, err
+}
+
+func minNull(a, b sql.NullInt64) sql.NullInt64 {
+	if !a.Valid || (b.Valid && b.Int64 < a.Int64) {
+		return b
+	}
+	return a
+}

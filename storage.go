@@ -1,0 +1,201 @@
+package litequeue
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+//go:embed schema.sql
+var schemaSQL string
+
+const (
+	// schemaVersion is the version of schema.sql, kept in litequeue_meta.
+	schemaVersion = 1
+
+	// applicationID marks a SQLite file as litequeue's ("LQUE"), set only
+	// where the file's application_id is 0.
+	applicationID = 0x4c515545
+
+	// busyTimeoutMS bounds how long one connection waits for another's
+	// write lock inside SQLite before SQLITE_BUSY.
+	busyTimeoutMS = 10000
+)
+
+// sqliteHeader opens every SQLite 3 database file.
+var sqliteHeader = []byte("SQLite format 3\x00")
+
+// dsn turns a file path into the driver's connection string. The path is
+// escaped into a file: URI so that nothing in it — a '?', a '#', a "file:"
+// prefix — can add a parameter or change a pragma.
+//
+// The pragmas set on every connection, each with its reason:
+//   - busy_timeout: wait for another connection's write lock instead of
+//     failing at once with SQLITE_BUSY.
+//   - synchronous: FULL makes an acknowledged commit survive power loss;
+//     NORMAL (if asked for) only a crash of the process.
+//   - _txlock=immediate: every transaction takes the write lock at BEGIN,
+//     so a read-then-write transaction never fails with SQLITE_BUSY halfway.
+//
+// journal_mode=WAL is persistent in the file and set once by Open, after
+// the file has been checked.
+func dsn(path string, readOnly bool, synchronous string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // a Windows drive letter: file:///C:/…
+	}
+	u := url.URL{Scheme: "file", Path: p}
+	v := url.Values{}
+	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	v.Add("_pragma", "synchronous("+synchronous+")")
+	v.Add("_txlock", "immediate")
+	if readOnly {
+		v.Add("mode", "ro")
+	}
+	return u.String() + "?" + v.Encode(), nil
+}
+
+// prepareFile checks that path is either missing, empty, or a SQLite file,
+// and creates a missing file with mode 0600 (SQLite gives its -wal and
+// -shm files the mode of the database file).
+func prepareFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	header := make([]byte, len(sqliteHeader))
+	n, err := io.ReadFull(f, header)
+	switch {
+	case n == 0 && (err == io.EOF):
+		return nil // an empty file is an empty database
+	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+		return err
+	case !bytes.Equal(header[:n], sqliteHeader):
+		return fmt.Errorf("%s is not a SQLite database", path)
+	}
+	return nil
+}
+
+// openDB opens a connection pool on the file with at most n connections.
+func openDB(path string, readOnly bool, synchronous string, n int) (*sqlx.DB, error) {
+	name, err := dsn(path, readOnly, synchronous)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlx.Open("sqlite", name)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// checkFile refuses a file that litequeue must not change: another
+// application's SQLite file, or a schema newer than this binary. It only
+// reads, so a refused file is left as it was.
+func checkFile(ctx context.Context, db *sqlx.DB, path string) error {
+	var appID int64
+	if err := db.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
+		return fmt.Errorf("%s: read application_id: %w", path, err)
+	}
+	if appID != 0 && appID != applicationID {
+		return fmt.Errorf("%s belongs to another application (application_id %#x)", path, appID)
+	}
+	version, err := readSchemaVersion(ctx, db)
+	if err != nil {
+		return fmt.Errorf("%s: read schema version: %w", path, err)
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("%s has litequeue schema version %d, newer than this binary's %d: upgrade litequeue", path, version, schemaVersion)
+	}
+	return nil
+}
+
+// readSchemaVersion returns the version in litequeue_meta, 0 if the file
+// has no litequeue tables yet.
+func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error) {
+	var n int
+	err := sqlx.GetContext(ctx, db, &n,
+		`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_meta'`)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	var version int
+	err = sqlx.GetContext(ctx, db, &version,
+		`SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`)
+	if errors.Is(err, errNoRows) {
+		return 0, nil
+	}
+	return version, err
+}
+
+// migrate switches the file to WAL and creates or upgrades litequeue's
+// tables. Schema changes only ever add: opening never destroys data.
+func migrate(ctx context.Context, db *sqlx.DB) error {
+	var mode string
+	if err := db.GetContext(ctx, &mode, `PRAGMA journal_mode = WAL`); err != nil {
+		return fmt.Errorf("set journal_mode: %w", err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("set journal_mode: got %q, want wal", mode)
+	}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	version, err := readSchemaVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if version > schemaVersion { // another process upgraded it meanwhile
+		return fmt.Errorf("schema version %d is newer than this binary's %d", version, schemaVersion)
+	}
+	if version == schemaVersion {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', ?)
+		 ON CONFLICT (name) DO UPDATE SET value = excluded.value`, fmt.Sprint(schemaVersion))
+	if err != nil {
+		return err
+	}
+	var appID int64
+	if err := tx.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
+		return err
+	}
+	if appID == 0 {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,194 @@
+package litequeue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// WorkerOptions configure one Work call. The zero value is valid.
+type WorkerOptions struct {
+	Queues        []string      // the queues to take jobs from; nil: every queue
+	Concurrency   int           // handlers running at once; 0: 10
+	ShutdownGrace time.Duration // after ctx is done, how long running handlers may finish; 0: 30s
+	Name          string        // the worker's name in history rows; "": host:pid
+}
+
+// Defaults for the zero fields of WorkerOptions.
+const (
+	DefaultConcurrency   = 10
+	DefaultShutdownGrace = 30 * time.Second
+)
+
+// pollInterval bounds how long an idle worker sleeps before it looks again
+// for jobs written by other processes (or by EnqueueTx), which cannot wake it.
+const pollInterval = time.Second
+
+// errorBackoff is how long the loop waits after a failed claim or rescue.
+const errorBackoff = time.Second
+
+// Work runs handlers for due jobs until ctx is done, then shuts down, and
+// returns nil after a clean shutdown (ErrClosed if the Queue was already
+// closed). Up to Concurrency handlers run at once; jobs are claimed in
+// batches, only of kinds with a handler on this Queue. An idle Work wakes
+// at once on an Enqueue in this process, within a second for writes by
+// other processes, and otherwise sleeps until the next RunAt or lease
+// expiry on the injected clock. Any worker rescues expired leases.
+//
+// Shutdown: Work stops claiming and waits up to ShutdownGrace for running
+// handlers; then it cancels their contexts. A job whose handler then
+// returns is released without using a try; after a further wait of the
+// same length (at most 5s), a handler that has not returned is abandoned,
+// and its job comes back through lease expiry. Close shuts down every Work
+// call the same way.
+func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return ErrClosed
+	}
+	q.works.Add(1)
+	q.mu.Unlock()
+	defer q.works.Done()
+
+	if opts.Concurrency < 0 || opts.ShutdownGrace < 0 {
+		return fmt.Errorf("litequeue: work: negative Concurrency %d or ShutdownGrace %v", opts.Concurrency, opts.ShutdownGrace)
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.ShutdownGrace == 0 {
+		opts.ShutdownGrace = DefaultShutdownGrace
+	}
+	if opts.Name == "" {
+		opts.Name = q.worker
+	}
+	p := &pool{
+		q:        q,
+		opts:     opts,
+		done:     make(chan struct{}, opts.Concurrency),
+		shutdown: make(chan struct{}),
+		abandon:  make(chan struct{}),
+	}
+	p.loop(ctx)
+	p.drain()
+	return nil
+}
+
+// pool is the state of one Work call.
+type pool struct {
+	q        *Queue
+	opts     WorkerOptions
+	running  int
+	done     chan struct{} // one send per finished run
+	shutdown chan struct{} // closed when the grace ran out
+	abandon  chan struct{} // closed when Work stops waiting
+}
+
+// loop claims and starts jobs until ctx is done or the Queue closes.
+func (p *pool) loop(ctx context.Context) {
+	q := p.q
+	for {
+		wake := q.wakeChan() // before looking, so that no Enqueue is missed
+		wait := pollInterval
+		if free := p.opts.Concurrency - p.running; free > 0 {
+			started, next, err := p.fill(ctx, free)
+			switch {
+			case err != nil:
+				q.opts.Logger.Error("litequeue: work", "err", err)
+				wait = errorBackoff
+			case started > 0 && started < free:
+				continue // more may be due
+			case started == 0 && !next.IsZero():
+				if wait = min(wait, next.Sub(q.now())); wait <= 0 {
+					continue // due already
+				}
+			}
+		}
+		t := q.clock.Timer(wait)
+		select {
+		case <-ctx.Done():
+		case <-q.closing:
+		case <-wake:
+		case <-p.done:
+			p.running--
+		case <-t.C:
+		}
+		t.Stop()
+		if ctx.Err() != nil || q.isClosing() {
+			return
+		}
+	}
+}
+
+// fill rescues expired leases if any and claims up to free jobs, starting
+// each. It returns how many it started and, if none was due, when the next
+// one will be.
+func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time, err error) {
+	q := p.q
+	due, err := q.nextDue(ctx, p.opts.Queues)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	now := ms(q.now())
+	if due.lease.Valid && due.lease.Int64 <= now {
+		if _, err := q.rescue(ctx); err != nil {
+			return 0, time.Time{}, err
+		}
+		if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
+			return 0, time.Time{}, err
+		}
+	}
+	if !due.pending.Valid || due.pending.Int64 > now {
+		return 0, nullTime(minNull(due.pending, due.lease)), nil
+	}
+	leases, err := q.claim(ctx, p.opts.Queues, free, p.opts.Name)
+	for _, l := range leases {
+		p.running++
+		go func() {
+			if err := q.execute(ctx, l, p.shutdown, p.abandon); err != nil {
+				q.opts.Logger.Error("litequeue: work", "err", err)
+			}
+			p.done <- struct{}{}
+		}()
+	}
+	return len(leases), time.Time{}, err
+}
+
+// maxReleaseWait bounds the wait, after the grace ran out and the running
+// handlers' contexts were cancelled, for them to return.
+const maxReleaseWait = 5 * time.Second
+
+// drain waits for the running handlers through the shutdown grace, cancels
+// them, waits for them to return, and abandons those that do not.
+func (p *pool) drain() {
+	q := p.q
+	if !p.await(p.opts.ShutdownGrace) {
+		close(p.shutdown)
+		if !p.await(min(p.opts.ShutdownGrace, maxReleaseWait)) {
+			close(p.abandon)
+			p.await(-1)
+		}
+	}
+	q.opts.Logger.Info("litequeue: worker stopped", "worker", p.opts.Name)
+}
+
+// await waits up to d on the injected clock (forever if d < 0) for every
+// running handler to finish, and reports whether they all did.
+func (p *pool) await(d time.Duration) bool {
+	var timeout <-chan time.Time
+	if d >= 0 {
+		t := p.q.clock.Timer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for p.running > 0 {
+		select {
+		case <-p.done:
+			p.running--
+		case <-timeout:
+			return false
+		}
+	}
+	return true
+}
