@@ -36,11 +36,11 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n\n%s", e.va
 // closed, makes execute return at once without recording anything: the job
 // comes back through lease expiry. RunDue passes nil for both.
 func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan struct{}) error {
-	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cancel(nil)
-	result := make(chan error, 1)
-	go func() { result <- call(hctx, l) }()
-
+	// A run's renewals and outcome are written even after the caller's ctx
+	// is done: a shutdown must not strand the job as running.
+	ctx = context.WithoutCancel(ctx)
+	// The timers exist before the handler starts, so that a test that
+	// advances the mock clock once the handler runs always moves them.
 	var timeout <-chan time.Time
 	if l.h.timeout > 0 {
 		t := q.clock.Timer(l.h.timeout)
@@ -50,6 +50,11 @@ func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan 
 	every := q.renewEvery()
 	renew := q.clock.Timer(every)
 	defer renew.Stop()
+
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	result := make(chan error, 1)
+	go func() { result <- call(hctx, l) }()
 
 	var cause error // why the handler's context was cancelled
 	for {

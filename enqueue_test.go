@@ -1,0 +1,173 @@
+package litequeue_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/litequeue/litequeue"
+)
+
+func TestQueue_Enqueue(t *testing.T) {
+	ctx := context.Background()
+	t.Run("stores the job as given", func(t *testing.T) {
+		t.Parallel()
+		q, _ := openQueue(t, litequeue.Options{})
+		j, err := q.Enqueue(ctx, "email", map[string]string{"to": "a@b.c"},
+			litequeue.OnQueue("mail"), litequeue.Priority(7), litequeue.MaxTries(3), litequeue.Delay(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &litequeue.Job{
+			ID: j.ID, Queue: "mail", Kind: "email", Payload: []byte(`{"to":"a@b.c"}`), State: litequeue.Pending,
+			Priority: 7, MaxTries: 3, RunAt: epoch.Add(time.Minute), CreatedAt: epoch,
+		}
+		opt := cmp.AllowUnexported(litequeue.Job{})
+		ignoreToken := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".token" }, cmp.Ignore())
+		if diff := cmp.Diff(want, j, opt, ignoreToken); diff != "" {
+			t.Fatalf("Enqueue returned (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want, get(t, q, j.ID), opt, ignoreToken); diff != "" {
+			t.Fatalf("Get returned (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("raw payloads are stored byte for byte", func(t *testing.T) {
+		t.Parallel()
+		q, _ := openQueue(t, litequeue.Options{})
+		for _, p := range []any{[]byte("not json at all"), json.RawMessage(`{"a" :  1}`)} {
+			j := enqueue(t, q, "k", p)
+			want := fmt.Sprintf("%s", p)
+			if got := string(get(t, q, j.ID).Payload); got != want {
+				t.Fatalf("payload = %q, want %q", got, want)
+			}
+		}
+	})
+	t.Run("the last of Delay and At wins", func(t *testing.T) {
+		t.Parallel()
+		q, _ := openQueue(t, litequeue.Options{})
+		j := enqueue(t, q, "k", nil, litequeue.At(epoch.Add(time.Hour)), litequeue.Delay(time.Second))
+		if !j.RunAt.Equal(epoch.Add(time.Second)) {
+			t.Errorf("At then Delay: RunAt %v", j.RunAt)
+		}
+		j = enqueue(t, q, "k", nil, litequeue.Delay(time.Second), litequeue.At(epoch.Add(time.Hour)))
+		if !j.RunAt.Equal(epoch.Add(time.Hour)) {
+			t.Errorf("Delay then At: RunAt %v", j.RunAt)
+		}
+	})
+	t.Run("bad input is refused and writes nothing", func(t *testing.T) {
+		t.Parallel()
+		q, _ := openQueue(t, litequeue.Options{MaxPayload: 10})
+		bad := []struct {
+			kind    string
+			payload any
+			opts    []litequeue.EnqueueOption
+			want    string
+		}{
+			{"", nil, nil, "empty kind"},
+			{"k", nil, []litequeue.EnqueueOption{litequeue.Delay(-time.Second)}, "negative delay -1s"},
+			{"k", nil, []litequeue.EnqueueOption{litequeue.MaxTries(51)}, "max_tries 51 is outside 1…50"},
+			{"k", nil, []litequeue.EnqueueOption{litequeue.OnQueue("")}, "empty queue name"},
+			{"k", strings.Repeat("x", 20), nil, "payload of 22 bytes is over the limit of 10 bytes"},
+			{"k", func() {}, nil, "encode payload"},
+		}
+		for _, b := range bad {
+			_, err := q.Enqueue(ctx, b.kind, b.payload, b.opts...)
+			if err == nil || !strings.Contains(err.Error(), b.want) {
+				t.Errorf("Enqueue(%q, %v): err %v, want one containing %q", b.kind, b.payload, err, b.want)
+			}
+		}
+		_, err := q.EnqueueMany(ctx, "k", []any{1, 2}, litequeue.UniqueKey("u"))
+		if err == nil || !strings.Contains(err.Error(), `UniqueKey "u" cannot name 2 jobs`) {
+			t.Errorf("EnqueueMany with UniqueKey: err %v", err)
+		}
+		if jobs, err := q.List(ctx, litequeue.Filter{}); err != nil || len(jobs) != 0 {
+			t.Fatalf("List after refusals: %d jobs, err %v; want none", len(jobs), err)
+		}
+	})
+	t.Run("unique key returns the live job", func(t *testing.T) {
+		t.Parallel()
+		q, _ := openQueue(t, litequeue.Options{})
+		first := enqueue(t, q, "k", 1, litequeue.UniqueKey("order-1"))
+		second := enqueue(t, q, "k", 2, litequeue.UniqueKey("order-1"))
+		if !second.Duplicate || second.ID != first.ID || first.Duplicate {
+			t.Fatalf("second enqueue = %+v, want the first job (%d) marked Duplicate", second, first.ID)
+		}
+		q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
+		runDue(t, q)
+		third := enqueue(t, q, "k", 3, litequeue.UniqueKey("order-1"))
+		if third.Duplicate || third.ID == first.ID {
+			t.Fatalf("after the first completed, enqueue = %+v, want a new job", third)
+		}
+	})
+}
+
+func TestQueue_EnqueueMany(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{})
+	payloads := make([]any, 100)
+	for i := range payloads {
+		payloads[i] = i
+	}
+	jobs, err := q.EnqueueMany(context.Background(), "n", payloads, litequeue.OnQueue("bulk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	q.Handle("n", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, n int) error {
+		got = append(got, n)
+		return nil
+	}))
+	if n := runDue(t, q); n != 100 || len(jobs) != 100 {
+		t.Fatalf("ran %d of %d jobs, want 100", n, len(jobs))
+	}
+	for i, n := range got {
+		if n != i {
+			t.Fatalf("run %d had payload %d: jobs ran out of ID order", i, n)
+		}
+	}
+}
+
+// TestQueue_RunDueOrder runs due jobs by priority, then RunAt, then ID, and
+// leaves future jobs and unhandled kinds alone.
+func TestQueue_RunDueOrder(t *testing.T) {
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	var order []string
+	q.Handle("k", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, name string) error {
+		order = append(order, name)
+		return nil
+	}))
+	enqueue(t, q, "k", "low-late", litequeue.At(epoch.Add(-time.Second)))
+	enqueue(t, q, "k", "low-early", litequeue.At(epoch.Add(-time.Minute)))
+	enqueue(t, q, "k", "high", litequeue.Priority(5))
+	enqueue(t, q, "k", "future", litequeue.Delay(time.Hour), litequeue.Priority(9))
+	other := enqueue(t, q, "other", "unhandled")
+	enqueue(t, q, "k", "low-same-time", litequeue.At(epoch.Add(-time.Second)))
+	runDue(t, q)
+	if diff := cmp.Diff([]string{"high", "low-early", "low-late", "low-same-time"}, order); diff != "" {
+		t.Fatalf("run order (-want +got):\n%s", diff)
+	}
+	if got := get(t, q, other.ID).State; got != litequeue.Pending {
+		t.Fatalf("unhandled kind: state %s, want pending", got)
+	}
+	next, ok, err := q.NextDue(context.Background())
+	if err != nil || !ok || !next.Equal(epoch.Add(time.Hour)) {
+		t.Fatalf("NextDue = %v %v %v, want the future job's RunAt", next, ok, err)
+	}
+}
+
+// TestQueue_MaxTriesOverride makes one job's MaxTries win over the policy.
+func TestQueue_MaxTriesOverride(t *testing.T) {
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return context.Canceled })
+	j := enqueue(t, q, "k", nil, litequeue.MaxTries(1))
+	runDue(t, q)
+	if got := get(t, q, j.ID); got.State != litequeue.Dead || got.MaxTries != 1 {
+		t.Fatalf("job = %s with MaxTries %d, want dead after its own single try", got.State, got.MaxTries)
+	}
+}

@@ -1,0 +1,188 @@
+package litequeue_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/litequeue/litequeue"
+)
+
+// sqliteFile creates a plain SQLite file (not through litequeue) and runs
+// the statements on it.
+func sqliteFile(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestOpen_Refuses(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string)
+		want string
+	}{
+		{"not SQLite", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte("name,age\nann,41\n"), 0o600)
+		}, "is not a SQLite database"},
+		{"another application's file", func(t *testing.T, path string) {
+			sqliteFile(t, path, `PRAGMA application_id = 1234`, `CREATE TABLE notes (body TEXT)`)
+		}, "belongs to another application (application_id 0x4d2)"},
+		{"a newer schema", func(t *testing.T, path string) {
+			q, err := litequeue.Open(path, litequeue.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.Close()
+			sqliteFile(t, path, `UPDATE litequeue_meta SET value = '99' WHERE name = 'schema_version'`)
+		}, "has litequeue schema version 99, newer than this binary's 1"},
+		{"a truncated file", func(t *testing.T, path string) {
+			sqliteFile(t, path, `CREATE TABLE notes (body TEXT)`, `INSERT INTO notes VALUES (zeroblob(100000))`)
+			b := readFile(t, path)
+			os.WriteFile(path, b[:len(b)/2], 0o600)
+		}, "database disk image is malformed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "app.db")
+			tt.make(t, path)
+			before := readFile(t, path)
+			q, err := litequeue.Open(path, litequeue.Options{})
+			if err == nil {
+				q.Close()
+				t.Fatal("Open succeeded, want a refusal")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Open: %v, want an error containing %q", err, tt.want)
+			}
+			if after := readFile(t, path); !bytes.Equal(before, after) {
+				t.Fatal("the refused file was changed")
+			}
+		})
+	}
+}
+
+// TestOpen_AdoptsAppFile opens a file that already holds the app's own
+// tables and user_version: litequeue adds its tables and leaves the app's
+// data and user_version alone.
+func TestOpen_AdoptsAppFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.db")
+	sqliteFile(t, path, `PRAGMA user_version = 7`, `CREATE TABLE notes (body TEXT)`, `INSERT INTO notes VALUES ('hello')`)
+	q := openAt(t, path, litequeue.Options{})
+	enqueue(t, q, "k", nil)
+	var version int
+	var body string
+	if err := q.DB().Get(&version, `PRAGMA user_version`); err != nil || version != 7 {
+		t.Fatalf("user_version = %d (%v), want 7", version, err)
+	}
+	if err := q.DB().Get(&body, `SELECT body FROM notes`); err != nil || body != "hello" {
+		t.Fatalf("app row = %q (%v)", body, err)
+	}
+}
+
+// TestOpen_PathIsNotADSN shows that a path cannot carry driver parameters.
+func TestOpen_PathIsNotADSN(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"q.db?_pragma=journal_mode(OFF)", "file:q.db?_pragma=journal_mode(DELETE)"} {
+		if runtime.GOOS == "windows" {
+			t.Skip("'?' and ':' are not allowed in Windows file names")
+		}
+		path := filepath.Join(dir, name)
+		q := openAt(t, path, litequeue.Options{})
+		var mode string
+		if err := q.DB().Get(&mode, `PRAGMA journal_mode`); err != nil || mode != "wal" {
+			t.Fatalf("%s: journal_mode %q (%v), want wal", name, mode, err)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("%s: the file was not created under its literal name: %v", name, err)
+		}
+	}
+}
+
+// TestOpen_FileModes checks that the database and its -wal and -shm files
+// are created readable by their owner only.
+func TestOpen_FileModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	q, path := openQueue(t, litequeue.Options{})
+	enqueue(t, q, "k", nil)
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", filepath.Base(p), got)
+		}
+	}
+}
+
+func TestQueue_Close(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{})
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	ctx := context.Background()
+	if _, err := q.Enqueue(ctx, "k", nil); !errors.Is(err, litequeue.ErrClosed) {
+		t.Errorf("Enqueue after Close: %v, want ErrClosed", err)
+	}
+	if _, err := q.RunDue(ctx); !errors.Is(err, litequeue.ErrClosed) {
+		t.Errorf("RunDue after Close: %v, want ErrClosed", err)
+	}
+	if err := q.Work(ctx, litequeue.WorkerOptions{}); !errors.Is(err, litequeue.ErrClosed) {
+		t.Errorf("Work after Close: %v, want ErrClosed", err)
+	}
+	if _, err := q.Get(ctx, 1); !errors.Is(err, litequeue.ErrClosed) {
+		t.Errorf("Get after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestOpen_BadOptions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "q.db")
+	for _, tt := range []struct {
+		opts litequeue.Options
+		want string
+	}{
+		{litequeue.Options{Retry: litequeue.Policy{MaxTries: 51}}, "retry policy: max_tries 51 is over the limit of 50"},
+		{litequeue.Options{Policies: map[string]litequeue.Policy{"slow": {Ceiling: 25 * 3600e9}}}, `retry policy "slow": ceiling 25h0m0s is over the limit of 24h0m0s`},
+		{litequeue.Options{Synchronous: "off"}, `synchronous "off" is unknown`},
+	} {
+		_, err := litequeue.Open(path, tt.opts)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open: %v, want an error containing %q", err, tt.want)
+		}
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("refused options created the file: %v", err)
+	}
+}
