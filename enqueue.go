@@ -199,8 +199,7 @@ func encodePayload(p any) ([]byte, error) {
 
 const insertJobSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key)
-	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)
-	RETURNING ` + jobColumns
+	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
 
 const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE unique_key = ? AND state IN ('pending', 'running')`
@@ -224,23 +223,32 @@ func (b *enqueueBatch) insert(ctx context.Context, tx *sqlx.Tx, now time.Time) (
 	if b.cfg.atSet {
 		runAt = b.cfg.at
 	}
-	stmt, err := tx.PreparexContext(ctx, insertJobSQL)
+	stmt, err := tx.PrepareContext(ctx, insertJobSQL)
 	if err != nil {
 		return nil, err
 	}
 	defer stmt.Close()
+	unique := nullString(b.cfg.uniqueKey)
 	jobs := make([]*Job, len(b.payloads))
 	for i, p := range b.payloads {
 		if p == nil {
 			p = []byte{}
 		}
-		var row jobRow
-		err := stmt.GetContext(ctx, &row, b.cfg.queue, b.kind, p, b.cfg.priority,
-			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey))
+		res, err := stmt.ExecContext(ctx, b.cfg.queue, b.kind, p, b.cfg.priority,
+			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), unique)
 		if err != nil {
 			return nil, err
 		}
-		jobs[i] = row.job()
+		id, err := res.LastInsertId()
+		if err != nil {
+			return nil, err
+		}
+		jobs[i] = &Job{
+			ID: id, Queue: b.cfg.queue, Kind: b.kind, Payload: p, State: Pending,
+			Priority: b.cfg.priority, MaxTries: b.maxTries,
+			// As stored: whole milliseconds, so that Enqueue returns what Get does.
+			RunAt: fromMS(ms(runAt)), CreatedAt: fromMS(ms(now)), UniqueKey: b.cfg.uniqueKey,
+		}
 	}
 	return jobs, nil
 }

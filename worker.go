@@ -80,6 +80,8 @@ type pool struct {
 	q        *Queue
 	opts     WorkerOptions
 	running  int
+	busy     bool          // the last claim found all it asked for
+	lookAt   time.Time     // when fill next looks before it claims
 	done     chan struct{} // one send per finished run
 	shutdown chan struct{} // closed when the grace ran out
 	abandon  chan struct{} // closed when Work stops waiting
@@ -112,6 +114,7 @@ func (p *pool) loop(ctx context.Context) {
 		case <-wake:
 		case <-p.done:
 			p.running--
+			p.reap() // refill every free slot with one claim
 		case <-t.C:
 		}
 		t.Stop()
@@ -121,28 +124,47 @@ func (p *pool) loop(ctx context.Context) {
 	}
 }
 
-// fill rescues expired leases if any and claims up to free jobs, starting
-// each. It returns how many it started and, if none was due, when the next
-// one will be.
+// reap counts every run that has finished since the last look.
+func (p *pool) reap() {
+	for {
+		select {
+		case <-p.done:
+			p.running--
+		default:
+			return
+		}
+	}
+}
+
+// fill claims up to free jobs and starts each. While the last claim found
+// as many jobs as it asked for, it claims straight away; otherwise, and at
+// least every pollInterval, it first looks (reading only) for expired leases
+// to rescue and for due jobs. It returns how many jobs it started and, if
+// none was due, when the next one will be.
 func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time, err error) {
 	q := p.q
-	due, err := q.nextDue(ctx, p.opts.Queues)
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	now := ms(q.now())
-	if due.lease.Valid && due.lease.Int64 <= now {
-		if _, err := q.rescue(ctx); err != nil {
+	now := q.now()
+	if !p.busy || !now.Before(p.lookAt) {
+		p.lookAt = now.Add(pollInterval)
+		due, err := q.nextDue(ctx, p.opts.Queues)
+		if err != nil {
 			return 0, time.Time{}, err
 		}
-		if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
-			return 0, time.Time{}, err
+		if due.lease.Valid && due.lease.Int64 <= ms(now) {
+			if _, err := q.rescue(ctx); err != nil {
+				return 0, time.Time{}, err
+			}
+			if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
+				return 0, time.Time{}, err
+			}
 		}
-	}
-	if !due.pending.Valid || due.pending.Int64 > now {
-		return 0, nullTime(minNull(due.pending, due.lease)), nil
+		if !due.pending.Valid || due.pending.Int64 > ms(now) {
+			p.busy = false
+			return 0, nullTime(minNull(due.pending, due.lease)), nil
+		}
 	}
 	leases, err := q.claim(ctx, p.opts.Queues, free, p.opts.Name)
+	p.busy = len(leases) == free
 	for _, l := range leases {
 		p.running++
 		go func() {

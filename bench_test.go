@@ -1,0 +1,149 @@
+package litequeue_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/litequeue/litequeue"
+)
+
+// benchPayload is a ~100-byte JSON payload, as in the performance issue.
+var benchPayload = map[string]any{"user_id": 123456, "email": "someone@example.com", "template": "welcome", "locale": "en-GB"}
+
+func benchQueue(b *testing.B) *litequeue.Queue {
+	b.Helper()
+	q, _ := openQueue(b, litequeue.Options{Clock: clock.New()})
+	return q
+}
+
+func reportRate(b *testing.B, n int) {
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkSQLiteInsertPerCommit is the peer for BenchmarkEnqueue: one
+// plain row per transaction on the same driver and settings (WAL, FULL).
+func BenchmarkSQLiteInsertPerCommit(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "raw.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE t (id INTEGER PRIMARY KEY, kind TEXT, payload BLOB)`); err != nil {
+		b.Fatal(err)
+	}
+	payload := []byte(fmt.Sprint(benchPayload))
+	for b.Loop() {
+		tx, err := db.Begin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tx.Exec(`INSERT INTO t (kind, payload) VALUES (?, ?)`, "k", payload); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportRate(b, b.N)
+}
+
+func BenchmarkEnqueue(b *testing.B) {
+	q := benchQueue(b)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := q.Enqueue(ctx, "k", benchPayload); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportRate(b, b.N)
+}
+
+// BenchmarkEnqueueParallel enqueues from 16 goroutines: group commit lets
+// them share transactions.
+func BenchmarkEnqueueParallel(b *testing.B) {
+	q := benchQueue(b)
+	ctx := context.Background()
+	b.SetParallelism(8) // 8 × GOMAXPROCS goroutines: 16 on 2 cores
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := q.Enqueue(ctx, "k", benchPayload); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	reportRate(b, b.N)
+}
+
+func BenchmarkEnqueueMany1000(b *testing.B) {
+	q := benchQueue(b)
+	ctx := context.Background()
+	payloads := make([]any, 1000)
+	for i := range payloads {
+		payloads[i] = benchPayload
+	}
+	for b.Loop() {
+		if _, err := q.EnqueueMany(ctx, "k", payloads); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportRate(b, b.N*len(payloads))
+}
+
+// fill enqueues n jobs of kind "k" outside the timer.
+func fill(b *testing.B, q *litequeue.Queue, n int) {
+	b.Helper()
+	payloads := make([]any, 1000)
+	for i := range payloads {
+		payloads[i] = benchPayload
+	}
+	for n > 0 {
+		m := min(n, len(payloads))
+		if _, err := q.EnqueueMany(context.Background(), "k", payloads[:m]); err != nil {
+			b.Fatal(err)
+		}
+		n -= m
+	}
+}
+
+// BenchmarkRunDueDrain runs pre-enqueued no-op jobs one at a time.
+func BenchmarkRunDueDrain(b *testing.B) {
+	q := benchQueue(b)
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	fill(b, q, b.N)
+	b.ResetTimer()
+	n, err := q.RunDue(context.Background())
+	if err != nil || n != b.N {
+		b.Fatalf("RunDue ran %d of %d: %v", n, b.N, err)
+	}
+	reportRate(b, n)
+}
+
+// BenchmarkWorkDrain drains pre-enqueued no-op jobs with 16 workers.
+func BenchmarkWorkDrain(b *testing.B) {
+	q := benchQueue(b)
+	var done atomic.Int64
+	all := make(chan struct{})
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		if done.Add(1) == int64(b.N) {
+			close(all)
+		}
+		return nil
+	})
+	fill(b, q, b.N)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.ResetTimer()
+	go q.Work(ctx, litequeue.WorkerOptions{Concurrency: 16})
+	<-all
+	b.StopTimer()
+	cancel()
+	reportRate(b, b.N)
+}
