@@ -24,7 +24,8 @@ var errNoRows = sql.ErrNoRows
 // meanwhile. Each write runs inside a savepoint, so one that fails is rolled
 // back alone and reports its own error, while the others commit.
 type writer struct {
-	db *sqlx.DB // one connection; transactions begin IMMEDIATE
+	db   *sqlx.DB  // one connection; transactions begin IMMEDIATE
+	lock *fileLock // orders writers across processes
 
 	mu      sync.Mutex
 	queue   []*writeOp
@@ -97,6 +98,11 @@ func (w *writer) commit(batch []*writeOp) {
 			}
 		}
 	}
+	if err := w.lock.lock(); err != nil {
+		fail(fmt.Errorf("take write lock: %w", err))
+		return
+	}
+	defer w.lock.unlock()
 	tx, err := w.db.BeginTxx(context.Background(), nil)
 	if err != nil {
 		fail(fmt.Errorf("begin: %w", err))

@@ -71,13 +71,19 @@ func Open(path string, opts Options) (*Queue, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
 	}
+	lock, err := openFileLock(path)
+	if err != nil {
+		wdb.Close()
+		db.Close()
+		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
+	}
 	host, _ := os.Hostname()
 	return &Queue{
 		opts:     opts,
 		clock:    opts.Clock,
 		path:     path,
 		db:       db,
-		w:        writer{db: wdb},
+		w:        writer{db: wdb, lock: lock},
 		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
 		handlers: make(map[string]*handler),
 		wake:     make(chan struct{}),
@@ -102,6 +108,9 @@ func (q *Queue) Close() error {
 	q.calls.Wait()
 	err := q.w.db.Close()
 	if err2 := q.db.Close(); err == nil {
+		err = err2
+	}
+	if err2 := q.w.lock.close(); err == nil {
 		err = err2
 	}
 	return err

@@ -126,14 +126,14 @@ func TestOpen_PathIsNotADSN(t *testing.T) {
 }
 
 // TestOpen_FileModes checks that the database and its -wal and -shm files
-// are created readable by their owner only.
+// (and the write lock beside them) are created readable by their owner only.
 func TestOpen_FileModes(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no Unix modes")
 	}
 	q, path := openQueue(t, litequeue.Options{})
 	enqueue(t, q, "k", nil)
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-lock"} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)

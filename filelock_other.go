@@ -1,0 +1,9 @@
+//go:build !unix && !windows
+
+package litequeue
+
+// lock is a no-op where the platform has no file lock: writers of several
+// processes then rely on SQLite's busy_timeout alone.
+func (l *fileLock) lock() error { return nil }
+
+func (l *fileLock) unlock() error { return nil }
