@@ -135,9 +135,18 @@ const expiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 // rescueBatch bounds the expired leases one rescue transaction handles.
 const rescueBatch = 256
 
+const clampLeasesSQL = `UPDATE litequeue_jobs SET lease_until = ?
+	WHERE state = 'running' AND lease_until > ?`
+
 // rescue turns every expired lease into a lease_expired attempt: back to
 // pending after the delay the claimer chose, or dead if it was the last
 // try. It needs no handler. It returns how many jobs it rescued.
+//
+// A lease that ends further ahead than VisibilityTimeout from now can only
+// come from a clock that went back (a device that booted in 1970 and then
+// synced, or the reverse). Such a lease is not trusted until its far end:
+// it is cut to end VisibilityTimeout from now, so a live holder keeps it by
+// renewing as usual and a dead one's job comes back within one timeout.
 func (q *Queue) rescue(ctx context.Context) (int, error) {
 	total := 0
 	for {
@@ -145,6 +154,10 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 		err := q.write(ctx, func(tx *sqlx.Tx) error {
 			events = events[:0]
 			now := q.now()
+			limit := ms(now.Add(q.opts.VisibilityTimeout))
+			if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
+				return err
+			}
 			var rows []jobRow
 			if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), rescueBatch); err != nil {
 				return err

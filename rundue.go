@@ -64,11 +64,19 @@ func (q *Queue) NextDue(ctx context.Context) (time.Time, bool, error) {
 type dueTimes struct {
 	pending sql.NullInt64 // earliest RunAt of a claimable job
 	lease   sql.NullInt64 // earliest lease expiry of a running job
+	far     sql.NullInt64 // latest lease expiry of a running job
+}
+
+// needsRescue reports whether a lease has expired at now, or lies further
+// ahead than any renewal could have set it: the clock went back.
+func (d dueTimes) needsRescue(now time.Time, visibility time.Duration) bool {
+	return d.lease.Valid && d.lease.Int64 <= ms(now) ||
+		d.far.Valid && d.far.Int64 > ms(now.Add(visibility))
 }
 
 const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?`
 
-const nextLeaseSQL = `SELECT MIN(lease_until) FROM litequeue_jobs WHERE state = 'running'`
+const nextLeaseSQL = `SELECT MIN(lease_until), MAX(lease_until) FROM litequeue_jobs WHERE state = 'running'`
 
 // nextDue reads dueTimes for the handled kinds and the given queues (nil:
 // all). It only reads, through indexes: one lookup per kind and one for
@@ -90,7 +98,7 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 		}
 		due.pending = minNull(due.pending, t)
 	}
-	err := q.db.GetContext(ctx, &due.lease, nextLeaseSQL)
+	err := q.db.QueryRowContext(ctx, nextLeaseSQL).Scan(&due.lease, &due.far)
 	return due, err
 }
 

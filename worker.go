@@ -150,7 +150,7 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 		if err != nil {
 			return 0, time.Time{}, err
 		}
-		if due.lease.Valid && due.lease.Int64 <= ms(now) {
+		if due.needsRescue(now, q.opts.VisibilityTimeout) {
 			if _, err := q.rescue(ctx); err != nil {
 				return 0, time.Time{}, err
 			}
