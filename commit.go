@@ -12,6 +12,16 @@ import (
 
 var errNoRows = sql.ErrNoRows
 
+// execer is what litequeue's SQL runs on: the writer's connection inside
+// one of its transactions, or a caller's *sqlx.Tx (EnqueueTx, MarkTx,
+// CompleteTx). Both paths share one piece of SQL.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+	Rebind(query string) string
+}
+
 // writer runs every write litequeue makes, on one connection, and commits
 // the writes that arrive together in one transaction: group commit. Many
 // goroutines enqueueing or finishing jobs at once share one BEGIN IMMEDIATE
@@ -23,8 +33,12 @@ var errNoRows = sql.ErrNoRows
 // it); when it is done it hands leadership to the first caller that queued
 // meanwhile. Each write runs inside a savepoint, so one that fails is rolled
 // back alone and reports its own error, while the others commit.
+//
+// The writer begins and ends transactions itself, with plain statements on
+// its connection, so that the statements it prepares once are reused by
+// every transaction (database/sql would prepare them anew in each).
 type writer struct {
-	db   *sqlx.DB  // one connection; transactions begin IMMEDIATE
+	conn *stmtConn // the one connection, used by the leader only
 	lock *fileLock // orders writers across processes
 
 	mu      sync.Mutex
@@ -34,7 +48,7 @@ type writer struct {
 
 type writeOp struct {
 	ctx  context.Context
-	fn   func(tx *sqlx.Tx) error
+	fn   func(tx execer) error
 	err  error
 	done chan bool // receives true to lead, false when committed or failed
 }
@@ -47,7 +61,7 @@ const maxBatch = 512
 // writes, and returns once that transaction committed (nil) or fn's write
 // was rolled back (fn's error, or the transaction's). fn must do nothing
 // but its SQL: it may run on another caller's goroutine.
-func (w *writer) do(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+func (w *writer) do(ctx context.Context, fn func(tx execer) error) error {
 	op := &writeOp{ctx: ctx, fn: fn, done: make(chan bool, 1)}
 	w.mu.Lock()
 	w.queue = append(w.queue, op)
@@ -103,57 +117,128 @@ func (w *writer) commit(batch []*writeOp) {
 		return
 	}
 	defer w.lock.unlock()
-	tx, err := w.db.BeginTxx(context.Background(), nil)
-	if err != nil {
+	c := w.conn
+	if err := c.exec(`BEGIN IMMEDIATE`); err != nil {
 		fail(fmt.Errorf("begin: %w", err))
 		return
 	}
 	if len(batch) == 1 {
-		op := batch[0]
-		if op.err = op.run(tx); op.err != nil {
-			tx.Rollback()
+		if op := batch[0]; op.run(c) != nil {
+			c.rollback()
 			return
 		}
 	} else {
 		for _, op := range batch {
-			if err := op.runInSavepoint(tx); err != nil {
+			if err := op.runInSavepoint(c); err != nil {
 				fail(err) // the transaction is unusable
-				tx.Rollback()
+				c.rollback()
 				return
 			}
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := c.exec(`COMMIT`); err != nil {
 		fail(fmt.Errorf("commit: %w", err))
+		c.rollback()
 	}
 }
 
 // runInSavepoint runs op inside a savepoint, rolling back to it if op fails.
-// Its error is op's own failure is kept in op.err; the returned error is a
-// failure of the savepoint itself, which dooms the whole transaction.
-func (op *writeOp) runInSavepoint(tx *sqlx.Tx) error {
-	if _, err := tx.Exec(`SAVEPOINT litequeue_op`); err != nil {
+// op's own failure is kept in op.err; the returned error is a failure of
+// the savepoint itself, which dooms the whole transaction.
+func (op *writeOp) runInSavepoint(c *stmtConn) error {
+	if err := c.exec(`SAVEPOINT litequeue_op`); err != nil {
 		return err
 	}
-	if op.err = op.run(tx); op.err != nil {
-		if _, err := tx.Exec(`ROLLBACK TO litequeue_op`); err != nil {
+	if op.run(c) != nil {
+		if err := c.exec(`ROLLBACK TO litequeue_op`); err != nil {
 			return err
 		}
 	}
-	_, err := tx.Exec(`RELEASE litequeue_op`)
-	return err
+	return c.exec(`RELEASE litequeue_op`)
 }
 
 // run calls op.fn, turning a panic into an error so that one bad write
 // cannot take down the leader that runs it for another goroutine.
-func (op *writeOp) run(tx *sqlx.Tx) (err error) {
-	if err := op.ctx.Err(); err != nil {
-		return err
-	}
+func (op *writeOp) run(tx execer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("litequeue: write panicked: %v\n%s", r, debug.Stack())
 		}
+		op.err = err
 	}()
+	if err := op.ctx.Err(); err != nil {
+		return err
+	}
 	return op.fn(tx)
+}
+
+// stmtConn is the writer's connection with its prepared statements, kept
+// for the life of the Queue. Only the writer's leader uses it.
+type stmtConn struct {
+	conn  *sqlx.Conn
+	stmts map[string]*sqlx.Stmt
+}
+
+func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &stmtConn{conn: conn, stmts: make(map[string]*sqlx.Stmt)}, nil
+}
+
+// stmt returns the statement for query, preparing it on first use.
+func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := c.conn.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+func (c *stmtConn) exec(query string) error {
+	_, err := c.ExecContext(context.Background(), query)
+	return err
+}
+
+// rollback ends a failed transaction. SQLite may have rolled it back
+// already (after an I/O error, say), so its error is of no interest.
+func (c *stmtConn) rollback() { c.exec(`ROLLBACK`) }
+
+func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.GetContext(ctx, dest, args...)
+}
+
+func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.SelectContext(ctx, dest, args...)
+}
+
+func (c *stmtConn) Rebind(query string) string { return c.conn.Rebind(query) }
+
+// close releases the statements and the connection.
+func (c *stmtConn) close() error {
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	return c.conn.Close()
 }

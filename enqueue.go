@@ -119,7 +119,7 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 	}
 	var jobs []*Job
 	var at time.Time
-	err = q.write(ctx, func(tx *sqlx.Tx) error {
+	err = q.write(ctx, func(tx execer) error {
 		at = q.now()
 		jobs, err = batch.insert(ctx, tx, at)
 		return err
@@ -206,7 +206,7 @@ const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 
 // insert adds the batch's jobs in tx at time now. With a UniqueKey held by
 // a live job, it inserts nothing and returns that job marked Duplicate.
-func (b *enqueueBatch) insert(ctx context.Context, tx *sqlx.Tx, now time.Time) ([]*Job, error) {
+func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]*Job, error) {
 	if key := b.cfg.uniqueKey; key != "" {
 		var row jobRow
 		err := tx.GetContext(ctx, &row, liveByKeySQL, key)
@@ -223,18 +223,13 @@ func (b *enqueueBatch) insert(ctx context.Context, tx *sqlx.Tx, now time.Time) (
 	if b.cfg.atSet {
 		runAt = b.cfg.at
 	}
-	stmt, err := tx.PrepareContext(ctx, insertJobSQL)
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
 	unique := nullString(b.cfg.uniqueKey)
 	jobs := make([]*Job, len(b.payloads))
 	for i, p := range b.payloads {
 		if p == nil {
 			p = []byte{}
 		}
-		res, err := stmt.ExecContext(ctx, b.cfg.queue, b.kind, p, b.cfg.priority,
+		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, p, b.cfg.priority,
 			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), unique)
 		if err != nil {
 			return nil, err

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // ending says how a run ended, before the job's row decides where it goes.
@@ -49,7 +47,7 @@ const insertAttemptSQL = `INSERT INTO litequeue_attempts
 // to where the ending sends it, records the run in its history, and returns
 // the event to fire after the commit (Type "" for none). The caller has
 // checked that it may: it holds the lease, or the lease expired.
-func settle(ctx context.Context, tx *sqlx.Tx, cur *jobRow, e ending, started time.Time, worker string, now time.Time) (Event, error) {
+func settle(ctx context.Context, tx execer, cur *jobRow, e ending, started time.Time, worker string, now time.Time) (Event, error) {
 	state, attempt := cur.State, cur.Attempt
 	runAt, finished := cur.RunAt, sql.NullInt64{}
 	lastError, delay := cur.LastError, time.Duration(0)
@@ -110,7 +108,7 @@ const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ?`
 // holder reads the job's row and checks that the lease token is still the
 // current one on a running job; else ErrLeaseLost. A job already completed
 // under the same token (CompleteTx) is reported through done.
-func holder(ctx context.Context, tx *sqlx.Tx, id, token int64) (row *jobRow, done bool, err error) {
+func holder(ctx context.Context, tx execer, id, token int64) (row *jobRow, done bool, err error) {
 	row = new(jobRow)
 	if err := tx.GetContext(ctx, row, jobByIDSQL, id); err != nil {
 		if errors.Is(err, errNoRows) {
@@ -133,10 +131,16 @@ func holder(ctx context.Context, tx *sqlx.Tx, id, token int64) (row *jobRow, don
 // fires its event. It returns ErrLeaseLost, having changed nothing, if it
 // does not. A completion of a job that CompleteTx already completed under
 // this lease adds the history row only.
-func (q *Queue) finish(ctx context.Context, l *lease, e ending) error {
+//
+// With a claimer, finish also claims the worker's next job in the same
+// transaction, so a busy worker pays one commit per job, shared with every
+// other worker finishing at the same time.
+func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (*lease, error) {
 	var ev Event
-	err := q.write(ctx, func(tx *sqlx.Tx) error {
-		now := q.now()
+	var chained []*lease
+	var now time.Time
+	err := q.write(ctx, func(tx execer) error {
+		now = q.now()
 		row, done, err := holder(ctx, tx, l.job.ID, l.job.token)
 		if err != nil {
 			return err
@@ -148,16 +152,24 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending) error {
 			ev = Event{Type: eventTypes[Completed], Job: *row.job(), At: now}
 			_, err = tx.ExecContext(ctx, insertAttemptSQL, row.ID, row.Attempt, ms(l.started), ms(now),
 				OutcomeCompleted, e.errText, e.class, 0, l.worker, row.Kind, Completed)
+		} else {
+			ev, err = settle(ctx, tx, row, e, l.started, l.worker, now)
+		}
+		if err != nil || next == nil {
 			return err
 		}
-		ev, err = settle(ctx, tx, row, e, l.started, l.worker, now)
+		chained, err = q.claimTx(ctx, tx, *next, 1, now)
 		return err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ev.Type != "" {
 		q.emit(ev)
 	}
-	return nil
+	q.emit(startedEvents(chained, now)...)
+	if len(chained) == 0 {
+		return nil, nil
+	}
+	return chained[0], nil
 }

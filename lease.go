@@ -25,7 +25,12 @@ type lease struct {
 	delay   time.Duration // retry_delay: the wait if this run fails
 }
 
-const claimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+// claimSQL walks the claim index in claim order and stops at the limit.
+// INDEXED BY is SQLite's: without statistics its planner prefers the
+// (kind, run_at) index for "kind IN (…)" and then sorts every due job on
+// each claim. On PostgreSQL the clause is dropped (and FOR UPDATE SKIP
+// LOCKED added).
+const claimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
 	WHERE state = 'pending' AND run_at <= ? AND kind IN (?)`
 
 const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ?`
@@ -35,54 +40,69 @@ const claimUpdateSQL = `UPDATE litequeue_jobs
 	    worker = ?, max_tries = ?, retry_delay = ?, cancel = 0
 	WHERE id = ?`
 
+// claimer says which jobs a worker takes, and the name it records.
+type claimer struct {
+	queues []string // nil: every queue
+	worker string
+}
+
 // claim leases up to limit due jobs of the kinds this Queue handles, from
-// the given queues (nil: all), in priority, then RunAt, then ID order, and
-// fires job.started for each after the commit.
-func (q *Queue) claim(ctx context.Context, queues []string, limit int, worker string) ([]*lease, error) {
-	kinds := q.kinds()
-	if len(kinds) == 0 || limit <= 0 {
-		return nil, nil
-	}
+// the claimer's queues, in priority, then RunAt, then ID order, and fires
+// job.started for each after the commit.
+func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, error) {
 	var leases []*lease
 	var now time.Time
-	err := q.write(ctx, func(tx *sqlx.Tx) error {
-		leases = leases[:0]
+	err := q.write(ctx, func(tx execer) (err error) {
 		now = q.now()
-		query, args := claimSQL, []any{ms(now), kinds}
-		if len(queues) > 0 {
-			query += ` AND queue IN (?)`
-			args = append(args, queues)
-		}
-		query, args, err := sqlx.In(query+claimOrderSQL, append(args, limit)...)
-		if err != nil {
-			return err
-		}
-		var rows []jobRow
-		if err := tx.SelectContext(ctx, &rows, tx.Rebind(query), args...); err != nil {
-			return err
-		}
-		for i := range rows {
-			l, err := q.lease(ctx, tx, &rows[i], worker, now)
-			if err != nil {
-				return err
-			}
-			leases = append(leases, l)
-		}
-		return nil
+		leases, err = q.claimTx(ctx, tx, c, limit, now)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	q.emit(startedEvents(leases, now)...)
+	return leases, nil
+}
+
+// claimTx leases up to limit due jobs in tx at time now.
+func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, now time.Time) ([]*lease, error) {
+	kinds := q.kinds()
+	if len(kinds) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	query, args := claimSQL, []any{ms(now), kinds}
+	if len(c.queues) > 0 {
+		query += ` AND queue IN (?)`
+		args = append(args, c.queues)
+	}
+	query, args, err := sqlx.In(query+claimOrderSQL, append(args, limit)...)
+	if err != nil {
+		return nil, err
+	}
+	var rows []jobRow
+	if err := tx.SelectContext(ctx, &rows, tx.Rebind(query), args...); err != nil {
+		return nil, err
+	}
+	leases := make([]*lease, len(rows))
+	for i := range rows {
+		if leases[i], err = q.lease(ctx, tx, &rows[i], c.worker, now); err != nil {
+			return nil, err
+		}
+	}
+	return leases, nil
+}
+
+// startedEvents are the job.started events of new leases.
+func startedEvents(leases []*lease, now time.Time) []Event {
 	events := make([]Event, len(leases))
 	for i, l := range leases {
 		events[i] = Event{Type: "job.started", Job: *l.job, At: now}
 	}
-	q.emit(events...)
-	return leases, nil
+	return events
 }
 
 // lease marks one pending row as running under a new token.
-func (q *Queue) lease(ctx context.Context, tx *sqlx.Tx, row *jobRow, worker string, now time.Time) (*lease, error) {
+func (q *Queue) lease(ctx context.Context, tx execer, row *jobRow, worker string, now time.Time) (*lease, error) {
 	h := q.handler(row.Kind)
 	row.State = Running
 	row.Attempt++
@@ -113,7 +133,7 @@ var errCancelRequested = errors.New("litequeue: job cancelled")
 // its holder).
 func (q *Queue) renew(ctx context.Context, l *lease) error {
 	var cancel bool
-	err := q.write(ctx, func(tx *sqlx.Tx) error {
+	err := q.write(ctx, func(tx execer) error {
 		until := q.now().Add(q.opts.VisibilityTimeout)
 		return tx.GetContext(ctx, &cancel, renewSQL, ms(until), l.job.ID, l.job.token)
 	})
@@ -151,7 +171,7 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		var events []Event
-		err := q.write(ctx, func(tx *sqlx.Tx) error {
+		err := q.write(ctx, func(tx execer) error {
 			events = events[:0]
 			now := q.now()
 			limit := ms(now.Add(q.opts.VisibilityTimeout))

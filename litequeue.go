@@ -19,6 +19,7 @@ type Queue struct {
 	clock  clock.Clock
 	path   string
 	db     *sqlx.DB // reads, and the app's own work through DB()
+	wdb    *sqlx.DB // the writer's pool of one connection
 	w      writer   // every write litequeue makes
 	worker string   // default worker name: host:pid
 
@@ -77,13 +78,21 @@ func Open(path string, opts Options) (*Queue, error) {
 		db.Close()
 		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
 	}
+	conn, err := newStmtConn(ctx, wdb)
+	if err != nil {
+		wdb.Close()
+		db.Close()
+		lock.close()
+		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
+	}
 	host, _ := os.Hostname()
 	return &Queue{
 		opts:     opts,
 		clock:    opts.Clock,
 		path:     path,
 		db:       db,
-		w:        writer{db: wdb, lock: lock},
+		wdb:      wdb,
+		w:        writer{conn: conn, lock: lock},
 		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
 		handlers: make(map[string]*handler),
 		wake:     make(chan struct{}),
@@ -106,7 +115,10 @@ func (q *Queue) Close() error {
 
 	q.works.Wait()
 	q.calls.Wait()
-	err := q.w.db.Close()
+	err := q.w.conn.close()
+	if err2 := q.wdb.Close(); err == nil {
+		err = err2
+	}
 	if err2 := q.db.Close(); err == nil {
 		err = err2
 	}
@@ -147,7 +159,7 @@ func (q *Queue) isClosing() bool {
 
 // write runs fn in a write transaction through the group-commit writer.
 // The caller has entered (see enter) or runs inside Work.
-func (q *Queue) write(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+func (q *Queue) write(ctx context.Context, fn func(tx execer) error) error {
 	return q.w.do(ctx, fn)
 }
 

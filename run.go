@@ -35,7 +35,11 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n\n%s", e.va
 // then returns an error is released without using a try. abandon, when
 // closed, makes execute return at once without recording anything: the job
 // comes back through lease expiry. RunDue passes nil for both.
-func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan struct{}) error {
+//
+// next, called when the run ends, returns the claimer of the worker's next
+// job, or nil to take none; execute returns that job's lease, claimed in
+// the transaction that recorded this run.
+func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan struct{}, next func() *claimer) (*lease, error) {
 	// A run's renewals and outcome are written even after the caller's ctx
 	// is done: a shutdown must not strand the job as running.
 	ctx = context.WithoutCancel(ctx)
@@ -60,7 +64,10 @@ func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan 
 	for {
 		select {
 		case err := <-result:
-			return q.settleRun(ctx, l, runEnding(l, err, cause))
+			if errors.Is(cause, errShutdown) {
+				next = noNext
+			}
+			return q.settleRun(ctx, l, runEnding(l, err, cause), next())
 		case <-timeout:
 			cancel(errTimedOut)
 			return q.settleRun(ctx, l, ending{
@@ -68,7 +75,7 @@ func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan 
 				errText: fmt.Sprintf("timed out after %v", l.h.timeout),
 				class:   "timeout",
 				delay:   l.delay,
-			})
+			}, next())
 		case <-renew.C:
 			switch err := q.renew(ctx, l); {
 			case errors.Is(err, ErrLeaseLost), errors.Is(err, errCancelRequested):
@@ -87,7 +94,7 @@ func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan 
 				cancel(errShutdown)
 			}
 		case <-abandon:
-			return nil
+			return nil, nil
 		}
 	}
 }
@@ -97,19 +104,23 @@ func (q *Queue) renewEvery() time.Duration {
 	return max(q.opts.VisibilityTimeout/3, time.Millisecond)
 }
 
-// settleRun commits a run's ending; a lease lost meanwhile is logged, not
-// returned: the job is someone else's now.
-func (q *Queue) settleRun(ctx context.Context, l *lease, e ending) error {
-	err := q.finish(ctx, l, e)
+// noNext takes no next job.
+func noNext() *claimer { return nil }
+
+// settleRun commits a run's ending and claims the next job if next is not
+// nil. A lease lost meanwhile is logged, not returned: the job is someone
+// else's now.
+func (q *Queue) settleRun(ctx context.Context, l *lease, e ending, next *claimer) (*lease, error) {
+	nl, err := q.finish(ctx, l, e, next)
 	if errors.Is(err, ErrLeaseLost) {
 		q.opts.Logger.Warn("litequeue: run finished after its lease was lost; its result is discarded",
 			"job", l.job.ID, "kind", l.job.Kind, "outcome", e.outcome)
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("litequeue: record run of job %d: %w", l.job.ID, err)
+		return nil, fmt.Errorf("litequeue: record run of job %d: %w", l.job.ID, err)
 	}
-	return nil
+	return nl, nil
 }
 
 // call runs the handler, turning a panic into a *panicError.

@@ -26,20 +26,25 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 	if _, err := q.rescue(ctx); err != nil {
 		return 0, err
 	}
+	self := &claimer{worker: q.worker}
+	next := func() *claimer {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return self
+	}
+	leases, err := q.claim(ctx, *self, 1)
+	if err != nil || len(leases) == 0 {
+		return 0, err
+	}
 	runs := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return runs, err
-		}
-		leases, err := q.claim(ctx, nil, 1, q.worker)
-		if err != nil || len(leases) == 0 {
-			return runs, err
-		}
+	for l := leases[0]; l != nil; {
 		runs++
-		if err := q.execute(ctx, leases[0], nil, nil); err != nil {
+		if l, err = q.execute(ctx, l, nil, nil, next); err != nil {
 			return runs, err
 		}
 	}
+	return runs, ctx.Err()
 }
 
 // NextDue reports the earliest moment RunDue would have work: the RunAt of

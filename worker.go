@@ -163,18 +163,34 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 			return 0, nullTime(minNull(due.pending, due.lease)), nil
 		}
 	}
-	leases, err := q.claim(ctx, p.opts.Queues, free, p.opts.Name)
+	self := &claimer{queues: p.opts.Queues, worker: p.opts.Name}
+	leases, err := q.claim(ctx, *self, free)
 	p.busy = len(leases) == free
 	for _, l := range leases {
 		p.running++
-		go func() {
-			if err := q.execute(ctx, l, p.shutdown, p.abandon); err != nil {
-				q.opts.Logger.Error("litequeue: work", "err", err)
-			}
-			p.done <- struct{}{}
-		}()
+		go p.run(ctx, l, self)
 	}
 	return len(leases), time.Time{}, err
+}
+
+// run executes the lease, and then each next job claimed as the previous
+// one is recorded, until none is due or Work is stopping; then it frees its
+// slot.
+func (p *pool) run(ctx context.Context, l *lease, self *claimer) {
+	q := p.q
+	next := func() *claimer {
+		if ctx.Err() != nil || q.isClosing() {
+			return nil
+		}
+		return self
+	}
+	for l != nil {
+		var err error
+		if l, err = q.execute(ctx, l, p.shutdown, p.abandon, next); err != nil {
+			q.opts.Logger.Error("litequeue: work", "err", err)
+		}
+	}
+	p.done <- struct{}{}
 }
 
 // maxReleaseWait bounds the wait, after the grace ran out and the running
