@@ -1,0 +1,436 @@
+package litequeue
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// LoadConfig reads the Options in a litequeue.toml file:
+//
+//	[retry]                # the default policy, Options.Retry
+//	policy = "exponential" # exponential | linear | constant
+//	base = "2s"
+//	ceiling = "15m"
+//	max_tries = 8
+//	jitter = "full"        # full | equal | none
+//
+//	[retry.payments]       # a named policy, Options.Policies["payments"]
+//	base = "5s"
+//	max_tries = 12
+//
+//	[queue]
+//	visibility_timeout = "30s"
+//	dead_ttl = "14d"
+//	keep_finished = "24h"
+//	synchronous = "full"   # full | normal
+//	max_payload = 1048576  # bytes
+//
+// Durations take Go syntax ("1h30m") with d for days of 24 hours as a
+// leading unit ("14d", "1d12h", "1.5d"); negative durations are refused.
+// As in Options, a key that is omitted or zero takes its default, and an
+// unset key of a named policy inherits the value of [retry]. Every policy is
+// validated after its unset keys are filled in. An empty file gives the
+// defaults. The returned Options carry every value filled in, and leave
+// Clock, Rand, Logger and OnEvent nil.
+//
+// An error in the file (an unknown key or table, a value of the wrong type,
+// a bad duration, a value over a limit) reads "<file>:<line>: <key>:
+// <problem>", on the line of the offending key. For a value over a limit the
+// key is the table being checked and the problem names the field, as in
+// "litequeue.toml:9: retry.payments: max_tries 80 is over the limit of 50".
+// A file that is not valid TOML gives "<file>:<line>: <problem>", where the
+// problem names the key if there is one.
+// A file that cannot be read gives the error of os.ReadFile, which names
+// the path.
+func LoadConfig(path string) (Options, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Options{}, err
+	}
+	var doc map[string]any
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		return Options{}, tomlError(path, err)
+	}
+	c := &configReader{path: path, lines: keyLines(data)}
+	o := c.options(doc)
+	if err := c.first(); err != nil {
+		return Options{}, err
+	}
+	if err := c.validatePolicies(&o); err != nil {
+		return Options{}, err
+	}
+	// resolve checks [queue] as Open does; the policies pass again.
+	r, err := o.resolve()
+	if err != nil {
+		return Options{}, c.error(c.blame([]string{"queue"}, err))
+	}
+	r.Clock, r.Rand, r.Logger = nil, nil, nil
+	return r, nil
+}
+
+// tomlError turns an error of the TOML decoder into "<file>:<line>:
+// <problem>". Its problems name the key themselves where there is one, as
+// in "key base is already defined".
+func tomlError(path string, err error) error {
+	var de *toml.DecodeError
+	if !errors.As(err, &de) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	line, _ := de.Position()
+	return fmt.Errorf("%s:%d: %s", path, line, strings.TrimPrefix(de.Error(), "toml: "))
+}
+
+// configReader turns a decoded litequeue.toml into Options, collecting
+// errors with the line of the key they are about.
+type configReader struct {
+	path  string
+	lines map[string]int // by dotted key: see keyLines
+	errs  []configError
+}
+
+// configError is one problem found in the file.
+type configError struct {
+	line    int
+	key     string
+	problem string
+}
+
+// errorf records a problem with the key at path.
+func (c *configReader) errorf(path []string, format string, args ...any) {
+	key := dotted(path)
+	c.errs = append(c.errs, configError{c.lines[key], key, fmt.Sprintf(format, args...)})
+}
+
+// first returns the problem recorded first in the file (by line, then
+// key), or nil.
+func (c *configReader) first() error {
+	if len(c.errs) == 0 {
+		return nil
+	}
+	e := slices.MinFunc(c.errs, func(a, b configError) int {
+		return cmp.Or(cmp.Compare(a.line, b.line), strings.Compare(a.key, b.key))
+	})
+	return c.error(e)
+}
+
+// error returns e as an error, "<file>:<line>: <key>: <problem>".
+func (c *configReader) error(e configError) error {
+	return fmt.Errorf("%s:%d: %s: %s", c.path, e.line, e.key, e.problem)
+}
+
+// options reads the top-level tables.
+func (c *configReader) options(doc map[string]any) Options {
+	var o Options
+	for key, v := range doc {
+		path := []string{key}
+		switch key {
+		case "retry":
+			c.retry(&o, path, c.table(path, v))
+		case "queue":
+			c.queue(&o, path, c.table(path, v))
+		default:
+			c.unknown(path, v)
+		}
+	}
+	return o
+}
+
+// retry reads [retry]: the keys of the default policy, and a sub-table per
+// named policy.
+func (c *configReader) retry(o *Options, path []string, t map[string]any) {
+	for key, v := range t {
+		keyPath := append(slices.Clip(path), key)
+		if c.policyKey(&o.Retry, keyPath, v) {
+			continue
+		}
+		named, ok := v.(map[string]any)
+		if !ok {
+			c.unknown(keyPath, v)
+			continue
+		}
+		var p Policy
+		for k, v := range named {
+			if kp := append(slices.Clip(keyPath), k); !c.policyKey(&p, kp, v) {
+				c.unknown(kp, v)
+			}
+		}
+		if o.Policies == nil {
+			o.Policies = make(map[string]Policy)
+		}
+		o.Policies[key] = p
+	}
+}
+
+// policyKey reads one key of a policy into p, and reports whether key is
+// one.
+func (c *configReader) policyKey(p *Policy, path []string, v any) bool {
+	switch path[len(path)-1] {
+	case "policy":
+		p.Backoff = Backoff(c.str(path, v))
+	case "base":
+		p.Base = c.duration(path, v)
+	case "ceiling":
+		p.Ceiling = c.duration(path, v)
+	case "max_tries":
+		p.MaxTries = c.integer(path, v)
+	case "jitter":
+		p.Jitter = Jitter(c.str(path, v))
+	default:
+		return false
+	}
+	return true
+}
+
+// queue reads [queue].
+func (c *configReader) queue(o *Options, path []string, t map[string]any) {
+	for key, v := range t {
+		keyPath := append(slices.Clip(path), key)
+		switch key {
+		case "visibility_timeout":
+			o.VisibilityTimeout = c.duration(keyPath, v)
+		case "dead_ttl":
+			o.DeadTTL = c.duration(keyPath, v)
+		case "keep_finished":
+			o.KeepFinished = c.duration(keyPath, v)
+		case "synchronous":
+			o.Synchronous = c.str(keyPath, v)
+		case "max_payload":
+			o.MaxPayload = c.integer(keyPath, v)
+		default:
+			c.unknown(keyPath, v)
+		}
+	}
+}
+
+// validatePolicies fills the zero fields of o.Retry from DefaultPolicy and
+// those of each named policy from the filled o.Retry, as Open does, and
+// validates each.
+func (c *configReader) validatePolicies(o *Options) error {
+	o.Retry = o.Retry.withDefaults(DefaultPolicy())
+	if err := o.Retry.Validate(); err != nil {
+		return c.error(c.blame([]string{"retry"}, err))
+	}
+	for name, p := range o.Policies {
+		p = p.withDefaults(o.Retry)
+		if err := p.Validate(); err != nil {
+			c.errs = append(c.errs, c.blame([]string{"retry", name}, err))
+		}
+		o.Policies[name] = p
+	}
+	return c.first()
+}
+
+// blame places err, found checking the table at path, on the line of the
+// first key set in that table that its message names: Validate and
+// Options.resolve start their messages with the field at fault, as in
+// "base 5s is over the ceiling of 1s", where base may be inherited and
+// ceiling set here. Failing that, it is the table's line.
+func (c *configReader) blame(path []string, err error) configError {
+	key := dotted(path)
+	line := c.lines[key]
+	for _, word := range strings.Fields(err.Error()) {
+		if !slices.Contains(configKeys, word) {
+			continue
+		}
+		if l, ok := c.lines[dotted(append(slices.Clip(path), word))]; ok {
+			line = l
+			break
+		}
+	}
+	return configError{line, key, err.Error()}
+}
+
+// configKeys are the keys of a policy and of [queue].
+var configKeys = []string{
+	"policy", "base", "ceiling", "max_tries", "jitter",
+	"visibility_timeout", "dead_ttl", "keep_finished", "synchronous", "max_payload",
+}
+
+// table returns v as a table, or records that it is not one.
+func (c *configReader) table(path []string, v any) map[string]any {
+	t, ok := v.(map[string]any)
+	if !ok {
+		c.errorf(path, "%s is not a table", describe(v))
+	}
+	return t
+}
+
+// unknown records that the key at path has no meaning.
+func (c *configReader) unknown(path []string, v any) {
+	if _, ok := v.(map[string]any); ok {
+		c.errorf(path, "unknown table")
+		return
+	}
+	c.errorf(path, "unknown key")
+}
+
+// str returns v as a string, or records that it is not one.
+func (c *configReader) str(path []string, v any) string {
+	s, ok := v.(string)
+	if !ok {
+		c.errorf(path, "%s is not a string", describe(v))
+	}
+	return s
+}
+
+// integer returns v as an int, or records that it is not one.
+func (c *configReader) integer(path []string, v any) int {
+	n, ok := v.(int64)
+	switch {
+	case !ok:
+		c.errorf(path, "%s is not an integer", describe(v))
+	case int64(int(n)) != n:
+		c.errorf(path, "%d is out of range", n)
+	}
+	return int(n)
+}
+
+// duration returns v as a duration, or records why it is not one.
+func (c *configReader) duration(path []string, v any) time.Duration {
+	s, ok := v.(string)
+	if !ok {
+		c.errorf(path, "%s is not a duration string such as \"90s\" or \"14d\"", describe(v))
+		return 0
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		c.errorf(path, "%v", err)
+	}
+	return d
+}
+
+// parseDuration parses a duration in Go syntax ("1h30m", "2s", "500ms"),
+// where d, for days of 24 hours, may come first ("14d", "1d12h", "1.5d").
+// It refuses negative durations.
+func parseDuration(s string) (time.Duration, error) {
+	bad := fmt.Errorf("%q is not a duration such as \"90s\", \"1h30m\" or \"14d\"", s)
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("duration %q is negative", s)
+	}
+	var d time.Duration
+	if days, rest, found := strings.Cut(s, "d"); found {
+		if days == "" || strings.Trim(days, "0123456789.") != "" {
+			return 0, bad
+		}
+		h, err := time.ParseDuration(days + "h")
+		if err != nil || h > math.MaxInt64/24 {
+			return 0, bad
+		}
+		d, s = 24*h, rest
+		if s == "" {
+			return d, nil
+		}
+	}
+	// What follows the days is Go syntax without a sign.
+	if s == "" || strings.IndexByte("0123456789.", s[0]) < 0 {
+		return 0, bad
+	}
+	r, err := time.ParseDuration(s)
+	if err != nil || r > math.MaxInt64-d {
+		return 0, bad
+	}
+	return d + r, nil
+}
+
+// describe shows a decoded TOML value in an error.
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case map[string]any:
+		return "a table"
+	case []any:
+		return "an array"
+	}
+	return fmt.Sprint(v)
+}
+
+// keyLines returns the line of each key and table header of a valid TOML
+// document, by its dotted path; for a key named more than once (a table
+// implied by several dotted keys, an array of tables), its first line.
+func keyLines(data []byte) map[string]int {
+	var newlines []int
+	for i, b := range data {
+		if b == '\n' {
+			newlines = append(newlines, i)
+		}
+	}
+	k := keyLiner{lines: make(map[string]int), newlines: newlines}
+	k.p.Reset(data)
+	var table []string
+	for k.p.NextExpression() {
+		switch e := k.p.Expression(); e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = k.key(nil, e.Key())
+		case unstable.KeyValue:
+			k.keyValue(table, e)
+		}
+	}
+	return k.lines
+}
+
+// keyLiner is the state of keyLines.
+type keyLiner struct {
+	p        unstable.Parser
+	lines    map[string]int
+	newlines []int // offsets of '\n' in the document
+}
+
+// keyValue records the lines of the key-value kv under the table at prefix,
+// and of the keys of an inline table it holds.
+func (k *keyLiner) keyValue(prefix []string, kv *unstable.Node) {
+	path := k.key(prefix, kv.Key())
+	if v := kv.Value(); v.Kind == unstable.InlineTable {
+		it := v.Children()
+		for it.Next() {
+			if n := it.Node(); n.Kind == unstable.KeyValue {
+				k.keyValue(path, n)
+			}
+		}
+	}
+}
+
+// key records the line of each part of a dotted key under prefix, and
+// returns the full path.
+func (k *keyLiner) key(prefix []string, it unstable.Iterator) []string {
+	path := slices.Clone(prefix)
+	for it.Next() {
+		n := it.Node()
+		path = append(path, string(n.Data))
+		name := dotted(path)
+		if _, ok := k.lines[name]; !ok {
+			offset := int(n.Raw.Offset)
+			line, _ := slices.BinarySearch(k.newlines, offset)
+			k.lines[name] = line + 1
+		}
+	}
+	return path
+}
+
+// dotted writes a key path as TOML does, quoting the parts that are not
+// bare keys.
+func dotted(path []string) string {
+	var b bytes.Buffer
+	for i, part := range path {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if part != "" && strings.Trim(part, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == "" {
+			b.WriteString(part)
+		} else {
+			b.WriteString(strconv.Quote(part))
+		}
+	}
+	return b.String()
+}

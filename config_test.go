@@ -1,0 +1,314 @@
+package litequeue_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/litequeue/litequeue"
+)
+
+// writeConfig writes text to a litequeue.toml of its own and returns its
+// path.
+func writeConfig(tb testing.TB, text string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "litequeue.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// loadConfig loads text as a litequeue.toml and fails the test on error.
+func loadConfig(tb testing.TB, text string) litequeue.Options {
+	tb.Helper()
+	o, err := litequeue.LoadConfig(writeConfig(tb, text))
+	if err != nil {
+		tb.Fatalf("LoadConfig: %v", err)
+	}
+	return o
+}
+
+// defaultOptions is what LoadConfig returns for an empty file.
+func defaultOptions() litequeue.Options {
+	return litequeue.Options{
+		Retry:             litequeue.DefaultPolicy(),
+		VisibilityTimeout: 30 * time.Second,
+		DeadTTL:           14 * 24 * time.Hour,
+		KeepFinished:      24 * time.Hour,
+		Synchronous:       "full",
+		MaxPayload:        1 << 20,
+	}
+}
+
+func diffOptions(want, got litequeue.Options) string {
+	return cmp.Diff(want, got, cmpopts.EquateEmpty())
+}
+
+// TestLoadConfig_Design loads the example of DESIGN.md, kept verbatim in
+// testdata/litequeue.toml.
+func TestLoadConfig_Design(t *testing.T) {
+	t.Parallel()
+	got, err := litequeue.LoadConfig("testdata/litequeue.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaultOptions()
+	want.Policies = map[string]litequeue.Policy{"payments": {
+		Backoff:  litequeue.Exponential,
+		Base:     5 * time.Second,
+		Ceiling:  15 * time.Minute,
+		MaxTries: 12,
+		Jitter:   litequeue.FullJitter,
+	}}
+	if diff := diffOptions(want, got); diff != "" {
+		t.Errorf("LoadConfig mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadConfig_Empty(t *testing.T) {
+	t.Parallel()
+	for name, text := range map[string]string{
+		"empty":    "",
+		"comments": "# nothing to see\n\n",
+		"tables":   "[retry]\n[queue]\n",
+		"zeros":    "[retry]\nbase = \"0s\"\nmax_tries = 0\npolicy = \"\"\n[queue]\ndead_ttl = \"0d\"\nmax_payload = 0\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := diffOptions(defaultOptions(), loadConfig(t, text)); diff != "" {
+				t.Errorf("LoadConfig mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadConfig_Inherit(t *testing.T) {
+	t.Parallel()
+	got := loadConfig(t, `
+[retry]
+policy = "linear"
+base = "1s"
+ceiling = "1m"
+max_tries = 5
+jitter = "equal"
+dotted.max_tries = 3
+inline = { base = "100ms", ceiling = "2s" }
+
+[retry.slow]
+base = "10s"
+
+[retry.same]
+
+[retry.mixed]
+policy = "constant"
+jitter = "none"
+max_tries = 0 # zero inherits, as an omitted key does
+`)
+	retry := litequeue.Policy{
+		Backoff:  litequeue.Linear,
+		Base:     time.Second,
+		Ceiling:  time.Minute,
+		MaxTries: 5,
+		Jitter:   litequeue.EqualJitter,
+	}
+	with := func(f func(p *litequeue.Policy)) litequeue.Policy {
+		p := retry
+		f(&p)
+		return p
+	}
+	want := defaultOptions()
+	want.Retry = retry
+	want.Policies = map[string]litequeue.Policy{
+		"dotted": with(func(p *litequeue.Policy) { p.MaxTries = 3 }),
+		"inline": with(func(p *litequeue.Policy) { p.Base, p.Ceiling = 100*time.Millisecond, 2*time.Second }),
+		"slow":   with(func(p *litequeue.Policy) { p.Base = 10 * time.Second }),
+		"same":   retry,
+		"mixed":  with(func(p *litequeue.Policy) { p.Backoff, p.Jitter = litequeue.Constant, litequeue.NoJitter }),
+	}
+	if diff := diffOptions(want, got); diff != "" {
+		t.Errorf("LoadConfig mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadConfig_InheritDefaults checks that named policies inherit the
+// defaults where [retry] is absent.
+func TestLoadConfig_InheritDefaults(t *testing.T) {
+	t.Parallel()
+	got := loadConfig(t, "retry.once.max_tries = 1\n")
+	want := litequeue.DefaultPolicy()
+	want.MaxTries = 1
+	if diff := cmp.Diff(want, got.Policies["once"]); diff != "" {
+		t.Errorf("Policies[once] mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadConfig_Durations(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		text string
+		want time.Duration
+	}{
+		{`"14d"`, 14 * 24 * time.Hour},
+		{`"1d12h"`, 36 * time.Hour},
+		{`"1.5d"`, 36 * time.Hour},
+		{`"0.5d"`, 12 * time.Hour},
+		{`"2d30m15s"`, 48*time.Hour + 30*time.Minute + 15*time.Second},
+		{`"90m"`, 90 * time.Minute},
+		{`"1h30m"`, 90 * time.Minute},
+		{`"1500ms"`, 1500 * time.Millisecond},
+		{`"100000d"`, 100000 * 24 * time.Hour},
+	} {
+		t.Run(tt.text, func(t *testing.T) {
+			t.Parallel()
+			got := loadConfig(t, "[queue]\ndead_ttl = "+tt.text+"\n").DeadTTL
+			if got != tt.want {
+				t.Errorf("dead_ttl = %s: got %v, want %v", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadConfig_Errors checks each kind of error, "<file>:<line>: <key>:
+// <problem>", on the line of the key at fault.
+func TestLoadConfig_Errors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, text string
+		want       string // after the file name
+	}{
+		// Keys that mean nothing.
+		{"unknown key", "[retry]\nbase = \"1s\"\nbogus = 1\n",
+			`:3: retry.bogus: unknown key`},
+		{"unknown key in named policy", "[retry.payments]\n\nmaxtries = 3\n",
+			`:3: retry.payments.maxtries: unknown key`},
+		{"table in named policy", "[retry.payments]\n[retry.payments.eu]\nbase = \"1s\"\n",
+			`:2: retry.payments.eu: unknown table`},
+		{"unknown key in queue", "[queue]\nvisibility = \"30s\"\n",
+			`:2: queue.visibility: unknown key`},
+		{"table in queue", "[queue]\n[queue.emails]\n",
+			`:2: queue.emails: unknown table`},
+		{"unknown table", "[retry]\n[workers]\nconcurrency = 4\n",
+			`:2: workers: unknown table`},
+		{"unknown top-level key", "\ndebug = true\n",
+			`:2: debug: unknown key`},
+		{"quoted key", "[retry.\"a.b\"]\n\"max tries\" = 3\n",
+			`:2: retry."a.b"."max tries": unknown key`},
+
+		// Values of the wrong type.
+		{"string for integer", "[retry]\nmax_tries = \"8\"\n",
+			`:2: retry.max_tries: "8" is not an integer`},
+		{"float for integer", "[queue]\nmax_payload = 1e6\n",
+			`:2: queue.max_payload: 1e+06 is not an integer`},
+		{"integer for duration", "[retry]\nbase = 2\n",
+			`:2: retry.base: 2 is not a duration string such as "90s" or "14d"`},
+		{"integer for string", "[retry]\npolicy = 1\n",
+			`:2: retry.policy: 1 is not a string`},
+		{"array for string", "[queue]\nsynchronous = [\"full\"]\n",
+			`:2: queue.synchronous: an array is not a string`},
+		{"value for table", "retry = 5\n",
+			`:1: retry: 5 is not a table`},
+		{"array of tables", "[[queue]]\n",
+			`:1: queue: an array is not a table`},
+		{"inline table", "[retry]\nslow = { base = 5 }\n",
+			`:2: retry.slow.base: 5 is not a duration string such as "90s" or "14d"`},
+
+		// Durations.
+		{"bad unit", "[retry]\nbase = \"2x\"\n",
+			`:2: retry.base: "2x" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"days not first", "[queue]\ndead_ttl = \"12h1d\"\n",
+			`:2: queue.dead_ttl: "12h1d" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"days twice", "[queue]\ndead_ttl = \"1d1d\"\n",
+			`:2: queue.dead_ttl: "1d1d" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"sign after days", "[queue]\ndead_ttl = \"1d-1h\"\n",
+			`:2: queue.dead_ttl: "1d-1h" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"no number", "[queue]\ndead_ttl = \"d\"\n",
+			`:2: queue.dead_ttl: "d" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"empty", "[queue]\nkeep_finished = \"\"\n",
+			`:2: queue.keep_finished: "" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"too many days", "[queue]\ndead_ttl = \"200000d\"\n",
+			`:2: queue.dead_ttl: "200000d" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"negative", "[queue]\nkeep_finished = \"-1h\"\n",
+			`:2: queue.keep_finished: duration "-1h" is negative`},
+		{"negative days", "[retry]\nceiling = \"-1d\"\n",
+			`:2: retry.ceiling: duration "-1d" is negative`},
+
+		// Values out of their limits: the key is the table, the problem
+		// names the field.
+		{"max_tries over the limit", "[retry]\nbase = \"1s\"\nmax_tries = 80\n",
+			`:3: retry: max_tries 80 is over the limit of 50`},
+		{"named max_tries over the limit", "[retry.payments]\nbase = \"5s\"\nmax_tries = 51\n",
+			`:3: retry.payments: max_tries 51 is over the limit of 50`},
+		{"max_tries negative", "[retry]\nmax_tries = -1\n",
+			`:2: retry: max_tries -1 is under the minimum of 1`},
+		{"ceiling over the limit", "[retry]\nceiling = \"25h\"\n",
+			`:2: retry: ceiling 25h0m0s is over the limit of 24h0m0s`},
+		{"ceiling in days over the limit", "[retry.slow]\nceiling = \"2d\"\n",
+			`:2: retry.slow: ceiling 48h0m0s is over the limit of 24h0m0s`},
+		{"base over ceiling", "[retry]\nbase = \"20m\"\n",
+			`:2: retry: base 20m0s is over the ceiling of 15m0s`},
+		{"ceiling under default base", "[retry]\n\nceiling = \"1s\"\n",
+			`:3: retry: base 2s is over the ceiling of 1s`},
+		{"ceiling under inherited base", "[retry]\nbase = \"1m\"\n[retry.fast]\nmax_tries = 3\nceiling = \"30s\"\n",
+			`:5: retry.fast: base 1m0s is over the ceiling of 30s`},
+		{"unknown policy", "[retry.payments]\npolicy = \"fibonacci\"\n",
+			`:2: retry.payments: policy "fibonacci" is unknown (want exponential, linear or constant)`},
+		{"unknown jitter", "[retry]\njitter = \"half\"\n",
+			`:2: retry: jitter "half" is unknown (want full, equal or none)`},
+		{"visibility_timeout under the minimum", "[queue]\nvisibility_timeout = \"10us\"\n",
+			`:2: queue: visibility_timeout 10µs is under the minimum of 1ms`},
+		{"unknown synchronous", "[queue]\nkeep_finished = \"1h\"\nsynchronous = \"off\"\n",
+			`:3: queue: synchronous "off" is unknown (want full or normal)`},
+		{"negative max_payload", "[queue]\nmax_payload = -1\n",
+			`:2: queue: max_payload -1 must not be negative`},
+
+		// Not TOML: the decoder's problem, which names the key if any.
+		{"unclosed table", "[retry]\nbase = \"1s\"\n[queue\n",
+			`:3: expected ']' to close table name`},
+		{"missing value", "[retry]\nbase =\n",
+			`:2: unexpected character U+000A at start of value`},
+		{"duplicate key", "[retry]\nbase = \"1s\"\nbase = \"2s\"\n",
+			`:3: key base is already defined`},
+		{"duplicate table", "[retry]\n[queue]\n[retry]\n",
+			`:3: table retry already exists`},
+
+		// The first problem in the file wins.
+		{"first of several", "[queue]\nbogus = 1\n[retry]\nmax_tries = 99\njitter = 3\n",
+			`:2: queue.bogus: unknown key`},
+		{"first named policy", "[retry.b]\nmax_tries = 99\n[retry.a]\nmax_tries = 98\n",
+			`:2: retry.b: max_tries 99 is over the limit of 50`},
+		{"first on one line", "retry = { b = { max_tries = 99 }, a = { max_tries = 98 } }\n",
+			`:1: retry.a: max_tries 98 is over the limit of 50`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := writeConfig(t, tt.text)
+			_, err := litequeue.LoadConfig(path)
+			if err == nil {
+				t.Fatalf("LoadConfig(%q): no error, want %q", tt.text, tt.want)
+			}
+			if got, want := err.Error(), path+tt.want; got != want {
+				t.Errorf("LoadConfig(%q):\ngot  %s\nwant %s", tt.text, got, want)
+			}
+		})
+	}
+}
+
+func TestLoadConfig_Missing(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "litequeue.toml")
+	_, err := litequeue.LoadConfig(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("LoadConfig(missing file): got %v, want fs.ErrNotExist", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("LoadConfig(missing file): got %v, want an error naming %s", err, path)
+	}
+}
