@@ -1,0 +1,140 @@
+// Package litequeue is a job queue for Go programs that must not depend on a
+// server: desktop apps, IoT and edge devices, single-binary services.
+// Everything — jobs, the history of every attempt, idempotency keys and dead
+// letters — lives in one SQLite file in WAL mode, through the pure-Go driver
+// modernc.org/sqlite. A program that uses it needs no CGO and cross-compiles
+// as is to linux/amd64, linux/arm64, linux/arm (v7), darwin/arm64 and
+// windows/amd64.
+//
+// A job that fails is not finished: it goes back on the queue with a wait
+// that grows each time, with jitter, until it succeeds or runs out of tries
+// and lands among the dead letters, where a person can inspect it and replay
+// it with the litequeue command.
+//
+// # Jobs and handlers
+//
+// [Open] creates the file and its schema if needed. [Queue.Handle] registers
+// a [Handler] for a kind of job, [Queue.Enqueue] stores a job of that kind,
+// and [Queue.Work] runs workers until its context is done; [Queue.RunDue]
+// instead runs every job that is due now, from the caller's goroutine.
+// [JSON] adapts a function of typed arguments into a Handler. With the
+// default Options.Synchronous, "full", an enqueue that returned survives a
+// power loss.
+//
+// A job is pending (a RunAt in the future means scheduled, or waiting to
+// retry), running (leased by a worker), or finished: completed, dead,
+// discarded or cancelled. Job.Attempt is 0 before the first run and 1
+// during it. Each run adds a row to the job's history ([Queue.History]):
+// its times, outcome, error, the wait chosen after it, and the worker.
+//
+// What the handler returns decides what happens next:
+//
+//   - nil completes the job.
+//   - An error, a panic (recovered, with its stack in the history), or
+//     running past the timeout of [WithTimeout] is a failed attempt: the job
+//     is retried after a wait, or is dead if that was its last try.
+//   - [RetryAfter](d, err) is a failure whose next wait is exactly d.
+//   - [Snooze](d) runs the job again after d without using a try.
+//   - [Permanent](err) is a failure that is never retried: the job is dead
+//     at once.
+//   - An error that errors.Is [ErrDiscard] ends the job as discarded: no
+//     retry, no alert, for input that can never succeed.
+//
+// # Retries
+//
+// After attempt n fails, with tries left, the job waits d(n) and then
+// jitter, as its [Policy] says:
+//
+//   - Exponential: min(Ceiling, Base·2^(n−1)); Base is the wait before the
+//     first retry.
+//   - Linear: min(Ceiling, Base·n). Constant: min(Ceiling, Base).
+//   - FullJitter: anywhere in [0, d]. EqualJitter: d/2 plus up to d/2.
+//     NoJitter: d.
+//
+// No wait ever exceeds Ceiling, jitter included, for any attempt number.
+// Waits are whole milliseconds; a retry is due at the failed run's end plus
+// its wait. The default policy is exponential from 2s, capped at 15m, with
+// 8 tries (the first included) and full jitter: the waits before retries
+// 1…7 are at most 2s, 4s, 8s, 16s, 32s, 1m4s and 2m8s, 4m14s (254s) in all;
+// [Policy.Schedule] lists them for any policy. A policy has 1…50 tries and
+// 0 < Base ≤ Ceiling ≤ 24h; [Policy.Validate] refuses anything else.
+// The waits of RetryAfter and Snooze are taken as given, clamped to
+// [0, 24h], without jitter.
+//
+// Options.Retry is the default policy; Options.Policies holds named ones,
+// chosen per kind with [UsePolicy]. Zero fields take the defaults, and a
+// named policy's zero fields inherit from Options.Retry. [MaxTries] sets a
+// single job's tries. [LoadConfig] reads all of this, and the settings of
+// the queue, from a litequeue.toml file.
+//
+// # Leases
+//
+// A worker claims a job with a lease of Options.VisibilityTimeout (30s by
+// default) and a fencing token, and renews the lease in the background for
+// as long as the handler runs. If the worker dies, the lease runs out and
+// the job comes back — rescued by any process that shares the file — as a
+// failed attempt, lease_expired, with the policy's wait, or dead if that was
+// its last try. Only the holder of the current token can complete, retry or
+// kill a job: a worker whose lease was taken over gets [ErrLeaseLost] and
+// changes nothing.
+//
+// A handler that runs past its timeout has its context cancelled and its
+// attempt recorded as timed_out at once; whatever it returns later is
+// ignored. When the context of Work is done, workers stop claiming and wait
+// up to WorkerOptions.ShutdownGrace (30s by default) before they cancel the
+// handlers still running; a job whose handler then returns is released
+// without using a try.
+//
+// # Dead letters
+//
+// A job that used its last try, or failed with Permanent, is dead, with its
+// whole history. Nothing runs it again on its own: [Queue.Replay] (or
+// [Queue.ReplayDead] for many) puts it back as pending with its attempt
+// count reset and its history kept. An operator does the same with
+// "litequeue dead list" and "litequeue dead retry <id>" while the app keeps
+// running on the file. Dead jobs are purged after Options.DeadTTL (14 days
+// by default). The event job.dead fires exactly once per death, and
+// [Queue.Stats] counts deaths per kind over the last hour.
+//
+// # Idempotency
+//
+// A job may run more than once: a worker can die after its handler's effect
+// and before the job's completion commits. [Queue.Seen] and [Queue.Mark]
+// keep idempotency keys, with a time to live, in the same file. A handler
+// that writes to that file (see [Queue.DB]) can use [Queue.MarkTx] and
+// [Queue.CompleteTx] to make its write, its key and the job's completion
+// one atomic commit: exactly once, for local effects. [UniqueKey] makes an
+// enqueue return the pending or running job with the same key, with
+// Job.Duplicate set, instead of adding another.
+//
+// # Testing with a fake clock
+//
+// Every time litequeue stores or compares comes from Options.Clock, and
+// every jitter draw from Options.Rand, so a test can step through a retry
+// schedule deterministically, without sleeping: give it a
+// github.com/benbjohnson/clock mock, run what is due with RunDue, ask
+// [Queue.NextDue] when the next job is due, and move the clock there.
+//
+//	clk := clock.NewMock()
+//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{
+//		Clock: clk,
+//		Retry: litequeue.Policy{Jitter: litequeue.NoJitter}, // waits of exactly 2s, 4s, 8s…
+//	})
+//	…
+//	for {
+//		if _, err := q.RunDue(ctx); err != nil {
+//			t.Fatal(err)
+//		}
+//		next, ok, err := q.NextDue(ctx)
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		if !ok {
+//			break // nothing left to run: every job is finished
+//		}
+//		clk.Set(next)
+//	}
+//
+// Drive the clock from the test's goroutine where possible: the mock's Add
+// and Set do not wait for other goroutines to react.
+package litequeue
