@@ -74,6 +74,22 @@ func TestDefaultSchedule(t *testing.T) {
 	}
 }
 
+// TestREADMESchedule checks that the README shows the golden schedule.
+func TestREADMESchedule(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "default_schedule.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(readme, golden) {
+		t.Errorf("README.md does not show the schedule of testdata/default_schedule.golden:\n%s", golden)
+	}
+}
+
 // writeSchedule writes p's schedule as a table.
 func writeSchedule(w io.Writer, p litequeue.Policy) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
