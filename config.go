@@ -1,7 +1,6 @@
 package litequeue
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -421,7 +420,7 @@ func (k *keyLiner) key(prefix []string, it unstable.Iterator) []string {
 // dotted writes a key path as TOML does, quoting the parts that are not
 // bare keys.
 func dotted(path []string) string {
-	var b bytes.Buffer
+	var b strings.Builder
 	for i, part := range path {
 		if i > 0 {
 			b.WriteByte('.')

@@ -8,6 +8,9 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
+// attempt62 is 1<<62 on 64-bit platforms (1<<30 on 32-bit ones).
+const attempt62 = math.MaxInt>>1 + 1
+
 func TestPolicy_MaxDelay(t *testing.T) {
 	t.Parallel()
 	policy := func(b litequeue.Backoff, base, ceiling time.Duration) litequeue.Policy {
@@ -33,7 +36,7 @@ func TestPolicy_MaxDelay(t *testing.T) {
 		{"exponential MinInt counts as 1", exponential, math.MinInt, 1 * time.Second},
 		{"exponential 63", exponential, 63, 10 * time.Second},
 		{"exponential 64", exponential, 64, 10 * time.Second},
-		{"exponential 1<<62", exponential, 1 << 62, 10 * time.Second},
+		{"exponential 1<<62", exponential, attempt62, 10 * time.Second},
 		{"exponential MaxInt", exponential, math.MaxInt, 10 * time.Second},
 		{"unset backoff is exponential", policy("", time.Second, 10*time.Second), 3, 4 * time.Second},
 
@@ -54,7 +57,7 @@ func TestPolicy_MaxDelay(t *testing.T) {
 		// to the ceiling.
 		{"saturation 2^40ns", tiny, 41, 1 << 40},
 		{"saturation 2^62ns capped", tiny, 63, litequeue.CeilingLimit},
-		{"saturation 1<<62", tiny, 1 << 62, litequeue.CeilingLimit},
+		{"saturation 1<<62", tiny, attempt62, litequeue.CeilingLimit},
 		{"saturation MaxInt", tiny, math.MaxInt, litequeue.CeilingLimit},
 		{"saturation linear MaxInt", policy(litequeue.Linear, litequeue.CeilingLimit, litequeue.CeilingLimit), math.MaxInt, litequeue.CeilingLimit},
 		{"saturation huge ceiling", policy(litequeue.Exponential, time.Hour, math.MaxInt64), math.MaxInt, math.MaxInt64},

@@ -42,9 +42,9 @@ func TestPolicy_ScheduleBounds(t *testing.T) {
 	if got := p.Schedule(); len(got) != 0 {
 		t.Errorf("Schedule with one try: got %v, want no steps", got)
 	}
-	p.MaxTries = 1 << 40 // invalid: capped, not allocated
+	p.MaxTries = math.MaxInt // invalid: capped, not allocated
 	if got, want := len(p.Schedule()), litequeue.MaxTriesLimit-1; got != want {
-		t.Errorf("Schedule with MaxTries 1<<40: got %d steps, want %d", got, want)
+		t.Errorf("Schedule with MaxTries MaxInt: got %d steps, want %d", got, want)
 	}
 	p = litequeue.Policy{Backoff: litequeue.Constant, Base: math.MaxInt64, Ceiling: math.MaxInt64, MaxTries: 3}
 	if got, want := p.Schedule()[1].Total, time.Duration(math.MaxInt64); got != want {

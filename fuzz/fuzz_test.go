@@ -22,7 +22,10 @@ var (
 // as the formula says and never decreasing, EqualJitter at least half of
 // MaxDelay, whole milliseconds, and no panic.
 func FuzzPolicyDelay(f *testing.F) {
-	f.Fuzz(func(t *testing.T, backoff byte, base, ceiling int64, attempt int, u float64) {
+	// attempt is an int64 so that the corpus loads on 32-bit platforms,
+	// where it wraps into an int.
+	f.Fuzz(func(t *testing.T, backoff byte, base, ceiling, attempt64 int64, u float64) {
+		attempt := int(attempt64)
 		// 0 < base ≤ ceiling ≤ 24h, from any two numbers.
 		c := 1 + time.Duration(uint64(ceiling)%uint64(litequeue.CeilingLimit))
 		p := litequeue.Policy{
@@ -81,7 +84,7 @@ func maxDelayModel(p litequeue.Policy, attempt int) time.Duration {
 	case litequeue.Constant:
 		return p.Base
 	case litequeue.Linear:
-		if n > int(p.Ceiling/p.Base) {
+		if int64(n) > int64(p.Ceiling/p.Base) { // int64: on 32-bit platforms too
 			return p.Ceiling
 		}
 		return p.Base * time.Duration(n)
