@@ -48,7 +48,8 @@ const insertAttemptSQL = `INSERT INTO litequeue_attempts
 // the event to fire after the commit (Type "" for none). The caller has
 // checked that it may: it holds the lease, or the lease expired.
 func settle(ctx context.Context, tx execer, cur *jobRow, e ending, started time.Time, worker string, now time.Time) (Event, error) {
-	state, attempt := cur.State, cur.Attempt
+	var state State
+	attempt := cur.Attempt
 	runAt, finished := cur.RunAt, sql.NullInt64{}
 	lastError, delay := cur.LastError, time.Duration(0)
 	switch {
