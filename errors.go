@@ -24,6 +24,10 @@ var (
 
 	// ErrClosed is returned by every method of a Queue after Close.
 	ErrClosed = errors.New("litequeue: queue closed")
+
+	// ErrReadOnly is returned by every method that writes, on a Queue
+	// opened with OpenReadOnly.
+	ErrReadOnly = errors.New("litequeue: queue opened read-only")
 )
 
 // Permanent wraps err so that the job is not retried: the run is recorded

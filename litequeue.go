@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -47,57 +48,92 @@ const readPoolSize = 4
 // binary. The app may keep its own tables in the same file (see DB).
 // Open starts no goroutine.
 func Open(path string, opts Options) (*Queue, error) {
-	opts, err := opts.resolve()
+	q, err := open(path, opts, false)
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
 	}
-	if err := prepareFile(path); err != nil {
-		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
-	}
-	wdb, err := openDB(path, false, opts.Synchronous, 1)
+	return q, nil
+}
+
+// OpenReadOnly opens an existing litequeue file for inspection — Get, List,
+// History, Stats, NextDue — while other processes work on it. It never
+// creates, migrates or writes the file: a missing file or one without
+// litequeue's tables is an error, and every method that writes returns
+// ErrReadOnly.
+func OpenReadOnly(path string, opts Options) (*Queue, error) {
+	q, err := open(path, opts, true)
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
 	}
+	return q, nil
+}
+
+func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
+	opts, err = opts.resolve()
+	if err != nil {
+		return nil, err
+	}
+	var closers []func() error // undone in reverse if Open fails
+	defer func() {
+		for i := len(closers) - 1; err != nil && i >= 0; i-- {
+			closers[i]()
+		}
+	}()
+	if readOnly {
+		_, err = os.Stat(path)
+	} else {
+		err = prepareFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The file is checked before anything writes to it, on the writer's
+	// connection, and the read pool opens only once the file is in WAL.
 	ctx := context.Background()
-	if err := checkFile(ctx, wdb, path); err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("litequeue: open: %w", err)
-	}
-	if err := migrate(ctx, wdb); err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
-	}
-	db, err := openDB(path, false, opts.Synchronous, readPoolSize)
+	first, err := openDB(path, readOnly, opts.Synchronous, 1)
 	if err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
+		return nil, err
 	}
-	lock, err := openFileLock(path)
+	closers = append(closers, first.Close)
+	version, err := checkFile(ctx, first)
 	if err != nil {
-		wdb.Close()
-		db.Close()
-		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
-	}
-	conn, err := newStmtConn(ctx, wdb)
-	if err != nil {
-		wdb.Close()
-		db.Close()
-		lock.close()
-		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
+		return nil, err
 	}
 	host, _ := os.Hostname()
-	return &Queue{
+	q := &Queue{
 		opts:     opts,
 		clock:    opts.Clock,
 		path:     path,
-		db:       db,
-		wdb:      wdb,
-		w:        writer{conn: conn, lock: lock},
 		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
 		handlers: make(map[string]*handler),
 		wake:     make(chan struct{}),
 		closing:  make(chan struct{}),
-	}, nil
+	}
+	if readOnly {
+		if version == 0 {
+			return nil, errors.New("the file has no litequeue tables")
+		}
+		first.SetMaxOpenConns(readPoolSize)
+		first.SetMaxIdleConns(readPoolSize)
+		q.db = first
+		return q, nil
+	}
+	q.wdb = first
+	if err := migrate(ctx, q.wdb); err != nil {
+		return nil, err
+	}
+	if q.db, err = openDB(path, false, opts.Synchronous, readPoolSize); err != nil {
+		return nil, err
+	}
+	closers = append(closers, q.db.Close)
+	if q.w.lock, err = openFileLock(path); err != nil {
+		return nil, err
+	}
+	closers = append(closers, q.w.lock.close)
+	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
+		return nil, err
+	}
+	return q, nil
 }
 
 // Close stops every Work call on the queue (as if its context were done,
@@ -115,17 +151,10 @@ func (q *Queue) Close() error {
 
 	q.works.Wait()
 	q.calls.Wait()
-	err := q.w.conn.close()
-	if err2 := q.wdb.Close(); err == nil {
-		err = err2
+	if q.readOnly() {
+		return q.db.Close()
 	}
-	if err2 := q.db.Close(); err == nil {
-		err = err2
-	}
-	if err2 := q.w.lock.close(); err == nil {
-		err = err2
-	}
-	return err
+	return errors.Join(q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.w.lock.close())
 }
 
 // DB returns the queue's connection pool, for the app's own tables and
@@ -160,8 +189,14 @@ func (q *Queue) isClosing() bool {
 // write runs fn in a write transaction through the group-commit writer.
 // The caller has entered (see enter) or runs inside Work.
 func (q *Queue) write(ctx context.Context, fn func(tx execer) error) error {
+	if q.readOnly() {
+		return ErrReadOnly
+	}
 	return q.w.do(ctx, fn)
 }
+
+// readOnly reports whether the Queue came from OpenReadOnly.
+func (q *Queue) readOnly() bool { return q.w.conn == nil }
 
 // notify wakes every idle Work loop of this Queue.
 func (q *Queue) notify() {

@@ -186,3 +186,39 @@ func TestOpen_BadOptions(t *testing.T) {
 		t.Errorf("refused options created the file: %v", err)
 	}
 }
+
+// TestOpenReadOnly inspects a file another Queue works on, and refuses to
+// create or adopt one.
+func TestOpenReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := litequeue.OpenReadOnly(missing, litequeue.Options{}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("OpenReadOnly of a missing file: %v, want ErrNotExist", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("OpenReadOnly created the file")
+	}
+	plain := filepath.Join(dir, "plain.db")
+	sqliteFile(t, plain, `CREATE TABLE notes (body TEXT)`)
+	if _, err := litequeue.OpenReadOnly(plain, litequeue.Options{}); err == nil || !strings.Contains(err.Error(), "no litequeue tables") {
+		t.Fatalf("OpenReadOnly of a file without litequeue's tables: %v", err)
+	}
+
+	q, path := openQueue(t, litequeue.Options{})
+	j := enqueue(t, q, "k", "hello")
+	ro, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if got := get(t, ro, j.ID); string(got.Payload) != `"hello"` {
+		t.Fatalf("read-only Get = %+v", got)
+	}
+	if _, err := ro.Enqueue(context.Background(), "k", nil); !errors.Is(err, litequeue.ErrReadOnly) {
+		t.Fatalf("Enqueue on a read-only queue: %v, want ErrReadOnly", err)
+	}
+	enqueue(t, q, "k", "more") // the writer goes on meanwhile
+	if jobs, err := ro.List(context.Background(), litequeue.Filter{}); err != nil || len(jobs) != 2 {
+		t.Fatalf("read-only List: %d jobs, %v; want 2", len(jobs), err)
+	}
+}

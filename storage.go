@@ -64,7 +64,9 @@ func dsn(path string, readOnly bool, synchronous string) (string, error) {
 	v.Add("_pragma", "synchronous("+synchronous+")")
 	v.Add("_txlock", "immediate")
 	if readOnly {
-		v.Add("mode", "ro")
+		// query_only rather than mode=ro: a read-only connection could not
+		// create the -shm file a WAL database needs when no writer has it open.
+		v.Add("_pragma", "query_only(1)")
 	}
 	return u.String() + "?" + v.Encode(), nil
 }
@@ -93,7 +95,7 @@ func prepareFile(path string) error {
 	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
 		return err
 	case !bytes.Equal(header[:n], sqliteHeader):
-		return fmt.Errorf("%s is not a SQLite database", path)
+		return errors.New("the file is not a SQLite database")
 	}
 	return nil
 }
@@ -117,23 +119,24 @@ func openDB(path string, readOnly bool, synchronous string, n int) (*sqlx.DB, er
 
 // checkFile refuses a file that litequeue must not change: another
 // application's SQLite file, or a schema newer than this binary. It only
-// reads, so a refused file is left as it was.
-func checkFile(ctx context.Context, db *sqlx.DB, path string) error {
+// reads, so a refused file is left as it was. It returns the file's schema
+// version, 0 for a file without litequeue's tables.
+func checkFile(ctx context.Context, db *sqlx.DB) (int, error) {
 	var appID int64
 	if err := db.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
-		return fmt.Errorf("%s: read application_id: %w", path, err)
+		return 0, fmt.Errorf("read application_id: %w", err)
 	}
 	if appID != 0 && appID != applicationID {
-		return fmt.Errorf("%s belongs to another application (application_id %#x)", path, appID)
+		return 0, fmt.Errorf("the file belongs to another application (application_id %#x)", appID)
 	}
 	version, err := readSchemaVersion(ctx, db)
 	if err != nil {
-		return fmt.Errorf("%s: read schema version: %w", path, err)
+		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	if version > schemaVersion {
-		return fmt.Errorf("%s has litequeue schema version %d, newer than this binary's %d: upgrade litequeue", path, version, schemaVersion)
+		return 0, fmt.Errorf("the file has litequeue schema version %d, newer than this binary's %d: upgrade litequeue", version, schemaVersion)
 	}
-	return nil
+	return version, nil
 }
 
 // readSchemaVersion returns the version in litequeue_meta, 0 if the file
