@@ -25,7 +25,12 @@ type lease struct {
 	delay   time.Duration // retry_delay: the wait if this run fails
 }
 
-const claimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+// claimSQL reads the claim index in its order and stops at the LIMIT.
+// INDEXED BY (SQLite only; drop it on PostgreSQL) keeps the planner, which
+// has no statistics, from preferring the kind or state index and sorting
+// every due job at each claim: that made a backlog of n due jobs cost
+// O(n²) to drain.
+const claimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
 	WHERE state = 'pending' AND run_at <= ? AND kind IN (?)`
 
 const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ?`
