@@ -135,3 +135,21 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// seen calls Seen and fails the test on error.
+func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
+	tb.Helper()
+	ok, err := q.Seen(context.Background(), key)
+	if err != nil {
+		tb.Fatalf("Seen(%q): %v", key, err)
+	}
+	return ok
+}
+
+// mark calls Mark and fails the test on error.
+func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
+	tb.Helper()
+	if err := q.Mark(context.Background(), key, ttl); err != nil {
+		tb.Fatalf("Mark(%q, %v): %v", key, ttl, err)
+	}
+}
