@@ -2,7 +2,9 @@ package litequeue_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -134,6 +136,31 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// doomed is a handler whose jobs die at once.
+func doomed(ctx context.Context, job *litequeue.Job) error {
+	return litequeue.Permanent(errors.New("doomed"))
+}
+
+// itoa formats a job ID as error messages do.
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }
+
+// runResult is what a RunDue call on another goroutine returned.
+type runResult struct {
+	n   int
+	err error
+}
+
+// runDueAsync calls RunDue on a goroutine of its own and delivers its
+// result on the channel.
+func runDueAsync(q *litequeue.Queue) <-chan runResult {
+	done := make(chan runResult, 1)
+	go func() {
+		n, err := q.RunDue(context.Background())
+		done <- runResult{n, err}
+	}()
+	return done
 }
 
 // seen calls Seen and fails the test on error.
