@@ -63,13 +63,16 @@ func route(cur *jobRow, e ending, now time.Time) (move, Outcome) {
 	m := move{state: cur.State, attempt: cur.Attempt, runAt: cur.RunAt, lastError: cur.LastError}
 	outcome := e.outcome
 	switch {
-	case e.outcome == OutcomeCompleted:
-		m.state, m.runAt, m.lastError = Completed, sql.NullInt64{}, ""
 	case cur.Cancel:
-		m.state = Cancelled // Cancel asked for it: nothing brings it back
+		// Cancel asked for it: nothing brings it back, and the run is
+		// cancelled whatever it returned, even nil (only a CompleteTx
+		// committed before the Cancel completes it; see finish).
+		m.state = Cancelled
 		if e.outcome != OutcomeLeaseExpired {
 			outcome = OutcomeCancelled
 		}
+	case e.outcome == OutcomeCompleted:
+		m.state, m.runAt, m.lastError = Completed, sql.NullInt64{}, ""
 	case e.outcome == OutcomeDiscarded:
 		m.state = Discarded
 	case e.outcome == OutcomeCancelled:
