@@ -143,6 +143,17 @@ func doomed(ctx context.Context, job *litequeue.Job) error {
 	return litequeue.Permanent(errors.New("doomed"))
 }
 
+// historyRows counts a job's rows in litequeue_attempts, through DB():
+// History cannot tell a purged job's rows from none.
+func historyRows(tb testing.TB, q *litequeue.Queue, id int64) int {
+	tb.Helper()
+	var n int
+	if err := q.DB().Get(&n, `SELECT COUNT(*) FROM litequeue_attempts WHERE job_id = ?`, id); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
 // itoa formats a job ID as error messages do.
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 
@@ -161,6 +172,19 @@ func runDueAsync(q *litequeue.Queue) <-chan runResult {
 		done <- runResult{n, err}
 	}()
 	return done
+}
+
+// exists reports whether the job is still stored.
+func exists(tb testing.TB, q *litequeue.Queue, id int64) bool {
+	tb.Helper()
+	_, err := q.Get(context.Background(), id)
+	if errors.Is(err, litequeue.ErrNotFound) {
+		return false
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return true
 }
 
 // seen calls Seen and fails the test on error.
