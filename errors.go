@@ -106,8 +106,9 @@ func (e *stateError) Error() string {
 // about the job's state pass as they are.
 func jobError(op string, id int64, err error) error {
 	var se *stateError
+	var ke *keyHeldError
 	switch {
-	case err == nil, errors.As(err, &se):
+	case err == nil, errors.As(err, &se), errors.As(err, &ke):
 		return err
 	case errors.Is(err, errNoRows):
 		return fmt.Errorf("litequeue: %s job %d: %w", op, id, ErrNotFound)

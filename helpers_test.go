@@ -129,7 +129,13 @@ func runDue(tb testing.TB, q *litequeue.Queue) int {
 // deadline. For goroutines the test cannot step.
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitWithin(tb, 10*time.Second, what, cond)
+}
+
+// waitWithin is waitFor with a deadline of d, for long runs of work.
+func waitWithin(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out waiting for %s", what)
