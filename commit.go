@@ -187,6 +187,10 @@ func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {
 	return &stmtConn{conn: conn, stmts: make(map[string]*sqlx.Stmt)}, nil
 }
 
+// maxStmts bounds the statement cache: queries with (?) lists of varying
+// length (bulk replay, retention) each prepare a statement of their own.
+const maxStmts = 128
+
 // stmt returns the statement for query, preparing it on first use.
 func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
 	if st, ok := c.stmts[query]; ok {
@@ -195,6 +199,12 @@ func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
 	st, err := c.conn.PreparexContext(ctx, query)
 	if err != nil {
 		return nil, err
+	}
+	if len(c.stmts) >= maxStmts {
+		for q, old := range c.stmts {
+			old.Close()
+			delete(c.stmts, q)
+		}
 	}
 	c.stmts[query] = st
 	return st, nil

@@ -104,3 +104,18 @@ type stateError struct {
 func (e *stateError) Error() string {
 	return fmt.Sprintf("litequeue: %s job %d: it is %s", e.op, e.id, e.state)
 }
+
+// jobError wraps err from an operation on job id as "litequeue: <op> job
+// <id>: …": a missing row becomes ErrNotFound, and litequeue's own errors
+// about the job's state pass as they are.
+func jobError(op string, id int64, err error) error {
+	var se *stateError
+	var ke *keyHeldError
+	switch {
+	case err == nil, errors.As(err, &se), errors.As(err, &ke):
+		return err
+	case errors.Is(err, errNoRows):
+		return fmt.Errorf("litequeue: %s job %d: %w", op, id, ErrNotFound)
+	}
+	return fmt.Errorf("litequeue: %s job %d: %w", op, id, err)
+}

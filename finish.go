@@ -43,63 +43,90 @@ const insertAttemptSQL = `INSERT INTO litequeue_attempts
 	(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
+// move is where a job goes: the values of its row after a run (or a
+// Cancel), which no longer hold a lease.
+type move struct {
+	state     State
+	attempt   int
+	runAt     sql.NullInt64
+	finished  sql.NullInt64
+	lastError string
+	delay     time.Duration // the wait before the next run, if any
+}
+
+// route decides where the ending e of the run in row cur sends the job at
+// now, and the outcome to record for the run (a run of a job that Cancel
+// asked to stop is recorded cancelled).
+func route(cur *jobRow, e ending, now time.Time) (move, Outcome) {
+	m := move{state: cur.State, attempt: cur.Attempt, runAt: cur.RunAt, lastError: cur.LastError}
+	outcome := e.outcome
+	switch {
+	case cur.Cancel:
+		// Cancel asked for it: nothing brings it back, and the run is
+		// cancelled whatever it returned, even nil (only a CompleteTx
+		// committed before the Cancel completes it; see finish).
+		m.state = Cancelled
+		if e.outcome != OutcomeLeaseExpired {
+			outcome = OutcomeCancelled
+		}
+	case e.outcome == OutcomeCompleted:
+		m.state, m.runAt, m.lastError = Completed, sql.NullInt64{}, ""
+	case e.outcome == OutcomeDiscarded:
+		m.state = Discarded
+	case e.outcome == OutcomeCancelled:
+		m.state = Cancelled
+	case e.outcome == OutcomeSnoozed, e.outcome == "":
+		m.state, m.attempt, m.delay = Pending, m.attempt-1, e.delay
+		m.runAt = nullMS(now.Add(m.delay))
+	case e.permanent || cur.Attempt >= cur.MaxTries:
+		m.state, m.lastError = Dead, e.errText
+	default:
+		m.state, m.lastError, m.delay = Pending, e.errText, e.delay
+		m.runAt = nullMS(now.Add(m.delay))
+	}
+	if m.state.terminal() {
+		m.finished = nullMS(now)
+	}
+	return m, outcome
+}
+
+// apply writes the move to the job's row and returns the row as it is after.
+func (m move) apply(ctx context.Context, tx execer, id int64) (*jobRow, error) {
+	row := new(jobRow)
+	err := tx.GetContext(ctx, row, settleSQL, m.state, m.attempt, m.runAt, m.finished, m.lastError, id)
+	return row, err
+}
+
 // settle moves the job in row cur, whose run started at started by worker,
 // to where the ending sends it, records the run in its history, and returns
 // the event to fire after the commit (Type "" for none). The caller has
 // checked that it may: it holds the lease, or the lease expired.
 func settle(ctx context.Context, tx execer, cur *jobRow, e ending, started time.Time, worker string, now time.Time) (Event, error) {
-	var state State
-	attempt := cur.Attempt
-	runAt, finished := cur.RunAt, sql.NullInt64{}
-	lastError, delay := cur.LastError, time.Duration(0)
-	switch {
-	case e.outcome == OutcomeCompleted:
-		state, runAt, lastError = Completed, sql.NullInt64{}, ""
-	case cur.Cancel:
-		state = Cancelled // Cancel asked for it: nothing brings it back
-		if e.outcome != OutcomeLeaseExpired {
-			e.outcome = OutcomeCancelled
-		}
-	case e.outcome == OutcomeDiscarded:
-		state = Discarded
-	case e.outcome == OutcomeCancelled:
-		state = Cancelled
-	case e.outcome == OutcomeSnoozed, e.outcome == "":
-		state, attempt, delay = Pending, attempt-1, e.delay
-		runAt = nullMS(now.Add(delay))
-	case e.permanent || attempt >= cur.MaxTries:
-		state, lastError = Dead, e.errText
-	default:
-		state, lastError, delay = Pending, e.errText, e.delay
-		runAt = nullMS(now.Add(delay))
-	}
-	if state.terminal() {
-		finished = nullMS(now)
-	}
-	var row jobRow
-	err := tx.GetContext(ctx, &row, settleSQL, state, attempt, runAt, finished, lastError, cur.ID)
+	var m move
+	m, e.outcome = route(cur, e, now)
+	row, err := m.apply(ctx, tx, cur.ID)
 	if err != nil {
 		return Event{}, err
 	}
-	ev := Event{Job: *row.job(), At: now, Delay: delay}
 	if e.outcome == "" {
 		return Event{}, nil // released: not a run of its own
 	}
+	ev := Event{Job: *row.job(), At: now, Delay: m.delay}
 	if e.failure() {
 		ev.Err = e.errText
 	}
 	_, err = tx.ExecContext(ctx, insertAttemptSQL, cur.ID, cur.Attempt, ms(started), ms(now),
-		e.outcome, e.errText, e.class, delay.Milliseconds(), worker, cur.Kind, state)
+		e.outcome, e.errText, e.class, m.delay.Milliseconds(), worker, cur.Kind, m.state)
 	if err != nil {
 		return Event{}, err
 	}
 	switch {
-	case state == Pending && e.outcome == OutcomeSnoozed:
+	case m.state == Pending && e.outcome == OutcomeSnoozed:
 		ev.Type = "job.snoozed"
-	case state == Pending:
+	case m.state == Pending:
 		ev.Type = "job.retry"
 	default:
-		ev.Type = eventTypes[state]
+		ev.Type = eventTypes[m.state]
 	}
 	return ev, nil
 }

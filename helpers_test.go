@@ -2,7 +2,9 @@ package litequeue_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -127,11 +129,84 @@ func runDue(tb testing.TB, q *litequeue.Queue) int {
 // deadline. For goroutines the test cannot step.
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitWithin(tb, 10*time.Second, what, cond)
+}
+
+// waitWithin is waitFor with a deadline of d, for long runs of work.
+func waitWithin(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// doomed is a handler whose jobs die at once.
+func doomed(ctx context.Context, job *litequeue.Job) error {
+	return litequeue.Permanent(errors.New("doomed"))
+}
+
+// historyRows counts a job's rows in litequeue_attempts, through DB():
+// History cannot tell a purged job's rows from none.
+func historyRows(tb testing.TB, q *litequeue.Queue, id int64) int {
+	tb.Helper()
+	var n int
+	if err := q.DB().Get(&n, `SELECT COUNT(*) FROM litequeue_attempts WHERE job_id = ?`, id); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// itoa formats a job ID as error messages do.
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }
+
+// runResult is what a RunDue call on another goroutine returned.
+type runResult struct {
+	n   int
+	err error
+}
+
+// runDueAsync calls RunDue on a goroutine of its own and delivers its
+// result on the channel.
+func runDueAsync(q *litequeue.Queue) <-chan runResult {
+	done := make(chan runResult, 1)
+	go func() {
+		n, err := q.RunDue(context.Background())
+		done <- runResult{n, err}
+	}()
+	return done
+}
+
+// exists reports whether the job is still stored.
+func exists(tb testing.TB, q *litequeue.Queue, id int64) bool {
+	tb.Helper()
+	_, err := q.Get(context.Background(), id)
+	if errors.Is(err, litequeue.ErrNotFound) {
+		return false
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return true
+}
+
+// seen calls Seen and fails the test on error.
+func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
+	tb.Helper()
+	ok, err := q.Seen(context.Background(), key)
+	if err != nil {
+		tb.Fatalf("Seen(%q): %v", key, err)
+	}
+	return ok
+}
+
+// mark calls Mark and fails the test on error.
+func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
+	tb.Helper()
+	if err := q.Mark(context.Background(), key, ttl); err != nil {
+		tb.Fatalf("Mark(%q, %v): %v", key, ttl, err)
 	}
 }

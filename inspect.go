@@ -31,12 +31,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 		return nil, err
 	}
 	defer leave()
-	where, args := f.where()
-	query := `SELECT ` + jobColumns + ` FROM litequeue_jobs` + where + ` ORDER BY id`
-	if f.Limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, f.Limit)
-	}
+	query, args := f.query(jobColumns)
 	var rows []jobRow
 	if err := q.db.SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
@@ -46,6 +41,18 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 		jobs[i] = rows[i].job()
 	}
 	return jobs, nil
+}
+
+// query returns the SELECT of the given columns of the jobs that match the
+// filter, ordered by ID and limited, and its arguments.
+func (f Filter) query(columns string) (string, []any) {
+	where, args := f.where()
+	query := `SELECT ` + columns + ` FROM litequeue_jobs` + where + ` ORDER BY id`
+	if f.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	return query, args
 }
 
 // where returns the filter as a WHERE clause ("" for none) and its

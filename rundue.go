@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -15,14 +16,28 @@ import (
 // abandon it; RunDue waits for it or for the timeout. It first rescues
 // expired leases, re-reads the clock before each claim, claims only kinds
 // with a handler on this Queue, and returns the number of handler runs
-// (timed-out runs count; rescues do not). With a mock clock, a test steps a
-// schedule with NextDue, clock.Set and RunDue, deterministically.
+// (timed-out runs count; rescues do not). After the runs it enforces
+// retention (DeadTTL, KeepFinished, expired idempotency keys). With a mock
+// clock, a test steps a schedule with NextDue, clock.Set and RunDue,
+// deterministically.
 func (q *Queue) RunDue(ctx context.Context) (int, error) {
 	leave, err := q.enter()
 	if err != nil {
 		return 0, err
 	}
 	defer leave()
+	runs, err := q.runDue(ctx)
+	if err != nil {
+		return runs, err
+	}
+	if err := q.sweep(ctx); err != nil {
+		return runs, fmt.Errorf("litequeue: retention: %w", err)
+	}
+	return runs, nil
+}
+
+// runDue is RunDue's runs.
+func (q *Queue) runDue(ctx context.Context) (int, error) {
 	if _, err := q.rescue(ctx); err != nil {
 		return 0, err
 	}

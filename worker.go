@@ -33,7 +33,9 @@ const errorBackoff = time.Second
 // batches, only of kinds with a handler on this Queue. An idle Work wakes
 // at once on an Enqueue in this process, within a second for writes by
 // other processes, and otherwise sleeps until the next RunAt or lease
-// expiry on the injected clock. Any worker rescues expired leases.
+// expiry on the injected clock. Any worker rescues expired leases, and
+// enforces retention (DeadTTL, KeepFinished, expired idempotency keys) at
+// most once a minute on the injected clock.
 //
 // Shutdown: Work stops claiming and waits up to ShutdownGrace for running
 // handlers; then it cancels their contexts. A job whose handler then
@@ -87,10 +89,18 @@ type pool struct {
 	abandon  chan struct{} // closed when Work stops waiting
 }
 
-// loop claims and starts jobs until ctx is done or the Queue closes.
+// loop claims and starts jobs until ctx is done or the Queue closes, and
+// runs the janitor at most once every sweepEvery.
 func (p *pool) loop(ctx context.Context) {
 	q := p.q
+	var swept time.Time
 	for {
+		if now := q.now(); swept.IsZero() || !now.Before(swept.Add(sweepEvery)) {
+			swept = now
+			if err := q.sweep(ctx); err != nil {
+				q.opts.Logger.Error("litequeue: retention", "err", err)
+			}
+		}
 		wake := q.wakeChan() // before looking, so that no Enqueue is missed
 		wait := pollInterval
 		if free := p.opts.Concurrency - p.running; free > 0 {

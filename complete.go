@@ -1,0 +1,44 @@
+package litequeue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// CompleteTx completes job — the *Job a handler was given — inside the
+// caller's transaction, begun on DB(), if and only if the handler still
+// holds the job's lease; else it returns ErrLeaseLost and changes nothing,
+// and the caller should roll back. The lease is lost when it expired and
+// another worker rescued the job, when the run timed out, and when Cancel
+// asked the job to stop. So a handler that writes to the same file can make
+// its write, an idempotency key (MarkTx) and the job's completion one
+// commit: exactly once for local effects.
+//
+// CompleteTx fires no event and adds no history row: when the handler
+// returns, its worker records the run as completed and fires job.completed,
+// whatever the handler returns after a committed CompleteTx. If the caller
+// rolls back instead, the run ends as the handler's return value says.
+// Calling it again under the same lease after a commit returns nil.
+func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {
+	leave, err := q.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	row, done, err := holder(ctx, tx, job.ID, job.token)
+	switch {
+	case err != nil:
+		return fmt.Errorf("litequeue: complete job %d: %w", job.ID, err)
+	case done:
+		return nil
+	case row.Cancel:
+		return fmt.Errorf("litequeue: complete job %d: cancelled: %w", job.ID, ErrLeaseLost)
+	}
+	m, _ := route(row, ending{outcome: OutcomeCompleted}, q.now())
+	if _, err := m.apply(ctx, tx, row.ID); err != nil {
+		return fmt.Errorf("litequeue: complete job %d: %w", job.ID, err)
+	}
+	return nil
+}

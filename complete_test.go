@@ -1,0 +1,239 @@
+package litequeue_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/litequeue/litequeue"
+)
+
+// orders is the app's own table in the queue's file, for CompleteTx tests.
+const ordersSchema = `CREATE TABLE app_orders (id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, attempt INTEGER NOT NULL)`
+
+// openOrders opens a queue whose file also holds the app's orders table.
+func openOrders(tb testing.TB, opts litequeue.Options) (*litequeue.Queue, string) {
+	tb.Helper()
+	q, path := openQueue(tb, opts)
+	if _, err := q.DB().Exec(ordersSchema); err != nil {
+		tb.Fatal(err)
+	}
+	return q, path
+}
+
+// orders counts the app's rows for a job.
+func orders(tb testing.TB, q *litequeue.Queue, id int64) int {
+	tb.Helper()
+	var n int
+	if err := q.DB().Get(&n, `SELECT COUNT(*) FROM app_orders WHERE job_id = ?`, id); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// placeOrder is a handler's exactly-once step: the app's write, its
+// idempotency key and the job's completion in one transaction, rolled back
+// if any fails.
+func placeOrder(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`, job.ID, job.Attempt); err != nil {
+		return err
+	}
+	if err := q.MarkTx(ctx, tx, "order-for-job-"+itoa(job.ID), time.Hour); err != nil {
+		return err
+	}
+	if err := q.CompleteTx(ctx, tx, job); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// TestQueue_CompleteTx commits the app's write, a key and the completion
+// at once; the run is recorded once, as completed, whatever the handler
+// returns after the commit.
+func TestQueue_CompleteTx(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		after   error // what the handler returns after the commit
+		wantErr string
+	}{
+		{"returns nil", nil, ""},
+		{"returns an error", errors.New("late"), "late"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ev events
+			q, _ := openOrders(t, litequeue.Options{OnEvent: ev.record})
+			q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+				if err := placeOrder(ctx, q, job); err != nil {
+					return err
+				}
+				return tc.after
+			})
+			job := enqueue(t, q, "order", nil)
+			if n := runDue(t, q); n != 1 {
+				t.Fatalf("RunDue ran %d jobs, want 1", n)
+			}
+			if n := orders(t, q, job.ID); n != 1 {
+				t.Fatalf("%d app rows, want 1", n)
+			}
+			if !seen(t, q, "order-for-job-"+itoa(job.ID)) {
+				t.Fatalf("key marked in the transaction not seen")
+			}
+			got := get(t, q, job.ID)
+			if got.State != litequeue.Completed || !got.RunAt.IsZero() || got.LastError != "" || !got.FinishedAt.Equal(epoch) {
+				t.Fatalf("job = %+v, want completed at epoch with its retry fields cleared", got)
+			}
+			want := []litequeue.Attempt{{Attempt: 1, StartedAt: epoch, FinishedAt: epoch,
+				Outcome: litequeue.OutcomeCompleted, Error: tc.wantErr, Worker: workerName(t, q, job.ID)}}
+			if tc.after != nil {
+				want[0].ErrorClass = "*errors.errorString"
+			}
+			if diff := cmp.Diff(want, history(t, q, job.ID)); diff != "" {
+				t.Fatalf("history (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"job.enqueued", "job.started", "job.completed"}, ev.types()); diff != "" {
+				t.Fatalf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestQueue_CompleteTxRolledBack checks that nothing trusts a CompleteTx
+// whose transaction was rolled back: the run ends as the handler says.
+func TestQueue_CompleteTxRolledBack(t *testing.T) {
+	q, _ := openOrders(t, litequeue.Options{Retry: litequeue.Policy{MaxTries: 2}})
+	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+		tx, err := q.DB().BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := q.CompleteTx(ctx, tx, job); err != nil {
+			return err
+		}
+		tx.Rollback()
+		return errors.New("payment refused")
+	})
+	job := enqueue(t, q, "order", nil)
+	runDue(t, q)
+	if got := get(t, q, job.ID); got.State != litequeue.Pending || got.LastError != "payment refused" {
+		t.Fatalf("job = %+v, want pending with the handler's error", got)
+	}
+}
+
+// TestQueue_CompleteTxStale runs a handler past its timeout: the run is
+// recorded timed_out, and the stale handler's CompleteTx returns
+// ErrLeaseLost, so the app's write is rolled back. The retry completes.
+func TestQueue_CompleteTxStale(t *testing.T) {
+	clk := newMock()
+	q, _ := openOrders(t, litequeue.Options{
+		Clock: clk,
+		Retry: litequeue.Policy{Base: time.Hour, Ceiling: time.Hour, MaxTries: 3},
+	})
+	started := make(chan struct{})
+	release := make(chan struct{})
+	results := make(chan error, 2)
+	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+		if job.Attempt == 1 {
+			close(started)
+			<-release // past the timeout, and the context's cancellation
+		}
+		err := placeOrder(context.WithoutCancel(ctx), q, job)
+		results <- err
+		return err
+	}, litequeue.WithTimeout(5*time.Second))
+	job := enqueue(t, q, "order", nil)
+
+	done := runDueAsync(q)
+	<-started
+	waitFor(t, "the run to time out", func() bool {
+		select {
+		case r := <-done:
+			if r.n != 1 || r.err != nil {
+				t.Errorf("RunDue = %d, %v; want 1 run", r.n, r.err)
+			}
+			return true
+		default:
+			clk.Add(time.Second) // the timeout timer may not exist yet
+			return false
+		}
+	})
+	close(release)
+	if err := <-results; !errors.Is(err, litequeue.ErrLeaseLost) {
+		t.Fatalf("stale CompleteTx = %v, want ErrLeaseLost", err)
+	}
+	if n := orders(t, q, job.ID); n != 0 {
+		t.Fatalf("stale handler's write committed: %d app rows", n)
+	}
+	if got := get(t, q, job.ID); got.State != litequeue.Pending || got.Attempt != 1 {
+		t.Fatalf("job after the timeout = %+v, want pending after attempt 1", got)
+	}
+
+	next, _, err := q.NextDue(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(next)
+	if n := runDue(t, q); n != 1 {
+		t.Fatalf("RunDue of the retry ran %d jobs, want 1", n)
+	}
+	if err := <-results; err != nil {
+		t.Fatalf("CompleteTx of the retry: %v", err)
+	}
+	var outcomes []litequeue.Outcome
+	for _, a := range history(t, q, job.ID) {
+		outcomes = append(outcomes, a.Outcome)
+	}
+	if diff := cmp.Diff([]litequeue.Outcome{litequeue.OutcomeTimedOut, litequeue.OutcomeCompleted}, outcomes); diff != "" {
+		t.Fatalf("history (-want +got):\n%s", diff)
+	}
+	var attempt int
+	if err := q.DB().Get(&attempt, `SELECT attempt FROM app_orders WHERE job_id = ?`, job.ID); err != nil || attempt != 2 {
+		t.Fatalf("app row: attempt %d, %v; want the retry's, 2", attempt, err)
+	}
+}
+
+// TestQueue_CompleteTxCancelled checks that a job whose cancellation was
+// requested while it ran cannot be completed by CompleteTx: the app's write
+// rolls back and the run is recorded as cancelled.
+func TestQueue_CompleteTxCancelled(t *testing.T) {
+	q, _ := openOrders(t, litequeue.Options{})
+	started := make(chan struct{})
+	release := make(chan struct{})
+	results := make(chan error, 1)
+	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+		close(started)
+		<-release
+		err := placeOrder(ctx, q, job)
+		results <- err
+		return err
+	})
+	job := enqueue(t, q, "order", nil)
+	done := runDueAsync(q)
+	<-started
+	if err := q.Cancel(context.Background(), job.ID); err != nil {
+		t.Fatalf("Cancel of a running job: %v", err)
+	}
+	close(release)
+	if r := <-done; r.n != 1 || r.err != nil {
+		t.Fatalf("RunDue = %d, %v; want 1 run", r.n, r.err)
+	}
+	if err := <-results; !errors.Is(err, litequeue.ErrLeaseLost) {
+		t.Fatalf("CompleteTx after Cancel = %v, want ErrLeaseLost", err)
+	}
+	if n := orders(t, q, job.ID); n != 0 {
+		t.Fatalf("cancelled job's write committed: %d app rows", n)
+	}
+	if got := get(t, q, job.ID); got.State != litequeue.Cancelled {
+		t.Fatalf("state = %s, want cancelled", got.State)
+	}
+	if h := history(t, q, job.ID); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCancelled {
+		t.Fatalf("history = %+v, want one cancelled run", h)
+	}
+}

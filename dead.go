@@ -1,0 +1,207 @@
+package litequeue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Dead letters: a job that used its last try, or failed with Permanent, is
+// dead with its whole history. Nothing runs it again on its own; List with
+// Filter{State: Dead} shows the dead jobs, Replay and ReplayDead put them
+// back, PurgeDead deletes them early, and the janitor purges them after
+// DeadTTL (see janitor.go).
+
+// replayBatch bounds the jobs one ReplayDead transaction replays, so that a
+// large replay never holds the write lock for long.
+const replayBatch = 500
+
+// Replay puts a dead job back as pending, due now, with its Attempt reset
+// to 0 and FinishedAt cleared; its history and LastError are kept. The
+// replay appends a history row of its own (outcome replayed, Attempt 0,
+// worker: the Queue's default worker name), fires job.replayed and wakes
+// this Queue's idle workers. It returns ErrNotFound for an ID that names no
+// job, an error naming the state of a job that is not dead, and an error
+// naming the key and the live job's ID while a pending or running job holds
+// the dead job's UniqueKey: a replay never makes two live jobs with one key.
+func (q *Queue) Replay(ctx context.Context, id int64) error {
+	leave, err := q.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	var ev Event
+	err = q.write(ctx, func(tx execer) error {
+		var row jobRow
+		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
+			return err
+		}
+		if row.State != Dead {
+			return &stateError{op: "replay", id: id, state: row.State}
+		}
+		var err error
+		ev, err = q.replay(ctx, tx, &row, q.now())
+		return err
+	})
+	if err != nil {
+		return jobError("replay", id, err)
+	}
+	q.notify()
+	q.emit(ev)
+	return nil
+}
+
+// ReplayDead replays, as Replay does, the dead jobs that List would return
+// for f at the start of the call: those matching its Queue and Kind, the
+// first Limit of them by ID (Limit 0: all). f.State must be "" or Dead. It
+// works in transactions of at most 500 jobs, so that other writers
+// (workers, enqueues) go on meanwhile, and after each wakes this Queue's
+// workers and fires job.replayed. A job no longer dead by its turn is left
+// alone, and a dead job whose UniqueKey a live job holds — also one
+// replayed earlier in the same call — is skipped and stays dead (Replay
+// would refuse it). ReplayDead returns how many jobs it replayed, also when
+// it fails part way: the transactions before the failure stand.
+func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
+	leave, err := q.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	if f.State != "" && f.State != Dead {
+		return 0, fmt.Errorf("litequeue: replay dead jobs: the filter's state is %s, not dead", f.State)
+	}
+	f.State = Dead
+	query, args := f.query("id")
+	var ids []int64
+	if err := q.db.SelectContext(ctx, &ids, query, args...); err != nil {
+		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
+	}
+	replayed := 0
+	for batch := range slices.Chunk(ids, replayBatch) {
+		n, err := q.replayIDs(ctx, batch)
+		replayed += n
+		if err != nil {
+			return replayed, fmt.Errorf("litequeue: replay dead jobs: %w", err)
+		}
+	}
+	return replayed, nil
+}
+
+const deadByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+	WHERE id IN (?) AND state = 'dead' ORDER BY id`
+
+// replayIDs replays, in one transaction, the jobs with the given IDs that
+// are still dead, skipping those whose unique key a live job holds, then
+// wakes the workers and fires the events. It returns how many it replayed.
+func (q *Queue) replayIDs(ctx context.Context, ids []int64) (int, error) {
+	var events []Event
+	err := q.write(ctx, func(tx execer) error {
+		events = events[:0]
+		now := q.now()
+		var rows []jobRow
+		if err := selectIn(ctx, tx, &rows, deadByIDSQL, ids); err != nil {
+			return err
+		}
+		for i := range rows {
+			ev, err := q.replay(ctx, tx, &rows[i], now)
+			var ke *keyHeldError
+			if errors.As(err, &ke) {
+				q.opts.Logger.Warn("litequeue: replay skipped a dead job", "err", err)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			events = append(events, ev)
+		}
+		return nil
+	})
+	if err != nil || len(events) == 0 {
+		return 0, err
+	}
+	q.notify()
+	q.emit(events...)
+	return len(events), nil
+}
+
+// replay puts the dead job in row back as pending at now and records the
+// replay in its history, unless a live job holds its unique key
+// (*keyHeldError). It returns the event to fire after the commit.
+func (q *Queue) replay(ctx context.Context, tx execer, row *jobRow, now time.Time) (Event, error) {
+	if row.UniqueKey.Valid {
+		var live jobRow
+		err := tx.GetContext(ctx, &live, liveByKeySQL, row.UniqueKey.String)
+		if err == nil {
+			return Event{}, &keyHeldError{id: row.ID, key: row.UniqueKey.String, live: live.ID}
+		}
+		if !errors.Is(err, errNoRows) {
+			return Event{}, err
+		}
+	}
+	m := move{state: Pending, attempt: 0, runAt: nullMS(now), finished: sql.NullInt64{}, lastError: row.LastError}
+	after, err := m.apply(ctx, tx, row.ID)
+	if err != nil {
+		return Event{}, err
+	}
+	_, err = tx.ExecContext(ctx, insertAttemptSQL, row.ID, 0, ms(now), ms(now),
+		OutcomeReplayed, "", "", 0, q.worker, row.Kind, Pending)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{Type: "job.replayed", Job: *after.job(), At: now}, nil
+}
+
+// PurgeDead deletes, with their history, the dead jobs that have been dead
+// for at least olderThan (FinishedAt ≤ now − olderThan on the injected
+// clock; 0: every dead job), in transactions of at most 1000 rows, and
+// returns how many it deleted. The janitor does the same with DeadTTL.
+func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, error) {
+	leave, err := q.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	if olderThan < 0 {
+		return 0, fmt.Errorf("litequeue: purge dead jobs: negative age %v", olderThan)
+	}
+	n, err := q.purgeJobs(ctx, []State{Dead}, olderThan)
+	if err != nil {
+		return n, fmt.Errorf("litequeue: purge dead jobs: %w", err)
+	}
+	return n, nil
+}
+
+const countDeadSQL = `SELECT COUNT(*) FROM litequeue_jobs WHERE state = 'dead' AND finished_at <= ?`
+
+// CountDead returns how many jobs PurgeDead(ctx, olderThan) would delete
+// now: a dry run.
+func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, error) {
+	leave, err := q.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	if olderThan < 0 {
+		return 0, fmt.Errorf("litequeue: count dead jobs: negative age %v", olderThan)
+	}
+	var n int
+	if err := q.db.GetContext(ctx, &n, countDeadSQL, ms(q.now().Add(-olderThan))); err != nil {
+		return 0, fmt.Errorf("litequeue: count dead jobs: %w", err)
+	}
+	return n, nil
+}
+
+// keyHeldError reports a replay refused because a live job holds the dead
+// job's unique key: replay never makes two live jobs with one key.
+type keyHeldError struct {
+	id   int64
+	key  string
+	live int64
+}
+
+func (e *keyHeldError) Error() string {
+	return fmt.Sprintf("litequeue: replay job %d: unique key %q is held by live job %d", e.id, e.key, e.live)
+}

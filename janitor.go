@@ -1,0 +1,156 @@
+package litequeue
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Retention: finished jobs are kept for a while, then purged with their
+// history by the janitor, which RunDue calls after each call's runs and
+// Work at most once a minute on the injected clock. A job finished at T is
+// kept while the clock reads before T+TTL and purged from T+TTL on (the TTL
+// is DeadTTL for dead jobs, KeepFinished for completed, discarded and
+// cancelled ones); an idempotency key is purged once it has expired. The
+// janitor deletes in transactions of at most purgeBatch rows, so that it
+// never holds the write lock for long, and finds what to delete with reads
+// that take no lock, so that with nothing to delete it writes nothing.
+
+// purgeBatch bounds the rows — jobs and their history rows, or keys — one
+// retention transaction deletes. A job is never split from its history, so
+// a job with more history rows than this goes alone in a larger one.
+const purgeBatch = 1000
+
+// sweepEvery is how often Work runs the janitor, on the injected clock.
+const sweepEvery = time.Minute
+
+// finishedStates are the terminal states kept for KeepFinished.
+var finishedStates = []State{Completed, Discarded, Cancelled}
+
+// sweep purges what retention no longer keeps: dead jobs after DeadTTL,
+// other finished jobs after KeepFinished, and expired idempotency keys.
+func (q *Queue) sweep(ctx context.Context) error {
+	dead, err := q.purgeJobs(ctx, []State{Dead}, q.opts.DeadTTL)
+	if err != nil {
+		return err
+	}
+	finished, err := q.purgeJobs(ctx, finishedStates, q.opts.KeepFinished)
+	if err != nil {
+		return err
+	}
+	keys, err := q.purgeKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if dead+finished+keys > 0 {
+		q.opts.Logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
+	}
+	return nil
+}
+
+const expiredJobsSQL = `SELECT id,
+	(SELECT COUNT(*) FROM litequeue_attempts a WHERE a.job_id = j.id) AS history
+	FROM litequeue_jobs j WHERE state IN (?) AND finished_at <= ? LIMIT ?`
+
+const deleteJobsSQL = `DELETE FROM litequeue_jobs
+	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id`
+
+const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
+
+// purgeJobs deletes, with their history, the jobs in the given terminal
+// states that finished at least age ago, and returns how many it deleted.
+func (q *Queue) purgeJobs(ctx context.Context, states []State, age time.Duration) (int, error) {
+	total := 0
+	for {
+		cutoff := ms(q.now().Add(-age))
+		var found []struct {
+			ID      int64 `db:"id"`
+			History int   `db:"history"`
+		}
+		if err := selectIn(ctx, q.db, &found, expiredJobsSQL, states, cutoff, purgeBatch); err != nil {
+			return total, err
+		}
+		// Take jobs while they and their history fit in one batch.
+		var ids []int64
+		for rows := 0; len(ids) < len(found); {
+			rows += 1 + found[len(ids)].History
+			if rows > purgeBatch && len(ids) > 0 {
+				break
+			}
+			ids = append(ids, found[len(ids)].ID)
+		}
+		if len(ids) == 0 {
+			return total, nil
+		}
+		var deleted []int64
+		err := q.write(ctx, func(tx execer) error {
+			// The conditions again: a dead job may have been replayed since.
+			if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
+				return err
+			}
+			if len(deleted) == 0 {
+				return nil
+			}
+			return execIn(ctx, tx, deleteHistorySQL, deleted)
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(deleted)
+		if len(ids) == len(found) && len(found) < purgeBatch {
+			return total, nil
+		}
+	}
+}
+
+const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`
+
+const deleteKeysSQL = `DELETE FROM litequeue_keys WHERE key IN (?) AND expires_at <= ? RETURNING key`
+
+// purgeKeys deletes the expired idempotency keys and returns how many.
+func (q *Queue) purgeKeys(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		now := ms(q.now())
+		var keys []string
+		if err := q.db.SelectContext(ctx, &keys, expiredKeysSQL, now, purgeBatch); err != nil {
+			return total, err
+		}
+		if len(keys) == 0 {
+			return total, nil
+		}
+		var deleted []string
+		err := q.write(ctx, func(tx execer) error {
+			// The expiry again: Mark may have extended a key since.
+			return selectIn(ctx, tx, &deleted, deleteKeysSQL, keys, now)
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(deleted)
+		if len(keys) < purgeBatch {
+			return total, nil
+		}
+	}
+}
+
+// selectIn runs a query whose (?) lists take slices, on the pool or in a
+// transaction.
+func selectIn(ctx context.Context, db execer, dest any, query string, args ...any) error {
+	query, args, err := sqlx.In(query, args...)
+	if err != nil {
+		return err
+	}
+	return db.SelectContext(ctx, dest, db.Rebind(query), args...)
+}
+
+// execIn runs a statement whose (?) lists take slices.
+func execIn(ctx context.Context, db execer, query string, args ...any) error {
+	query, args, err := sqlx.In(query, args...)
+	if err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, db.Rebind(query), args...)
+	return err
+}

@@ -1,0 +1,94 @@
+package litequeue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Idempotency keys: an app records that it has done something ("order 42
+// charged") with Mark, and asks with Seen before doing it again. Keys live
+// in the queue's file, expire on the injected clock, and are purged once
+// expired. MarkTx joins the caller's transaction, so that the app's write,
+// its key and (with CompleteTx) the job's completion commit together.
+
+const seenSQL = `SELECT COUNT(*) FROM litequeue_keys WHERE key = ? AND expires_at > ?`
+
+const markSQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
+	ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at`
+
+// Seen reports whether key was marked and has not expired: a key marked at
+// T with ttl D is seen while the injected clock reads before T+D.
+func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
+	leave, err := q.enter()
+	if err != nil {
+		return false, err
+	}
+	defer leave()
+	if key == "" {
+		return false, errors.New("litequeue: seen: empty key")
+	}
+	var n int
+	if err := q.db.GetContext(ctx, &n, seenSQL, key, ms(q.now())); err != nil {
+		return false, fmt.Errorf("litequeue: seen %q: %w", key, err)
+	}
+	return n > 0, nil
+}
+
+// Mark records key until ttl from now on the injected clock. Marking a key
+// again, expired or not, sets its expiry to now+ttl. It refuses an empty
+// key and a ttl that is not positive.
+func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
+	leave, err := q.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := checkKey(key, ttl); err != nil {
+		return err
+	}
+	err = q.write(ctx, func(tx execer) error {
+		return mark(ctx, tx, key, q.now().Add(ttl))
+	})
+	if err != nil {
+		return fmt.Errorf("litequeue: mark %q: %w", key, err)
+	}
+	return nil
+}
+
+// MarkTx is Mark inside the caller's transaction, begun on DB(): the key is
+// recorded if and only if the caller commits.
+func (q *Queue) MarkTx(ctx context.Context, tx *sqlx.Tx, key string, ttl time.Duration) error {
+	leave, err := q.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := checkKey(key, ttl); err != nil {
+		return err
+	}
+	if err := mark(ctx, tx, key, q.now().Add(ttl)); err != nil {
+		return fmt.Errorf("litequeue: mark %q: %w", key, err)
+	}
+	return nil
+}
+
+// checkKey refuses the arguments of a Mark that cannot be meant.
+func checkKey(key string, ttl time.Duration) error {
+	switch {
+	case key == "":
+		return errors.New("litequeue: mark: empty key")
+	case ttl <= 0:
+		return fmt.Errorf("litequeue: mark %q: ttl %v is not positive", key, ttl)
+	}
+	return nil
+}
+
+// mark records key until expires in tx.
+func mark(ctx context.Context, tx execer, key string, expires time.Time) error {
+	_, err := tx.ExecContext(ctx, markSQL, key, ms(expires))
+	return err
+}

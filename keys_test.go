@@ -1,0 +1,94 @@
+package litequeue_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/litequeue/litequeue"
+)
+
+// TestQueue_Mark checks a key's life on the injected clock: seen until the
+// millisecond its TTL ends, and marked again for a new TTL.
+func TestQueue_Mark(t *testing.T) {
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	if seen(t, q, "order-1") {
+		t.Fatalf("Seen before Mark = true")
+	}
+	mark(t, q, "order-1", time.Hour)
+	at := func(d time.Duration, want bool) {
+		t.Helper()
+		clk.Set(epoch.Add(d))
+		if got := seen(t, q, "order-1"); got != want {
+			t.Fatalf("Seen at epoch+%v = %v, want %v", d, got, want)
+		}
+	}
+	at(0, true)
+	at(time.Hour-time.Millisecond, true)
+	at(time.Hour, false)
+
+	mark(t, q, "order-1", 2*time.Hour) // expired, marked again: until 3h
+	at(2*time.Hour, true)
+	mark(t, q, "order-1", 2*time.Hour) // marked again before expiry: until 4h
+	at(3*time.Hour, true)
+	at(4*time.Hour-time.Millisecond, true)
+	at(4*time.Hour, false)
+}
+
+func TestQueue_MarkErrors(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		key  string
+		ttl  time.Duration
+		want string
+	}{
+		{"k", 0, `litequeue: mark "k": ttl 0s is not positive`},
+		{"k", -time.Second, `litequeue: mark "k": ttl -1s is not positive`},
+		{"", time.Second, `litequeue: mark: empty key`},
+	} {
+		if err := q.Mark(ctx, tc.key, tc.ttl); err == nil || err.Error() != tc.want {
+			t.Errorf("Mark(%q, %v) = %v, want %q", tc.key, tc.ttl, err, tc.want)
+		}
+		tx, err := q.DB().BeginTxx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.MarkTx(ctx, tx, tc.key, tc.ttl); err == nil || err.Error() != tc.want {
+			t.Errorf("MarkTx(%q, %v) = %v, want %q", tc.key, tc.ttl, err, tc.want)
+		}
+		tx.Rollback()
+	}
+	if _, err := q.Seen(ctx, ""); err == nil || !strings.Contains(err.Error(), "empty key") {
+		t.Errorf(`Seen("") = %v, want an error`, err)
+	}
+}
+
+// TestQueue_MarkTx checks that a key marked in the caller's transaction
+// exists if and only if the caller commits.
+func TestQueue_MarkTx(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{})
+	ctx := context.Background()
+	for _, commit := range []bool{false, true} {
+		tx, err := q.DB().BeginTxx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.MarkTx(ctx, tx, "k", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = tx.Commit()
+		} else {
+			err = tx.Rollback()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := seen(t, q, "k"); got != commit {
+			t.Fatalf("Seen after MarkTx and commit=%v: %v", commit, got)
+		}
+	}
+}

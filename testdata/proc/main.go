@@ -1,0 +1,165 @@
+// Command proc is a litequeue process for the reliability tests
+// (process_test.go): it enqueues or works on a shared file until it is
+// killed, stopped or done, and reports what it did on stdout.
+//
+//	proc enqueue DB N            enqueue N jobs, printing each ID once acknowledged
+//	proc work DB NAME STARTS     work "slow" jobs; append "id attempt name" to STARTS per start
+//	proc mixed DB NAME STARTS N  enqueue N "slow" jobs while working, until every job in the file is done
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/litequeue/litequeue"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "proc:", err)
+		os.Exit(1)
+	}
+}
+
+// errorsSeen counts errors logged by the queue: a test fails on any.
+type errorsSeen struct {
+	slog.Handler
+	mu sync.Mutex
+	n  int
+}
+
+func (h *errorsSeen) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		h.mu.Lock()
+		h.n++
+		h.mu.Unlock()
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func open(path string, logs *errorsSeen) (*litequeue.Queue, error) {
+	return litequeue.Open(path, litequeue.Options{
+		VisibilityTimeout: time.Second,
+		Retry:             litequeue.Policy{Backoff: litequeue.Constant, Base: 50 * time.Millisecond, MaxTries: 50},
+		Logger:            slog.New(logs),
+	})
+}
+
+func run(args []string) error {
+	if len(args) < 2 {
+		return errors.New("usage: proc enqueue|work|mixed DB ...")
+	}
+	logs := &errorsSeen{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}
+	q, err := open(args[1], logs)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	switch args[0] {
+	case "enqueue":
+		n, _ := strconv.Atoi(args[2])
+		for i := range n {
+			j, err := q.Enqueue(ctx, "slow", i)
+			if err != nil {
+				return err
+			}
+			fmt.Println(j.ID) // acknowledged: the commit is durable
+		}
+		return nil
+	case "work":
+		handle(q, args[2], args[3])
+		return q.Work(ctx, litequeue.WorkerOptions{Concurrency: 4, Name: args[2], ShutdownGrace: time.Second})
+	case "mixed":
+		return mixed(ctx, q, logs, args[2], args[3], args[4])
+	}
+	return fmt.Errorf("unknown mode %q", args[0])
+}
+
+// handle registers the "slow" handler: it records its start, sleeps the
+// payload's milliseconds, and completes the job together with its side
+// effect, one row in effects, in one transaction.
+func handle(q *litequeue.Queue, name, starts string) {
+	log, err := os.OpenFile(starts, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := q.DB().Exec(`CREATE TABLE IF NOT EXISTS effects (job_id INTEGER NOT NULL, worker TEXT NOT NULL)`); err != nil {
+		panic(err)
+	}
+	q.Handle("slow", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, ms int) error {
+		fmt.Fprintf(log, "%d %d %s\n", job.ID, job.Attempt, name) // one write: lines never interleave
+		select {
+		case <-time.After(time.Duration(ms%200) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		tx, err := q.DB().BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO effects (job_id, worker) VALUES (?, ?)`, job.ID, name); err != nil {
+			return err
+		}
+		if err := q.CompleteTx(ctx, tx, job); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}))
+}
+
+// mixed enqueues n jobs while working, measuring the slowest enqueue, and
+// stops once no job in the file is pending or running. It prints a JSON
+// report.
+func mixed(ctx context.Context, q *litequeue.Queue, logs *errorsSeen, name, starts, count string) error {
+	n, _ := strconv.Atoi(count)
+	handle(q, name, starts)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Work(wctx, litequeue.WorkerOptions{Concurrency: 8, Name: name, ShutdownGrace: time.Second})
+	}()
+	var slowest time.Duration
+	for i := range n {
+		start := time.Now()
+		if _, err := q.Enqueue(ctx, "slow", i%20); err != nil {
+			cancel()
+			return fmt.Errorf("enqueue: %w", err)
+		}
+		slowest = max(slowest, time.Since(start))
+	}
+	for {
+		live := 0
+		for _, s := range []litequeue.State{litequeue.Pending, litequeue.Running} {
+			jobs, err := q.List(ctx, litequeue.Filter{State: s, Limit: 1})
+			if err != nil {
+				cancel()
+				return err
+			}
+			live += len(jobs)
+		}
+		if live == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"slowest_enqueue_ms": slowest.Milliseconds(),
+		"errors_logged":      logs.n,
+	})
+}
