@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -80,6 +81,9 @@ func (w *writer) do(ctx context.Context, fn func(tx execer) error) error {
 
 // lead commits one batch that includes op, then passes the lead on.
 func (w *writer) lead(op *writeOp) {
+	// The callers woken by the last commit are about to queue their next
+	// writes: let them, so that they share this commit.
+	runtime.Gosched()
 	w.mu.Lock()
 	n := min(len(w.queue), maxBatch)
 	batch := w.queue[:n:n]
