@@ -108,14 +108,46 @@ func settle(ctx context.Context, tx execer, cur *jobRow, e ending, started time.
 	if err != nil {
 		return Event{}, err
 	}
+	return record(ctx, tx, cur, m, e, row.job(), started, worker, now)
+}
+
+const settleHeldSQL = `UPDATE litequeue_jobs
+	SET state = ?, attempt = ?, run_at = ?, finished_at = ?, last_error = ?,
+	    lease_until = 0, cancel = 0
+	WHERE id = ? AND token = ? AND state = 'running' AND cancel = 0`
+
+// settleHeld is settle for the holder of the lease l, in one statement:
+// it moves the job as l's claimed row says — which is still the job's row
+// while the holder's token is current and no Cancel came — and reports
+// false, having changed nothing, when it is not.
+func settleHeld(ctx context.Context, tx execer, l *lease, e ending, now time.Time) (Event, bool, error) {
+	m, outcome := route(&l.row, e, now)
+	e.outcome = outcome
+	res, err := tx.ExecContext(ctx, settleHeldSQL, m.state, m.attempt, m.runAt, m.finished, m.lastError, l.row.ID, l.row.Token)
+	if err != nil {
+		return Event{}, false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return Event{}, false, err
+	}
+	after := *l.job
+	after.State, after.Attempt, after.LastError = m.state, m.attempt, m.lastError
+	after.RunAt, after.FinishedAt = nullTime(m.runAt), nullTime(m.finished)
+	ev, err := record(ctx, tx, &l.row, m, e, &after, l.started, l.worker, now)
+	return ev, true, err
+}
+
+// record adds the history row of a run that moved the job in row cur by m
+// (the job is after, now), and returns the event to fire after the commit.
+func record(ctx context.Context, tx execer, cur *jobRow, m move, e ending, after *Job, started time.Time, worker string, now time.Time) (Event, error) {
 	if e.outcome == "" {
 		return Event{}, nil // released: not a run of its own
 	}
-	ev := Event{Job: *row.job(), At: now, Delay: m.delay}
+	ev := Event{Job: *after, At: now, Delay: m.delay}
 	if e.failure() {
 		ev.Err = e.errText
 	}
-	_, err = tx.ExecContext(ctx, insertAttemptSQL, cur.ID, cur.Attempt, ms(started), ms(now),
+	_, err := tx.ExecContext(ctx, insertAttemptSQL, cur.ID, cur.Attempt, ms(started), ms(now),
 		e.outcome, e.errText, e.class, m.delay.Milliseconds(), worker, cur.Kind, m.state)
 	if err != nil {
 		return Event{}, err
@@ -168,20 +200,11 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 	var chained []*lease
 	var now time.Time
 	err := q.write(ctx, func(tx execer) error {
-		now = q.now()
-		row, done, err := holder(ctx, tx, l.job.ID, l.job.token)
-		if err != nil {
-			return err
-		}
-		if done {
-			// CompleteTx committed under this lease: the completion stands,
-			// whatever the handler returned after it. Only the history row
-			// is missing.
-			ev = Event{Type: eventTypes[Completed], Job: *row.job(), At: now}
-			_, err = tx.ExecContext(ctx, insertAttemptSQL, row.ID, row.Attempt, ms(l.started), ms(now),
-				OutcomeCompleted, e.errText, e.class, 0, l.worker, row.Kind, Completed)
-		} else {
-			ev, err = settle(ctx, tx, row, e, l.started, l.worker, now)
+		now, chained = q.now(), nil
+		var held bool
+		var err error
+		if ev, held, err = settleHeld(ctx, tx, l, e, now); err == nil && !held {
+			ev, err = settleStale(ctx, tx, l, e, now)
 		}
 		if err != nil || next == nil {
 			return err
@@ -200,4 +223,23 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 		return nil, nil
 	}
 	return chained[0], nil
+}
+
+// settleStale settles a run whose claimed row is no longer the job's: it
+// returns ErrLeaseLost if the lease is gone; records the run of a job that
+// CompleteTx already completed under this lease; and settles a run whose
+// job Cancel asked to stop.
+func settleStale(ctx context.Context, tx execer, l *lease, e ending, now time.Time) (Event, error) {
+	row, done, err := holder(ctx, tx, l.job.ID, l.job.token)
+	if err != nil {
+		return Event{}, err
+	}
+	if !done {
+		return settle(ctx, tx, row, e, l.started, l.worker, now)
+	}
+	// The completion stands, whatever the handler returned after it; only
+	// the history row is missing.
+	_, err = tx.ExecContext(ctx, insertAttemptSQL, row.ID, row.Attempt, ms(l.started), ms(now),
+		OutcomeCompleted, e.errText, e.class, 0, l.worker, row.Kind, Completed)
+	return Event{Type: eventTypes[Completed], Job: *row.job(), At: now}, err
 }

@@ -85,6 +85,7 @@ func (q *Queue) purgeJobs(ctx context.Context, states []State, age time.Duration
 		}
 		var deleted []int64
 		err := q.write(ctx, func(tx execer) error {
+			deleted = deleted[:0]
 			// The conditions again: a dead job may have been replayed since.
 			if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
 				return err
@@ -122,6 +123,7 @@ func (q *Queue) purgeKeys(ctx context.Context) (int, error) {
 		}
 		var deleted []string
 		err := q.write(ctx, func(tx execer) error {
+			deleted = deleted[:0]
 			// The expiry again: Mark may have extended a key since.
 			return selectIn(ctx, tx, &deleted, deleteKeysSQL, keys, now)
 		})

@@ -18,6 +18,7 @@ import (
 // any process can rescue the job without knowing its handler or policy. The
 // same delay is applied if the run fails by returning an error.
 type lease struct {
+	row     jobRow // the job's row as claimed: still its row while the lease holds
 	job     *Job
 	h       *handler
 	started time.Time
@@ -101,22 +102,23 @@ func startedEvents(leases []*lease, now time.Time) []Event {
 	return events
 }
 
-// lease marks one pending row as running under a new token.
+// lease marks one pending row as running under a new token, and returns
+// the lease with the row as it now is.
 func (q *Queue) lease(ctx context.Context, tx execer, row *jobRow, worker string, now time.Time) (*lease, error) {
 	h := q.handler(row.Kind)
-	row.State = Running
-	row.Attempt++
-	row.Token++
+	delay := h.policy.Delay(row.Attempt+1, q.rand())
 	if row.OwnMaxTries == 0 {
 		row.MaxTries = h.policy.MaxTries
 	}
-	delay := h.policy.Delay(row.Attempt, q.rand())
+	row.State, row.Attempt, row.Token, row.Cancel = Running, row.Attempt+1, row.Token+1, false
+	row.LeaseUntil, row.StartedAt = ms(now.Add(q.opts.VisibilityTimeout)), ms(now)
+	row.Worker, row.RetryDelay = worker, delay.Milliseconds()
 	_, err := tx.ExecContext(ctx, claimUpdateSQL, row.Attempt, row.Token,
-		ms(now.Add(q.opts.VisibilityTimeout)), ms(now), worker, row.MaxTries, delay.Milliseconds(), row.ID)
+		row.LeaseUntil, row.StartedAt, row.Worker, row.MaxTries, row.RetryDelay, row.ID)
 	if err != nil {
 		return nil, err
 	}
-	return &lease{job: row.job(), h: h, started: now, worker: worker, delay: delay}, nil
+	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, delay: delay}, nil
 }
 
 const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
