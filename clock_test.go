@@ -1,7 +1,6 @@
 package litequeue_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,17 +15,12 @@ func TestQueue_ClockWentBack(t *testing.T) {
 	clk1, clk2 := newMock(), newMock()
 	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
 	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	started, release := make(chan struct{}), make(chan struct{})
-	q1.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
-		return nil
-	})
+	g := newGate()
+	q1.Handle("k", g.handle)
 	j := enqueue(t, q1, "k", nil)
-	done := make(chan int)
-	go func() { done <- runDue(t, q1) }()
-	<-started
-	defer func() { close(release); <-done }()
+	done := runDueAsync(q1)
+	<-g.started
+	defer func() { close(g.release); <-done }()
 
 	clk2.Set(epoch.Add(-time.Hour)) // q1 is paused; q2's clock went back
 	runDue(t, q2)                   // sees the lease and cuts it to 30s from now

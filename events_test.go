@@ -49,23 +49,19 @@ func TestQueue_NextDueSeesLeases(t *testing.T) {
 	clk1, clk2 := newMock(), newMock()
 	q1, path := openQueue(t, litequeue.Options{Clock: clk1})
 	q2 := openAt(t, path, litequeue.Options{Clock: clk2}) // handles nothing
-	release := make(chan struct{})
-	started := make(chan struct{})
-	q1.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
-		return nil
-	})
+	g := newGate()
+	q1.Handle("k", g.handle)
 	enqueue(t, q1, "k", nil)
-	done := make(chan int)
-	go func() { done <- runDue(t, q1) }()
-	<-started
+	done := runDueAsync(q1)
+	<-g.started
 	next, ok, err := q2.NextDue(context.Background())
 	if err != nil || !ok || !next.Equal(epoch.Add(litequeue.DefaultVisibilityTimeout)) {
 		t.Fatalf("NextDue = %v %v %v, want the lease expiry", next, ok, err)
 	}
-	close(release)
-	<-done
+	close(g.release)
+	if r := <-done; r.n != 1 || r.err != nil {
+		t.Fatalf("RunDue = %d, %v; want 1 run", r.n, r.err)
+	}
 	if _, ok, _ := q2.NextDue(context.Background()); ok {
 		t.Fatal("NextDue reports work on an empty queue")
 	}

@@ -210,3 +210,16 @@ func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
 		tb.Fatalf("Mark(%q, %v): %v", key, ttl, err)
 	}
 }
+
+// gate is a handler that signals when it starts and then blocks until the
+// test opens it: a worker caught in the middle of a run.
+type gate struct{ started, release chan struct{} }
+
+func newGate() *gate { return &gate{started: make(chan struct{}), release: make(chan struct{})} }
+
+// handle is the gate's Handler, for one run.
+func (g *gate) handle(ctx context.Context, job *litequeue.Job) error {
+	close(g.started)
+	<-g.release
+	return nil
+}

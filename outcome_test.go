@@ -170,8 +170,7 @@ func TestQueue_Timeout(t *testing.T) {
 	}, litequeue.WithTimeout(time.Minute))
 	job := enqueue(t, q, "slow", nil)
 
-	done := make(chan int)
-	go func() { done <- runDue(t, q) }()
+	done := runDueAsync(q)
 	<-started
 	clk.Add(59 * time.Second)
 	select {
@@ -180,8 +179,8 @@ func TestQueue_Timeout(t *testing.T) {
 	default:
 	}
 	clk.Add(time.Second)
-	if n := <-done; n != 1 {
-		t.Fatalf("RunDue ran %d, want 1 (a timed-out run counts)", n)
+	if r := <-done; r.n != 1 || r.err != nil {
+		t.Fatalf("RunDue = %d, %v; want 1 run (a timed-out run counts)", r.n, r.err)
 	}
 	close(release)
 	<-returned

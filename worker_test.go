@@ -205,21 +205,16 @@ func TestQueue_StaleHolderRefused(t *testing.T) {
 	clk1, clk2 := newMock(), newMock()
 	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
 	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	started, release := make(chan struct{}), make(chan struct{})
-	q1.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
-		return nil
-	})
+	g := newGate()
+	q1.Handle("k", g.handle)
 	var q2runs atomic.Int32
 	q2.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
 		q2runs.Add(1)
 		return nil
 	})
 	job := enqueue(t, q1, "k", nil)
-	done := make(chan int)
-	go func() { done <- runDue(t, q1) }()
-	<-started
+	done := runDueAsync(q1)
+	<-g.started
 
 	clk2.Add(litequeue.DefaultVisibilityTimeout) // q1's lease has expired for q2
 	if n := runDue(t, q2); n != 0 {
@@ -229,9 +224,9 @@ func TestQueue_StaleHolderRefused(t *testing.T) {
 	if n := runDue(t, q2); n != 1 {
 		t.Fatalf("q2 ran %d jobs after the retry delay, want 1", n)
 	}
-	close(release)
-	if n := <-done; n != 1 {
-		t.Fatalf("q1 RunDue = %d, want 1", n)
+	close(g.release)
+	if r := <-done; r.n != 1 || r.err != nil {
+		t.Fatalf("q1 RunDue = %d, %v; want 1 run, its result refused quietly", r.n, r.err)
 	}
 	got := get(t, q1, job.ID)
 	if got.State != litequeue.Completed || got.Attempt != 2 || q2runs.Load() != 1 {
