@@ -95,7 +95,7 @@ func (p *pool) loop(ctx context.Context) {
 	q := p.q
 	var swept time.Time
 	for {
-		if now := q.now(); swept.IsZero() || !now.Before(swept.Add(sweepEvery)) {
+		if now := q.now(); swept.IsZero() || now.Sub(swept) >= sweepEvery || now.Before(swept) { // Before: the clock went back
 			swept = now
 			if err := q.sweep(ctx); err != nil {
 				q.opts.Logger.Error("litequeue: retention", "err", err)
