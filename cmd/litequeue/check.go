@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/litequeue/litequeue"
+)
+
+// litequeueAppID is the application_id litequeue sets on its files ("LQUE").
+const litequeueAppID = 0x4c515545
+
+// largeWAL is the WAL size over which check warns: checkpoints are not
+// keeping up, or a reader holds an old snapshot open.
+const largeWAL = 64 << 20
+
+// The fixed statements check runs; none is built from user input.
+const (
+	integritySQL  = `PRAGMA integrity_check`
+	appIDSQL      = `PRAGMA application_id`
+	journalSQL    = `PRAGMA journal_mode`
+	schemaSQL     = `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`
+	stateCountSQL = `SELECT state, count(*) AS n FROM litequeue_jobs GROUP BY state`
+	historySQL    = `SELECT count(*) FROM litequeue_attempts`
+	keysSQL       = `SELECT count(*) FROM litequeue_keys`
+)
+
+// checkJSON is the output of "check --json".
+type checkJSON struct {
+	Path          string         `json:"path"`
+	OK            bool           `json:"ok"`
+	Problems      []string       `json:"problems"`
+	Warnings      []string       `json:"warnings"`
+	Integrity     []string       `json:"integrity"` // ["ok"] when sound
+	SchemaVersion string         `json:"schema_version"`
+	ApplicationID int64          `json:"application_id"`
+	JournalMode   string         `json:"journal_mode"`
+	FileBytes     int64          `json:"file_bytes"`
+	WALBytes      int64          `json:"wal_bytes"`
+	Jobs          map[string]int `json:"jobs"` // by state, every state present
+	HistoryRows   int            `json:"history_rows"`
+	Keys          int            `json:"keys"`
+}
+
+// check runs "check".
+func (c *cli) check(ctx context.Context, args []string) error {
+	const use = "check [--json]"
+	fs := c.flagSet("check", use)
+	asJSON := fs.Bool("json", false, "write JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.want(pos, 0, 0); err != nil {
+		return err
+	}
+	q, err := c.openRead()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	r, err := inspectFile(ctx, q, c.dbPath())
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		err = writeJSON(c.stdout, r)
+	} else {
+		c.writeCheck(r)
+	}
+	if err == nil && !r.OK {
+		return &exitError{code: exitFailure} // the report says what is wrong
+	}
+	return err
+}
+
+// inspectFile gathers check's report on the file at path, open in q. A
+// statement that fails on a damaged file is a problem in the report, not
+// the end of it.
+func inspectFile(ctx context.Context, q *litequeue.Queue, path string) (*checkJSON, error) {
+	db := q.DB()
+	r := &checkJSON{Path: path, Problems: []string{}, Warnings: []string{}, Jobs: make(map[string]int)}
+	problem := func(format string, args ...any) {
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
+	if err := db.SelectContext(ctx, &r.Integrity, integritySQL); err != nil {
+		problem("integrity_check failed: %v", err)
+	} else if len(r.Integrity) != 1 || r.Integrity[0] != "ok" {
+		for _, row := range r.Integrity {
+			for line := range strings.Lines(row) {
+				if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "***") {
+					problem("integrity_check: %s", line)
+				}
+			}
+		}
+	}
+	if err := db.GetContext(ctx, &r.SchemaVersion, schemaSQL); err != nil {
+		problem("no schema version: %v", err)
+	}
+	if err := db.GetContext(ctx, &r.ApplicationID, appIDSQL); err != nil {
+		problem("read application_id: %v", err)
+	} else if r.ApplicationID != 0 && r.ApplicationID != litequeueAppID {
+		problem("application_id %#x is not litequeue's", r.ApplicationID)
+	}
+	if err := db.GetContext(ctx, &r.JournalMode, journalSQL); err != nil {
+		problem("read journal_mode: %v", err)
+	} else if r.JournalMode != "wal" {
+		problem("journal mode is %s, not wal", r.JournalMode)
+	}
+	var counts []struct {
+		State string `db:"state"`
+		N     int    `db:"n"`
+	}
+	for _, st := range states {
+		r.Jobs[string(st)] = 0
+	}
+	if err := db.SelectContext(ctx, &counts, stateCountSQL); err != nil {
+		problem("count jobs: %v", err)
+	}
+	for _, n := range counts {
+		if _, known := r.Jobs[n.State]; !known {
+			problem("%d jobs are in the unknown state %q", n.N, n.State)
+		}
+		r.Jobs[n.State] = n.N
+	}
+	if err := db.GetContext(ctx, &r.HistoryRows, historySQL); err != nil {
+		problem("count history rows: %v", err)
+	}
+	if err := db.GetContext(ctx, &r.Keys, keysSQL); err != nil {
+		problem("count idempotency keys: %v", err)
+	}
+	var err error
+	if r.FileBytes, err = fileSize(path); err != nil {
+		return nil, err
+	}
+	if r.WALBytes, err = fileSize(path + "-wal"); err != nil {
+		return nil, err
+	}
+	if r.WALBytes > largeWAL {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the WAL is %s: checkpoints are not keeping up, or a reader holds an old snapshot", fmtBytes(r.WALBytes)))
+	}
+	r.OK = len(r.Problems) == 0
+	return r, nil
+}
+
+// fileSize returns the size of the file at path, 0 if there is none.
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// writeCheck writes check's report as text.
+func (c *cli) writeCheck(r *checkJSON) {
+	tw := newTable(c.stdout)
+	fmt.Fprintf(tw, "database\t%s (%s)\n", r.Path, fmtBytes(r.FileBytes))
+	integrity := "ok"
+	if len(r.Integrity) != 1 || r.Integrity[0] != "ok" {
+		integrity = "FAILED"
+	}
+	fmt.Fprintf(tw, "integrity\t%s\n", integrity)
+	fmt.Fprintf(tw, "schema version\t%s\n", orDash(r.SchemaVersion))
+	fmt.Fprintf(tw, "application id\t%#x\n", r.ApplicationID)
+	fmt.Fprintf(tw, "journal mode\t%s\n", r.JournalMode)
+	fmt.Fprintf(tw, "WAL\t%s\n", fmtBytes(r.WALBytes))
+	var jobs []string
+	total := 0
+	for _, st := range states {
+		jobs = append(jobs, fmt.Sprintf("%d %s", r.Jobs[string(st)], st))
+		total += r.Jobs[string(st)]
+	}
+	fmt.Fprintf(tw, "jobs\t%d: %s\n", total, strings.Join(jobs, ", "))
+	fmt.Fprintf(tw, "history rows\t%d\n", r.HistoryRows)
+	fmt.Fprintf(tw, "idempotency keys\t%d\n", r.Keys)
+	tw.Flush()
+	for _, w := range r.Warnings {
+		fmt.Fprintf(c.stdout, "warning: %s\n", w)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(c.stdout, "%s %s\n", c.paintCell(red, "problem:"), p)
+	}
+	if r.OK {
+		fmt.Fprintln(c.stdout, c.paintCell(green, "ok"))
+	}
+}
+
+// fmtBytes shows a size in bytes, KiB or MiB.
+func fmtBytes(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// version runs "version".
+func (c *cli) version(_ context.Context, args []string) error {
+	fs := c.flagSet("version", "version")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.want(pos, 0, 0); err != nil {
+		return err
+	}
+	v, extra := "(devel)", ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if info.Main.Version != "" {
+			v = info.Main.Version
+		}
+		extra = vcsInfo(info.Settings)
+	}
+	fmt.Fprintf(c.stdout, "litequeue %s%s %s %s/%s\n", v, extra, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+// vcsInfo returns " (commit abc123def456)" from a binary's build settings,
+// or "" when the build did not record one.
+func vcsInfo(settings []debug.BuildSetting) string {
+	var rev, modified string
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (commit %.12s%s)", rev, modified)
+}

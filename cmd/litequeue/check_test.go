@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCheck(t *testing.T) {
+	fx := newFixture(t)
+	r := mustRun(t, fx.cli(""), "check", "--json")
+	var got checkJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v in:\n%s", err, r.stdout)
+	}
+	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "1" || got.JournalMode != "wal" ||
+		got.ApplicationID != litequeueAppID || got.FileBytes == 0 {
+		t.Errorf("check --json: %+v", got)
+	}
+	want := map[string]int{"pending": 3, "running": 0, "completed": 1, "dead": 2, "discarded": 1, "cancelled": 0}
+	if diff := cmp.Diff(want, got.Jobs); diff != "" {
+		t.Errorf("jobs (-want +got):\n%s", diff)
+	}
+	if got.HistoryRows != 6 {
+		t.Errorf("%d history rows, want 6", got.HistoryRows)
+	}
+
+	r = mustRun(t, fx.cli(""), "check")
+	for _, want := range []string{"integrity         ok\n", "jobs              7: 3 pending, 0 running, 1 completed, 2 dead, 1 discarded, 0 cancelled\n", "\nok\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("check does not say %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestCheck_Corrupt(t *testing.T) {
+	fx := newFixture(t)
+	// Overwrite the b-tree header of the last page: what a failing disk
+	// might leave.
+	data, err := os.ReadFile(fx.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 4096
+	for i := len(data) - page + 1; i < len(data)-page+8; i++ {
+		data[i] = 0xa5
+	}
+	if err := os.WriteFile(fx.path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, fx.cli(""), "check")
+	t.Logf("check on a corrupt file:\n%s%s", r.stdout, r.stderr)
+	if r.code != exitFailure {
+		t.Fatalf("exit %d, want 1; stdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "problem: ") {
+		t.Errorf("check does not say what is wrong:\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	r := mustRun(t, testCLI(""), "version")
+	if !regexp.MustCompile(`^litequeue \S+.* go1\.\d+\S* \w+/\w+\n$`).MatchString(r.stdout) {
+		t.Errorf("version: %q", r.stdout)
+	}
+}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/litequeue/litequeue"
+)
+
+// states are the job states, in the order of their lives.
+var states = []litequeue.State{
+	litequeue.Pending, litequeue.Running, litequeue.Completed,
+	litequeue.Dead, litequeue.Discarded, litequeue.Cancelled,
+}
+
+// parseState checks a --state value; "" means every state.
+func parseState(s string) (litequeue.State, error) {
+	if s == "" {
+		return "", nil
+	}
+	for _, st := range states {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", usageErrorf("unknown state %q (want pending, running, completed, dead, discarded or cancelled)", s)
+}
+
+// parseID checks a job ID argument.
+func parseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageErrorf("job ID %q is not a positive whole number", s)
+	}
+	return id, nil
+}
+
+// parseIDs checks every job ID argument.
+func parseIDs(args []string) ([]int64, error) {
+	ids := make([]int64, len(args))
+	for i, a := range args {
+		var err error
+		if ids[i], err = parseID(a); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// list runs "list".
+func (c *cli) list(ctx context.Context, args []string) error {
+	const use = "list [--state S] [--queue Q] [--kind K] [--limit N] [--json]"
+	fs := c.flagSet("list", use)
+	state := fs.String("state", "", "only jobs in this `state`: pending, running, completed, dead, discarded or cancelled")
+	queue := fs.String("queue", "", "only jobs on this `queue`")
+	kind := fs.String("kind", "", "only jobs of this `kind`")
+	limit := fs.Int("limit", 100, "show at most `N` jobs, oldest first; 0: all")
+	asJSON := fs.Bool("json", false, "write JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.want(pos, 0, 0); err != nil {
+		return err
+	}
+	st, err := parseState(*state)
+	if err != nil {
+		return err
+	}
+	f := litequeue.Filter{State: st, Queue: *queue, Kind: *kind}
+	jobs, more, err := c.listJobs(ctx, f, *limit)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(c.stdout, jobsJSON(jobs))
+	}
+	c.jobTable(jobs)
+	c.moreNote(len(jobs), more)
+	return nil
+}
+
+// listJobs lists the jobs f selects, at most limit of them (0: all), and
+// reports whether there were more.
+func (c *cli) listJobs(ctx context.Context, f litequeue.Filter, limit int) (jobs []*litequeue.Job, more bool, err error) {
+	if limit < 0 {
+		return nil, false, usageErrorf("--limit %d is negative", limit)
+	}
+	q, err := c.openRead()
+	if err != nil {
+		return nil, false, err
+	}
+	defer q.Close()
+	if limit > 0 {
+		f.Limit = limit + 1 // one more, to know whether there are more
+	}
+	if jobs, err = q.List(ctx, f); err != nil {
+		return nil, false, err
+	}
+	if limit > 0 && len(jobs) > limit {
+		return jobs[:limit], true, nil
+	}
+	return jobs, false, nil
+}
+
+// moreNote tells, on stderr, that a list stopped at its limit.
+func (c *cli) moreNote(shown int, more bool) {
+	if more {
+		fmt.Fprintf(c.stderr, "(the first %d shown; --limit N shows more, --limit 0 all)\n", shown)
+	}
+}
+
+// dueAt returns when a job is due, zero for a job that nothing runs again
+// on its own (a dead job keeps the RunAt of its last try).
+func dueAt(j *litequeue.Job) time.Time {
+	if j.State == litequeue.Pending || j.State == litequeue.Running {
+		return j.RunAt
+	}
+	return time.Time{}
+}
+
+// jobsJSON returns the JSON form of jobs, without payloads; never null.
+func jobsJSON(jobs []*litequeue.Job) []jobJSON {
+	out := make([]jobJSON, len(jobs))
+	for i, j := range jobs {
+		out[i] = toJobJSON(j, false)
+	}
+	return out
+}
+
+// jobTable writes jobs as a table.
+func (c *cli) jobTable(jobs []*litequeue.Job) {
+	if len(jobs) == 0 {
+		fmt.Fprintln(c.stdout, "no jobs")
+		return
+	}
+	tw := newTable(c.stdout)
+	fmt.Fprintf(tw, "ID\t%s\tQUEUE\tKIND\tTRIES\tRUN AT\tFINISHED\tLAST ERROR\n", c.paintCell(bold, "STATE"))
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n",
+			j.ID, c.paintCell(stateColor(j.State), string(j.State)), j.Queue, j.Kind,
+			j.Attempt, j.MaxTries, fmtTime(dueAt(j)), fmtTime(j.FinishedAt), orDash(oneLine(j.LastError, 60)))
+	}
+	tw.Flush()
+}
+
+// showJSON is the output of "show --json".
+type showJSON struct {
+	Job     jobJSON       `json:"job"`
+	History []attemptJSON `json:"history"`
+}
+
+// attemptJSON is a row of a job's history in --json output.
+type attemptJSON struct {
+	Attempt    int               `json:"attempt"`
+	StartedAt  string            `json:"started_at"`
+	FinishedAt string            `json:"finished_at"`
+	Outcome    litequeue.Outcome `json:"outcome"`
+	Error      string            `json:"error,omitempty"`
+	ErrorClass string            `json:"error_class,omitempty"`
+	DelayMS    int64             `json:"delay_ms"`
+	Worker     string            `json:"worker,omitempty"`
+}
+
+// show runs "show".
+func (c *cli) show(ctx context.Context, args []string) error {
+	const use = "show ID [--json]"
+	fs := c.flagSet("show", use)
+	asJSON := fs.Bool("json", false, "write JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.want(pos, 1, 1); err != nil {
+		return err
+	}
+	id, err := parseID(pos[0])
+	if err != nil {
+		return err
+	}
+	q, err := c.openRead()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	job, err := q.Get(ctx, id)
+	if errors.Is(err, litequeue.ErrNotFound) {
+		return fmt.Errorf("no job %d in %s", id, c.dbPath())
+	}
+	if err != nil {
+		return err
+	}
+	history, err := q.History(ctx, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := showJSON{Job: toJobJSON(job, true), History: make([]attemptJSON, len(history))}
+		for i, a := range history {
+			out.History[i] = attemptJSON{
+				Attempt: a.Attempt, StartedAt: fmtTimeMS(a.StartedAt), FinishedAt: fmtTimeMS(a.FinishedAt),
+				Outcome: a.Outcome, Error: a.Error, ErrorClass: a.ErrorClass,
+				DelayMS: a.Delay.Milliseconds(), Worker: a.Worker,
+			}
+		}
+		return writeJSON(c.stdout, out)
+	}
+	c.showJob(job)
+	c.showHistory(history)
+	return nil
+}
+
+// showJob writes a job's fields and payload.
+func (c *cli) showJob(j *litequeue.Job) {
+	tw := newTable(c.stdout)
+	fmt.Fprintf(tw, "job\t%d\n", j.ID)
+	fmt.Fprintf(tw, "state\t%s\n", c.paintCell(stateColor(j.State), string(j.State)))
+	fmt.Fprintf(tw, "queue\t%s\n", j.Queue)
+	fmt.Fprintf(tw, "kind\t%s\n", j.Kind)
+	fmt.Fprintf(tw, "tries\t%d of %d\n", j.Attempt, j.MaxTries)
+	fmt.Fprintf(tw, "priority\t%d\n", j.Priority)
+	fmt.Fprintf(tw, "created\t%s\n", fmtTimeMS(j.CreatedAt))
+	fmt.Fprintf(tw, "run at\t%s\n", fmtTimeMS(dueAt(j)))
+	fmt.Fprintf(tw, "finished\t%s\n", fmtTimeMS(j.FinishedAt))
+	fmt.Fprintf(tw, "unique key\t%s\n", orDash(j.UniqueKey))
+	fmt.Fprintf(tw, "last error\t%s\n", orDash(oneLine(j.LastError, 200)))
+	tw.Flush()
+	fmt.Fprintln(c.stdout, "\npayload:")
+	writePayload(c.stdout, j.Payload)
+}
+
+// writePayload writes a payload indented: JSON pretty-printed, anything
+// else quoted.
+func writePayload(w io.Writer, p []byte) {
+	var b bytes.Buffer
+	if err := json.Indent(&b, p, "  ", "  "); err == nil && len(p) > 0 {
+		fmt.Fprintf(w, "  %s\n", b.Bytes())
+		return
+	}
+	fmt.Fprintf(w, "  %q (not JSON)\n", p)
+}
+
+// showHistory writes a job's history as a table, then the full text of
+// the errors that the table cuts short.
+func (c *cli) showHistory(history []litequeue.Attempt) {
+	fmt.Fprintf(c.stdout, "\nhistory (%s, oldest first):\n", plural(len(history), "row"))
+	if len(history) == 0 {
+		fmt.Fprintln(c.stdout, "  none: the job has not run")
+		return
+	}
+	tw := newTable(c.stdout)
+	fmt.Fprintf(tw, "  TRY\tSTARTED\tTOOK\t%s\tDELAY\tWORKER\tERROR CLASS\tERROR\n", c.paintCell(bold, "OUTCOME"))
+	var long []int
+	for i, a := range history {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			a.Attempt, fmtTimeMS(a.StartedAt), fmtAge(a.FinishedAt.Sub(a.StartedAt)),
+			c.paintCell(outcomeColor(a.Outcome), string(a.Outcome)), fmtDelay(a.Delay),
+			orDash(a.Worker), orDash(a.ErrorClass), orDash(oneLine(a.Error, 80)))
+		if oneLine(a.Error, 80) != strings.TrimSpace(a.Error) {
+			long = append(long, i)
+		}
+	}
+	tw.Flush()
+	for _, i := range long {
+		a := history[i]
+		fmt.Fprintf(c.stdout, "\nerror of try %d (%s):\n", a.Attempt, fmtTimeMS(a.StartedAt))
+		for line := range strings.Lines(a.Error) {
+			fmt.Fprintf(c.stdout, "  %s", strings.TrimRight(line, "\n")+"\n")
+		}
+	}
+}
+
+// outcomeColor is the colour of a run's outcome.
+func outcomeColor(o litequeue.Outcome) string {
+	switch o {
+	case litequeue.OutcomeCompleted:
+		return green
+	case litequeue.OutcomeReplayed, litequeue.OutcomeSnoozed:
+		return blue
+	case litequeue.OutcomeDiscarded, litequeue.OutcomeCancelled:
+		return yellow
+	}
+	return red
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/litequeue/litequeue"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// epoch is where the test databases' mock clocks stand when they are built.
+var epoch = time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)
+
+// result is what one run of the command did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// testCLI returns a cli on no terminal, with an empty environment and the
+// real clock, reading stdin from the given text.
+func testCLI(stdin string) *cli {
+	return &cli{
+		stdin:  strings.NewReader(stdin),
+		getenv: func(string) string { return "" },
+		self:   "litequeue",
+	}
+}
+
+// runCLI runs args on c and returns what it did.
+func runCLI(t *testing.T, c *cli, args ...string) result {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	c.stdout, c.stderr = &stdout, &stderr
+	code := c.run(context.Background(), args)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+// mustRun runs args and fails the test unless the command exits 0.
+func mustRun(t *testing.T, c *cli, args ...string) result {
+	t.Helper()
+	r := runCLI(t, c, args...)
+	if r.code != exitOK {
+		t.Fatalf("litequeue %s: exit %d, stderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	return r
+}
+
+// golden compares got with testdata/name, or rewrites the file under
+// -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
+	}
+}
+
+// worker is the name RunDue gives the test process in history rows,
+// replaced by "HOST:PID" in golden files.
+func worker() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
+}
+
+// stable replaces what changes from run to run in the output.
+func stable(s string) string {
+	return strings.ReplaceAll(s, worker(), "HOST:PID")
+}
+
+// smtpError is the error the fixture's mail handler fails with.
+type smtpError struct{ code int }
+
+func (e *smtpError) Error() string { return fmt.Sprintf("smtp: %d mailbox unavailable", e.code) }
+
+// fixture is a database built on a mock clock, with jobs in every state.
+type fixture struct {
+	path  string
+	clock *clock.Mock
+	// The jobs, by what happened to them.
+	sent, bounced, broken, scheduled, unhandled, discarded, waiting int64
+}
+
+// fixturePolicy waits 1s, 2s before the retries of its 3 tries: the
+// fixture's Rand draws 0.5, and full jitter halves the 2s, 4s ceilings.
+var fixturePolicy = litequeue.Policy{Base: 2 * time.Second, Ceiling: time.Minute, MaxTries: 3}
+
+// newFixture builds the fixture's database in a new directory: each run of
+// a handler takes 1.5s on the mock clock.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	fx := &fixture{path: filepath.Join(t.TempDir(), "jobs.db"), clock: clock.NewMock()}
+	fx.clock.Set(epoch)
+	q, err := litequeue.Open(fx.path, litequeue.Options{
+		Clock: fx.clock,
+		Rand:  func() float64 { return 0.5 },
+		Retry: fixturePolicy,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	q.Handle("email.send", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, to string) error {
+		fx.clock.Add(1500 * time.Millisecond)
+		if strings.HasPrefix(to, "bounce") {
+			return fmt.Errorf("deliver to %s: %w", to, &smtpError{550})
+		}
+		return nil
+	}))
+	q.Handle("report.render", func(ctx context.Context, job *litequeue.Job) error {
+		fx.clock.Add(1500 * time.Millisecond)
+		return litequeue.Permanent(errors.New(`template "legacy" not found`))
+	})
+	q.Handle("account.sync", func(ctx context.Context, job *litequeue.Job) error {
+		return fmt.Errorf("account 7 was deleted: %w", litequeue.ErrDiscard)
+	})
+	ctx := context.Background()
+	enqueue := func(kind string, payload any, opts ...litequeue.EnqueueOption) int64 {
+		t.Helper()
+		j, err := q.Enqueue(ctx, kind, payload, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	fx.sent = enqueue("email.send", "ada@example.com")
+	fx.bounced = enqueue("email.send", "bounce@example.com", litequeue.Priority(5))
+	fx.broken = enqueue("report.render", map[string]any{"template": "legacy", "month": "2026-02"}, litequeue.OnQueue("reports"))
+	fx.scheduled = enqueue("email.send", "grace@example.com", litequeue.Delay(time.Hour), litequeue.UniqueKey("digest-grace"))
+	fx.unhandled = enqueue("sms.send", map[string]string{"to": "+15550100"})
+	fx.discarded = enqueue("account.sync", []byte(`{"account":7}`))
+	fx.waiting = enqueue("report.render", []byte("not json"), litequeue.OnQueue("reports"), litequeue.Delay(2*time.Hour))
+	// Run everything due within the next minute, stepping the clock.
+	for {
+		next, ok, err := q.NextDue(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || next.After(epoch.Add(time.Minute)) {
+			break
+		}
+		if next.After(fx.clock.Now()) {
+			fx.clock.Set(next)
+		}
+		if _, err := q.RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fx
+}
+
+// cli returns a test cli on the fixture's database, with the clock
+// standing a minute after the fixture's epoch.
+func (fx *fixture) cli(stdin string) *cli {
+	c := testCLI(stdin)
+	c.db = fx.path
+	c.clock = clock.NewMock()
+	c.clock.(*clock.Mock).Set(epoch.Add(time.Minute))
+	return c
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRun_ExitCodes(t *testing.T) {
+	fx := newFixture(t)
+	tests := []struct {
+		args []string
+		code int
+		says string // in stderr
+	}{
+		{nil, exitUsage, "usage: litequeue"},
+		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"--nope", "list"}, exitUsage, "flag provided but not defined: -nope"},
+		{[]string{"list", "--nope"}, exitUsage, "flag provided but not defined: -nope"},
+		{[]string{"list", "extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"list", "--state", "bogus"}, exitUsage, `unknown state "bogus"`},
+		{[]string{"list", "--limit", "-1"}, exitUsage, "--limit -1 is negative"},
+		{[]string{"list", "--limit", "ten"}, exitUsage, `invalid value "ten" for flag -limit`},
+		{[]string{"show"}, exitUsage, "missing arguments"},
+		{[]string{"show", "abc"}, exitUsage, `job ID "abc" is not a positive whole number`},
+		{[]string{"show", "0"}, exitUsage, `job ID "0" is not a positive whole number`},
+		{[]string{"show", "1", "2"}, exitUsage, `unexpected argument "2"`},
+		{[]string{"dead"}, exitUsage, "dead needs a command"},
+		{[]string{"dead", "bury"}, exitUsage, `unknown command "dead bury"`},
+		{[]string{"enqueue"}, exitUsage, "missing arguments"},
+		{[]string{"enqueue", "k", "{bad"}, exitUsage, `payload "{bad" is not valid JSON`},
+		{[]string{"enqueue", "k", "--delay", "3x"}, exitUsage, `"3x" is not a duration`},
+		{[]string{"enqueue", "k", "--delay", "-5s"}, exitUsage, `"-5s" is negative`},
+		{[]string{"enqueue", "k", "--max-tries", "51"}, exitUsage, "--max-tries 51 is outside 1…50"},
+		{[]string{"enqueue", "", "{}"}, exitUsage, "the kind is empty"},
+		{[]string{"--config", "testdata/bad.toml", "list"}, exitUsage, "testdata/bad.toml:3: retry: max_tries 80 is over the limit of 50"},
+		{[]string{"show", "999"}, exitFailure, "no job 999"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := runCLI(t, fx.cli(""), tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.says) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d and %q", r.code, r.stderr, tt.code, tt.says)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout %q, want none", r.stdout)
+			}
+		})
+	}
+}
+
+func TestRun_Help(t *testing.T) {
+	r := mustRun(t, testCLI(""), "help")
+	if !strings.HasPrefix(r.stdout, "usage: litequeue") {
+		t.Errorf("help: %q", r.stdout)
+	}
+	r = mustRun(t, testCLI(""), "list", "-h")
+	if !strings.Contains(r.stderr, "usage: litequeue list") || !strings.Contains(r.stderr, "-state") {
+		t.Errorf("list -h: %q", r.stderr)
+	}
+}
+
+func TestParse_FlagsAfterArguments(t *testing.T) {
+	c := testCLI("")
+	fs := c.flagSet("x", "x")
+	yes := fs.Bool("yes", false, "")
+	q := fs.String("queue", "", "")
+	pos, err := fs.parse([]string{"5", "--yes", "6", "--queue", "q", "--", "--7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(pos, " ") != "5 6 --7" || !*yes || *q != "q" {
+		t.Errorf("got %q, yes %v, queue %q", pos, *yes, *q)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"90s", 90 * time.Second, true},
+		{"1h30m", 90 * time.Minute, true},
+		{"14d", 14 * 24 * time.Hour, true},
+		{"1d12h", 36 * time.Hour, true},
+		{"1.5d", 36 * time.Hour, true},
+		{"0", 0, true},
+		{"", 0, false},
+		{"d", 0, false},
+		{"-1s", 0, false},
+		{"1d-1h", 0, false},
+		{"5", 0, false},
+		{"1w", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parseDuration(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/litequeue/litequeue"
+)
+
+// openFixture opens the fixture's database read-only, closed at the end
+// of the test.
+func openFixture(t *testing.T, fx *fixture) *litequeue.Queue {
+	t.Helper()
+	q, err := litequeue.OpenReadOnly(fx.path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+func TestEnqueue(t *testing.T) {
+	fx := newFixture(t)
+	r := mustRun(t, fx.cli(""), "enqueue", "email.send", `{"to":"lin@example.com"}`,
+		"--queue", "mail", "--delay", "1d2h", "--priority", "3", "--unique", "welcome-lin", "--max-tries", "4")
+	var id int64
+	if _, err := fmt.Sscanf(r.stdout, "enqueued job %d:", &id); err != nil {
+		t.Fatalf("%v in %q", err, r.stdout)
+	}
+	if want := "enqueued job 8: email.send on queue mail, due 2026-03-03T11:31:00.000Z\n"; r.stdout != want {
+		t.Errorf("got %q, want %q", r.stdout, want)
+	}
+	q := openFixture(t, fx)
+	j, err := q.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Queue != "mail" || j.Kind != "email.send" || string(j.Payload) != `{"to":"lin@example.com"}` ||
+		j.Priority != 3 || j.UniqueKey != "welcome-lin" || j.MaxTries != 4 ||
+		!j.RunAt.Equal(epoch.Add(time.Minute+26*time.Hour)) {
+		t.Errorf("stored %+v", j)
+	}
+
+	// The same unique key again adds nothing.
+	r = mustRun(t, fx.cli(""), "enqueue", "email.send", `{}`, "--unique", "welcome-lin", "--json")
+	var dup struct {
+		jobJSON
+		Duplicate bool `json:"duplicate"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &dup); err != nil {
+		t.Fatal(err)
+	}
+	if !dup.Duplicate || dup.ID != id {
+		t.Errorf("second enqueue: %+v, want job %d as a duplicate", dup, id)
+	}
+
+	// Without a payload the job carries JSON null.
+	mustRun(t, fx.cli(""), "enqueue", "ping")
+	jobs, err := q.List(context.Background(), litequeue.Filter{Kind: "ping"})
+	if err != nil || len(jobs) != 1 || string(jobs[0].Payload) != "null" || jobs[0].Queue != "default" {
+		t.Errorf("enqueue ping: %v %+v", err, jobs)
+	}
+	if !strings.Contains(mustRun(t, fx.cli(""), "list", "--kind", "ping").stdout, "pending") {
+		t.Error("the job does not list")
+	}
+}
