@@ -175,6 +175,7 @@ func commands() []command {
 		{"show", "show ID [--json]", (*cli).show},
 		{"dead", "dead list|retry|purge ...", (*cli).dead},
 		{"check", "check [--json]", (*cli).check},
+		{"policy", "policy [NAME] [--json] | policy simulate [NAME] --jobs N --outage D [--svg FILE]", (*cli).policy},
 		{"enqueue", "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY]", (*cli).enqueue},
 		{"version", "version", (*cli).version},
 	}

@@ -34,6 +34,11 @@ func TestRun_ExitCodes(t *testing.T) {
 		{[]string{"enqueue", "k", "--max-tries", "51"}, exitUsage, "--max-tries 51 is outside 1…50"},
 		{[]string{"enqueue", "", "{}"}, exitUsage, "the kind is empty"},
 		{[]string{"--config", "testdata/bad.toml", "list"}, exitUsage, "testdata/bad.toml:3: retry: max_tries 80 is over the limit of 50"},
+		{[]string{"--config", "testdata/missing.toml", "policy"}, exitUsage, "testdata/missing.toml"},
+		{[]string{"policy", "a", "b"}, exitUsage, `unexpected argument "b"`},
+		{[]string{"policy", "simulate", "--jobs", "0"}, exitUsage, "--jobs 0 is outside"},
+		{[]string{"policy", "simulate", "--outage", "40d"}, exitUsage, "--outage 960h0m0s is over the limit"},
+		{[]string{"policy", "simulate", "--outage", "soon"}, exitUsage, `"soon" is not a duration`},
 		{[]string{"show", "999"}, exitFailure, "no job 999"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/litequeue/litequeue"
+)
+
+// policyJSON is the output of "policy --json". Durations are in
+// milliseconds.
+type policyJSON struct {
+	Name      string            `json:"name"`
+	Backoff   litequeue.Backoff `json:"backoff"`
+	BaseMS    int64             `json:"base_ms"`
+	CeilingMS int64             `json:"ceiling_ms"`
+	MaxTries  int               `json:"max_tries"`
+	Jitter    litequeue.Jitter  `json:"jitter"`
+	Schedule  []stepJSON        `json:"schedule"`
+	TotalMS   int64             `json:"total_ms"`
+}
+
+// stepJSON is one retry of a policy's schedule.
+type stepJSON struct {
+	Retry     int   `json:"retry"`
+	MaxWaitMS int64 `json:"max_wait_ms"`
+	TotalMS   int64 `json:"total_ms"`
+}
+
+// policy runs "policy", and "policy simulate".
+func (c *cli) policy(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "simulate" {
+		return c.simulate(ctx, args[1:])
+	}
+	const use = "policy [NAME] [--json]"
+	fs := c.flagSet("policy", use)
+	asJSON := fs.Bool("json", false, "write JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.want(pos, 0, 1); err != nil {
+		return err
+	}
+	name, p, err := c.lookupPolicy(pos)
+	if err != nil {
+		return err
+	}
+	steps := p.Schedule()
+	var total time.Duration
+	if len(steps) > 0 {
+		total = steps[len(steps)-1].Total
+	}
+	if *asJSON {
+		out := policyJSON{
+			Name: name, Backoff: p.Backoff, BaseMS: p.Base.Milliseconds(), CeilingMS: p.Ceiling.Milliseconds(),
+			MaxTries: p.MaxTries, Jitter: p.Jitter, Schedule: make([]stepJSON, len(steps)), TotalMS: total.Milliseconds(),
+		}
+		for i, s := range steps {
+			out.Schedule[i] = stepJSON{s.Retry, s.MaxWait.Milliseconds(), s.Total.Milliseconds()}
+		}
+		return writeJSON(c.stdout, out)
+	}
+	fmt.Fprintf(c.stdout, "policy %s: %s\n\n", name, describePolicy(p))
+	tw := newTable(c.stdout)
+	fmt.Fprintln(tw, "RETRY\tMAX WAIT\tWORST CASE TOTAL")
+	for _, s := range steps {
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", s.Retry, shortDur(s.MaxWait), shortDur(s.Total))
+	}
+	fmt.Fprintf(tw, "total\t\t%s\n", shortDur(total))
+	tw.Flush()
+	fmt.Fprintf(c.stdout, "\n%s\n", jitterNote(p))
+	return nil
+}
+
+// lookupPolicy returns the policy that the optional NAME argument names:
+// a named policy of --config, or the default policy for none or
+// "default".
+func (c *cli) lookupPolicy(pos []string) (string, litequeue.Policy, error) {
+	opts, err := c.options()
+	if err != nil {
+		return "", litequeue.Policy{}, err
+	}
+	// LoadConfig fills every field; without a config, the defaults.
+	def := opts.Retry
+	if c.config == "" {
+		def = litequeue.DefaultPolicy()
+	}
+	if len(pos) == 0 {
+		return "default", def, nil
+	}
+	name := pos[0]
+	if p, ok := opts.Policies[name]; ok {
+		return name, p, nil
+	}
+	if name == "default" {
+		return name, def, nil
+	}
+	known := "no --config given, so only the default policy"
+	if c.config != "" {
+		names := []string{"default"}
+		for n := range opts.Policies {
+			names = append(names, n)
+		}
+		slices.Sort(names[1:])
+		known = c.config + " has " + strings.Join(names, ", ")
+	}
+	return "", litequeue.Policy{}, usageErrorf("unknown policy %q (%s)", name, known)
+}
+
+// describePolicy says a policy in one line.
+func describePolicy(p litequeue.Policy) string {
+	return fmt.Sprintf("%s from %v, capped at %v, %s, %s",
+		p.Backoff, shortDur(p.Base), shortDur(p.Ceiling), tries(p.MaxTries), jitterName(p.Jitter))
+}
+
+// jitterName names a jitter kind in a sentence: "full jitter", "no jitter".
+func jitterName(j litequeue.Jitter) string {
+	if j == litequeue.NoJitter {
+		return "no jitter"
+	}
+	return string(j) + " jitter"
+}
+
+// jitterNote says how the actual waits relate to the schedule's maximums.
+func jitterNote(p litequeue.Policy) string {
+	var how string
+	switch p.Jitter {
+	case litequeue.FullJitter:
+		how = "Full jitter draws each actual wait uniformly between 0 and its max wait."
+	case litequeue.EqualJitter:
+		how = "Equal jitter draws each actual wait uniformly between half its max wait and all of it."
+	default:
+		how = "Without jitter each wait is exactly its max wait: jobs that fail together retry together."
+	}
+	return fmt.Sprintf("%s A job is dead when try %d fails.", how, p.MaxTries)
+}
+
+// tries returns "1 try" or "8 tries".
+func tries(n int) string {
+	if n == 1 {
+		return "1 try"
+	}
+	return fmt.Sprintf("%d tries", n)
+}
+
+// defaultPolicy is the policy without --config.
+func defaultPolicy() litequeue.Policy { return litequeue.DefaultPolicy() }
