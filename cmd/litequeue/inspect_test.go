@@ -106,7 +106,7 @@ func TestShow_JSON(t *testing.T) {
 	for _, a := range got.History {
 		outcomes = append(outcomes, string(a.Outcome))
 		delays = append(delays, a.DelayMS)
-		if a.Worker != worker() || a.ErrorClass != "*main.smtpError" {
+		if a.Worker != worker() || a.ErrorClass != "*main.mailboxError" {
 			t.Errorf("attempt %+v", a)
 		}
 	}

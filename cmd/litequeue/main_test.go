@@ -89,10 +89,10 @@ func stable(s string) string {
 	return strings.ReplaceAll(s, worker(), "HOST:PID")
 }
 
-// smtpError is the error the fixture's mail handler fails with.
-type smtpError struct{ code int }
+// mailboxError is the error the fixture's mail handler fails with.
+type mailboxError struct{ code int }
 
-func (e *smtpError) Error() string { return fmt.Sprintf("smtp: %d mailbox unavailable", e.code) }
+func (e *mailboxError) Error() string { return fmt.Sprintf("smtp: %d mailbox unavailable", e.code) }
 
 // fixture is a database built on a mock clock, with jobs in every state.
 type fixture struct {
@@ -124,7 +124,7 @@ func newFixture(t *testing.T) *fixture {
 	q.Handle("email.send", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, to string) error {
 		fx.clock.Add(1500 * time.Millisecond)
 		if strings.HasPrefix(to, "bounce") {
-			return fmt.Errorf("deliver to %s: %w", to, &smtpError{550})
+			return fmt.Errorf("deliver to %s: %w", to, &mailboxError{550})
 		}
 		return nil
 	}))

@@ -177,6 +177,7 @@ func commands() []command {
 		{"check", "check [--json]", (*cli).check},
 		{"policy", "policy [NAME] [--json] | policy simulate [NAME] --jobs N --outage D [--svg FILE]", (*cli).policy},
 		{"enqueue", "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY]", (*cli).enqueue},
+		{"demo", "demo [--db PATH] [--jobs N]", (*cli).demo},
 		{"version", "version", (*cli).version},
 	}
 }
