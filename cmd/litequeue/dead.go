@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/litequeue/litequeue"
 )
@@ -16,6 +18,10 @@ func (c *cli) dead(ctx context.Context, args []string) error {
 	switch args[0] {
 	case "list":
 		return c.deadList(ctx, args[1:])
+	case "retry":
+		return c.deadRetry(ctx, args[1:])
+	case "purge":
+		return c.deadPurge(ctx, args[1:])
 	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("unknown command \"dead %s\"", args[0]), hint: use}
 }
@@ -56,4 +62,185 @@ func (c *cli) deadList(ctx context.Context, args []string) error {
 	tw.Flush()
 	c.moreNote(len(jobs), more)
 	return nil
+}
+
+// deadRetry runs "dead retry": a replay of the dead jobs named, or of every
+// dead job that matches with --all.
+func (c *cli) deadRetry(ctx context.Context, args []string) error {
+	const use = "dead retry ID... | dead retry --all [--queue Q] [--kind K] [--dry-run] [--yes]"
+	fs := c.flagSet("dead retry", use)
+	all := fs.Bool("all", false, "replay every dead job that --queue and --kind select")
+	queue := fs.String("queue", "", "with --all: only jobs on this `queue`")
+	kind := fs.String("kind", "", "with --all: only jobs of this `kind`")
+	dryRun := fs.Bool("dry-run", false, "say what would be replayed, and replay nothing")
+	yes := fs.Bool("yes", false, "with --all: replay without asking")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *all && len(pos) > 0:
+		return &exitError{code: exitUsage, err: errors.New("give job IDs or --all, not both"), hint: use}
+	case !*all && len(pos) == 0:
+		return &exitError{code: exitUsage, err: errors.New("missing job IDs (or --all)"), hint: use}
+	case !*all && (*queue != "" || *kind != ""):
+		return &exitError{code: exitUsage, err: errors.New("--queue and --kind select jobs for --all"), hint: use}
+	}
+	if *all {
+		return c.replayAll(ctx, litequeue.Filter{State: litequeue.Dead, Queue: *queue, Kind: *kind}, *dryRun, *yes)
+	}
+	ids, err := parseIDs(pos)
+	if err != nil {
+		return err
+	}
+	if *dryRun {
+		return c.eachJob(ctx, ids, c.openRead, func(q *litequeue.Queue, id int64) error {
+			j, err := q.Get(ctx, id)
+			if err == nil && j.State != litequeue.Dead {
+				return fmt.Errorf("job %d is %s, not dead", id, j.State)
+			}
+			if err == nil {
+				fmt.Fprintf(c.stdout, "would replay job %d (%s on %s)\n", id, j.Kind, j.Queue)
+			}
+			return err
+		})
+	}
+	return c.eachJob(ctx, ids, c.openWrite, func(q *litequeue.Queue, id int64) error {
+		if err := q.Replay(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "replayed job %d: pending, due now\n", id)
+		return nil
+	})
+}
+
+// eachJob opens the database with open and calls fn for each job ID. It
+// reports each failure on stderr and goes on; it fails if any did.
+func (c *cli) eachJob(ctx context.Context, ids []int64, open func() (*litequeue.Queue, error), fn func(*litequeue.Queue, int64) error) error {
+	q, err := open()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	failed := 0
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		err := fn(q, id)
+		if errors.Is(err, litequeue.ErrNotFound) {
+			err = fmt.Errorf("no job %d in %s", id, c.dbPath())
+		}
+		if err != nil {
+			fmt.Fprintf(c.stderr, "litequeue: %s\n", strings.TrimPrefix(err.Error(), "litequeue: "))
+			failed++
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: exitFailure} // each failure is reported
+	}
+	return nil
+}
+
+// replayAll replays the dead jobs f selects, once the user agrees.
+func (c *cli) replayAll(ctx context.Context, f litequeue.Filter, dryRun, yes bool) error {
+	jobs, _, err := c.listJobs(ctx, f, 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s %s\n", plural(len(jobs), "dead job"), describeFilter(f))
+	if len(jobs) == 0 {
+		return nil
+	}
+	if dryRun {
+		c.jobTable(jobs)
+		fmt.Fprintln(c.stdout, "dry run: nothing replayed")
+		return nil
+	}
+	if !yes {
+		ok, err := c.confirm(fmt.Sprintf("Replay %s?", plural(len(jobs), "dead job")),
+			fmt.Sprintf("refusing to replay %s", plural(len(jobs), "job")))
+		if err != nil || !ok {
+			if err == nil {
+				fmt.Fprintln(c.stderr, "nothing replayed")
+			}
+			return err
+		}
+	}
+	q, err := c.openWrite()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	n, err := q.ReplayDead(ctx, f)
+	fmt.Fprintf(c.stdout, "replayed %s: pending, due now\n", plural(n, "job"))
+	return err
+}
+
+// describeFilter says which jobs a --queue and --kind select.
+func describeFilter(f litequeue.Filter) string {
+	var parts []string
+	if f.Queue != "" {
+		parts = append(parts, "on queue "+f.Queue)
+	}
+	if f.Kind != "" {
+		parts = append(parts, "of kind "+f.Kind)
+	}
+	if len(parts) == 0 {
+		return "in all"
+	}
+	return strings.Join(parts, " ")
+}
+
+// deadPurge runs "dead purge": deletes dead jobs and their history.
+func (c *cli) deadPurge(ctx context.Context, args []string) error {
+	const use = "dead purge [--older-than D] [--dry-run] [--yes]"
+	fs := c.flagSet("dead purge", use)
+	olderThan := durationFlag(fs.FlagSet, "older-than", 0, "only jobs dead for at least this long, e.g. 7d; 0: every dead job")
+	dryRun := fs.Bool("dry-run", false, "count what would be deleted, and delete nothing")
+	yes := fs.Bool("yes", false, "delete without asking")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.want(pos, 0, 0); err != nil {
+		return err
+	}
+	q, err := c.openRead()
+	if err != nil {
+		return err
+	}
+	n, err := q.CountDead(ctx, *olderThan)
+	q.Close()
+	if err != nil {
+		return err
+	}
+	which := "dead job"
+	if *olderThan > 0 {
+		which = fmt.Sprintf("job dead for %v or more", shortDur(*olderThan))
+	}
+	fmt.Fprintf(c.stdout, "%s\n", plural(n, which))
+	switch {
+	case n == 0:
+		return nil
+	case *dryRun:
+		fmt.Fprintln(c.stdout, "dry run: nothing deleted")
+		return nil
+	case !*yes:
+		ok, err := c.confirm(fmt.Sprintf("Delete %s and their history for good?", plural(n, "job")),
+			fmt.Sprintf("refusing to delete %s", plural(n, "job")))
+		if err != nil || !ok {
+			if err == nil {
+				fmt.Fprintln(c.stderr, "nothing deleted")
+			}
+			return err
+		}
+	}
+	if q, err = c.openWrite(); err != nil {
+		return err
+	}
+	defer q.Close()
+	deleted, err := q.PurgeDead(ctx, *olderThan)
+	fmt.Fprintf(c.stdout, "deleted %s\n", plural(deleted, "dead job"))
+	return err
 }

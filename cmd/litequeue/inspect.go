@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -288,4 +290,138 @@ func outcomeColor(o litequeue.Outcome) string {
 		return yellow
 	}
 	return red
+}
+
+// statsJSON is the output of "stats --json". Durations are in
+// milliseconds.
+type statsJSON struct {
+	Queues          map[string]queueStatsJSON `json:"queues"`
+	RetriesLastHour []errorCountJSON          `json:"retries_last_hour"`
+	DeathsLastHour  map[string]int            `json:"deaths_last_hour"`
+}
+
+// queueStatsJSON is one queue's counts in "stats --json".
+type queueStatsJSON struct {
+	Due         int   `json:"due"`
+	Scheduled   int   `json:"scheduled"`
+	Running     int   `json:"running"`
+	Dead        int   `json:"dead"`
+	Completed   int   `json:"completed"`
+	Discarded   int   `json:"discarded"`
+	Cancelled   int   `json:"cancelled"`
+	OldestDueMS int64 `json:"oldest_due_ms"`
+}
+
+// errorCountJSON is a count of retries in "stats --json".
+type errorCountJSON struct {
+	Kind       string `json:"kind"`
+	ErrorClass string `json:"error_class"`
+	Count      int    `json:"count"`
+}
+
+// stats runs "stats".
+func (c *cli) stats(ctx context.Context, args []string) error {
+	fs := c.flagSet("stats", "stats [--json]")
+	asJSON := fs.Bool("json", false, "write JSON")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.want(pos, 0, 0); err != nil {
+		return err
+	}
+	q, err := c.openRead()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	st, err := q.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(c.stdout, toStatsJSON(st))
+	}
+	c.writeStats(st)
+	return nil
+}
+
+// toStatsJSON returns the JSON form of st. It leaves out Unhandled: the
+// command has no handlers, so every due kind would be in it.
+func toStatsJSON(st litequeue.Stats) statsJSON {
+	out := statsJSON{
+		Queues:          make(map[string]queueStatsJSON, len(st.Queues)),
+		RetriesLastHour: make([]errorCountJSON, len(st.RetriesLastHour)),
+		DeathsLastHour:  st.DeathsLastHour,
+	}
+	for name, s := range st.Queues {
+		out.Queues[name] = queueStatsJSON{s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.OldestDue.Milliseconds()}
+	}
+	for i, e := range st.RetriesLastHour {
+		out.RetriesLastHour[i] = errorCountJSON(e)
+	}
+	if out.DeathsLastHour == nil {
+		out.DeathsLastHour = map[string]int{}
+	}
+	return out
+}
+
+// writeStats writes st as tables: the jobs of each queue by state, then
+// the last hour's retries and deaths.
+func (c *cli) writeStats(st litequeue.Stats) {
+	w := c.stdout
+	if len(st.Queues) == 0 {
+		fmt.Fprintln(w, "no jobs")
+	} else {
+		tw := newTable(w)
+		fmt.Fprintln(tw, "QUEUE\tDUE\tSCHEDULED\tRUNNING\tDEAD\tCOMPLETED\tDISCARDED\tCANCELLED\tOLDEST DUE")
+		var all litequeue.QueueStats
+		for _, name := range slices.Sorted(maps.Keys(st.Queues)) {
+			s := st.Queues[name]
+			writeQueueStats(tw, name, s)
+			all.Due, all.Scheduled, all.Running, all.Dead = all.Due+s.Due, all.Scheduled+s.Scheduled, all.Running+s.Running, all.Dead+s.Dead
+			all.Completed, all.Discarded, all.Cancelled = all.Completed+s.Completed, all.Discarded+s.Discarded, all.Cancelled+s.Cancelled
+			all.OldestDue = max(all.OldestDue, s.OldestDue)
+		}
+		if len(st.Queues) > 1 {
+			writeQueueStats(tw, "(all)", all)
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprint(w, "\nretries in the last hour")
+	if len(st.RetriesLastHour) == 0 {
+		fmt.Fprintln(w, ": none")
+	} else {
+		fmt.Fprintln(w, ":")
+		tw := newTable(w)
+		fmt.Fprintln(tw, "  KIND\tERROR CLASS\tRETRIES")
+		for _, e := range st.RetriesLastHour {
+			fmt.Fprintf(tw, "  %s\t%s\t%d\n", e.Kind, orDash(e.ErrorClass), e.Count)
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprint(w, "\ndeaths in the last hour")
+	if len(st.DeathsLastHour) == 0 {
+		fmt.Fprintln(w, ": none")
+		return
+	}
+	fmt.Fprintln(w, ":")
+	tw := newTable(w)
+	fmt.Fprintln(tw, "  KIND\tDEATHS")
+	for _, kind := range slices.Sorted(maps.Keys(st.DeathsLastHour)) {
+		fmt.Fprintf(tw, "  %s\t%d\n", kind, st.DeathsLastHour[kind])
+	}
+	tw.Flush()
+}
+
+// writeQueueStats writes one row of the stats table.
+func writeQueueStats(w io.Writer, name string, s litequeue.QueueStats) {
+	oldest := "-"
+	if s.Due > 0 {
+		oldest = fmtAge(s.OldestDue)
+	}
+	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
+		name, s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, oldest)
 }

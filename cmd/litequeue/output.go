@@ -74,7 +74,7 @@ func stateColor(s litequeue.State) string {
 // user to pass --yes.
 func (c *cli) confirm(question, refusal string) (bool, error) {
 	if !c.stdinTTY || !c.stderrTTY {
-		return false, usageErrorf("%s without a terminal to confirm on: add --yes", refusal)
+		return false, usageErrorf("%s unasked: no terminal to ask on (add --yes)", refusal)
 	}
 	fmt.Fprintf(c.stderr, "%s [y/N] ", question)
 	answer, err := bufio.NewReader(c.stdin).ReadString('\n')
@@ -123,7 +123,7 @@ func fmtAge(d time.Duration) string {
 	case d < time.Minute:
 		return d.Round(100 * time.Millisecond).String()
 	}
-	return d.Round(time.Second).String()
+	return shortDur(d.Round(time.Second))
 }
 
 // fmtDelay shows a chosen delay, or "-" for none.

@@ -171,11 +171,13 @@ type command struct {
 // commands lists every command, in the order of the usage text.
 func commands() []command {
 	return []command{
+		{"stats", "stats [--json]", (*cli).stats},
 		{"list", "list [--state S] [--queue Q] [--kind K] [--limit N] [--json]", (*cli).list},
 		{"show", "show ID [--json]", (*cli).show},
 		{"dead", "dead list|retry|purge ...", (*cli).dead},
 		{"check", "check [--json]", (*cli).check},
 		{"policy", "policy [NAME] [--json] | policy simulate [NAME] --jobs N --outage D [--svg FILE]", (*cli).policy},
+		{"cancel", "cancel ID...", (*cli).cancel},
 		{"enqueue", "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY]", (*cli).enqueue},
 		{"demo", "demo [--db PATH] [--jobs N]", (*cli).demo},
 		{"version", "version", (*cli).version},

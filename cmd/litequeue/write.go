@@ -69,3 +69,34 @@ func (c *cli) enqueue(ctx context.Context, args []string) error {
 	fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, due %s\n", job.ID, job.Kind, job.Queue, fmtTimeMS(job.RunAt))
 	return nil
 }
+
+// cancel runs "cancel".
+func (c *cli) cancel(ctx context.Context, args []string) error {
+	fs := c.flagSet("cancel", "cancel ID...")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := fs.want(pos, 1, -1); err != nil {
+		return err
+	}
+	ids, err := parseIDs(pos)
+	if err != nil {
+		return err
+	}
+	return c.eachJob(ctx, ids, c.openWrite, func(q *litequeue.Queue, id int64) error {
+		if err := q.Cancel(ctx, id); err != nil {
+			return err
+		}
+		j, err := q.Get(ctx, id)
+		switch {
+		case err != nil:
+			return err
+		case j.State == litequeue.Running:
+			fmt.Fprintf(c.stdout, "job %d is running: its worker cancels it at its next lease renewal\n", id)
+		default:
+			fmt.Fprintf(c.stdout, "cancelled job %d\n", id)
+		}
+		return nil
+	})
+}
