@@ -196,8 +196,13 @@ func (d *demoRun) resume(ctx context.Context) error {
 	if err := d.work(ctx, q); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s finished in %v: %d retries, %d dead.\n",
+	fmt.Fprintf(w, "%s finished in %v: %d retries, %d dead.\n\n",
 		plural(d.total, "job"), time.Since(d.start).Round(10*time.Millisecond), d.retries, d.deaths)
+	st, err := q.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	d.c.writeStats(st)
 	return nil
 }
 
@@ -295,11 +300,16 @@ func (d *demoRun) report(ctx context.Context, q *litequeue.Queue) error {
 	c, w := d.c, d.c.stdout
 	fmt.Fprintf(w, "All %d jobs finished in %v: %d retries, %d dead.\n\n",
 		d.total, time.Since(d.start).Round(10*time.Millisecond), d.retries, d.deaths)
+	st, err := q.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	c.writeStats(st)
 	dead, err := q.List(ctx, litequeue.Filter{State: litequeue.Dead})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "Dead letters:")
+	fmt.Fprintf(w, "\ndead letters:\n")
 	tw := newTable(w)
 	fmt.Fprintln(tw, "  ID\tQUEUE\tKIND\tTRIES\tLAST ERROR")
 	for _, j := range dead[:min(len(dead), demoDeadRows)] {
@@ -324,7 +334,8 @@ func (d *demoRun) report(ctx context.Context, q *litequeue.Queue) error {
 	fmt.Fprintf(tw, "  %s dead list\t# the dead letters\n", self)
 	fmt.Fprintf(tw, "  %s show %d\t# one job: payload and every attempt\n", self, id)
 	fmt.Fprintf(tw, "  %s dead retry %d\t# replay it\n", self, id)
-	fmt.Fprintf(tw, "  %s dead retry --all --kind invoice.render --dry-run\t# how many a bulk replay would take\n", self)
+	fmt.Fprintf(tw, "  %s stats\t# the replayed job is due\n", self)
+	fmt.Fprintf(tw, "  %s dead retry --all --kind invoice.render --dry-run\t# what a bulk replay would take\n", self)
 	fmt.Fprintf(tw, "  %s demo --resume\t# run the replayed jobs, the causes fixed\n", self)
 	fmt.Fprintf(tw, "  %s policy simulate --jobs 1000 --outage 30s\t# why retries need jitter\n", c.self)
 	tw.Flush()
@@ -354,6 +365,12 @@ type smtpError struct {
 
 func (e *smtpError) Error() string { return fmt.Sprintf("smtp %d %s", e.Code, e.Text) }
 
+// dialError is what the demo's mail client says when the server does not
+// answer.
+type dialError struct{ Addr string }
+
+func (e *dialError) Error() string { return fmt.Sprintf("dial tcp %s: i/o timeout", e.Addr) }
+
 // sendEmail is the demo's email.send handler: it takes a few milliseconds
 // and, until the demo resumes, fails 30% of the time in one of two ways.
 func (d *demoRun) sendEmail(ctx context.Context, job *litequeue.Job, args emailArgs) error {
@@ -367,7 +384,7 @@ func (d *demoRun) sendEmail(ctx context.Context, job *litequeue.Job, args emailA
 	case u < 0.2:
 		return fmt.Errorf("send to %s: %w", args.To, &smtpError{421, "4.7.0 try again later"})
 	case u < 0.3:
-		return fmt.Errorf("send to %s: dial smtp.example.com:587: %w", args.To, os.ErrDeadlineExceeded)
+		return fmt.Errorf("send to %s: %w", args.To, &dialError{"smtp.example.com:587"})
 	}
 	return nil
 }

@@ -17,7 +17,9 @@ func TestDemo(t *testing.T) {
 	r := mustRun(t, c, "demo", "--db", path, "--jobs", "40")
 	for _, want := range []string{
 		"All 46 jobs finished in",
-		"Dead letters:",
+		"QUEUE    DUE  SCHEDULED",
+		"invoice.render  6\n",
+		"dead letters:",
 		"litequeue --db " + path + " dead list",
 		"litequeue --db " + path + " dead retry ",
 	} {
@@ -96,5 +98,33 @@ func TestDemo_Progress(t *testing.T) {
 	r := mustRun(t, c, "demo", "--db", filepath.Join(t.TempDir(), "demo.db"), "--jobs", "20")
 	if !strings.Contains(r.stderr, "26/26 jobs finished") {
 		t.Errorf("no progress bar on a terminal: %q", r.stderr)
+	}
+}
+
+func TestDemo_Resume(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demo.db")
+	mustRun(t, testCLI(""), "demo", "--db", path, "--jobs", "10")
+	r := mustRun(t, testCLI(""), "demo", "--db", path, "--resume")
+	if !strings.Contains(r.stdout, "No job is pending") {
+		t.Errorf("resume with nothing replayed:\n%s", r.stdout)
+	}
+	mustRun(t, testCLI(""), "--db", path, "dead", "retry", "--all", "--kind", "invoice.render", "--yes")
+	r = mustRun(t, testCLI(""), "demo", "--db", path, "--resume")
+	if !strings.Contains(r.stdout, "6 jobs finished in") {
+		t.Errorf("resume:\n%s", r.stdout)
+	}
+	q, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	jobs, err := q.List(context.Background(), litequeue.Filter{Kind: "invoice.render", State: litequeue.Completed})
+	if err != nil || len(jobs) != demoInvoices {
+		t.Errorf("%d invoices completed after the resume (%v), want %d", len(jobs), err, demoInvoices)
+	}
+
+	fx := newFixture(t)
+	if r := runCLI(t, testCLI(""), "demo", "--db", fx.path, "--resume"); r.code != exitFailure {
+		t.Errorf("resume on a file that is not the demo's: exit %d, want 1", r.code)
 	}
 }
