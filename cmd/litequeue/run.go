@@ -163,24 +163,23 @@ func usageErrorf(format string, args ...any) error {
 
 // command is one of the command's commands.
 type command struct {
-	name  string
-	usage string // after "litequeue ", for errors and --help
-	run   func(c *cli, ctx context.Context, args []string) error
+	name string
+	run  func(c *cli, ctx context.Context, args []string) error
 }
 
 // commands lists every command, in the order of the usage text.
 func commands() []command {
 	return []command{
-		{"stats", "stats [--json]", (*cli).stats},
-		{"list", "list [--state S] [--queue Q] [--kind K] [--limit N] [--json]", (*cli).list},
-		{"show", "show ID [--json]", (*cli).show},
-		{"dead", "dead list|retry|purge ...", (*cli).dead},
-		{"check", "check [--json]", (*cli).check},
-		{"policy", "policy [NAME] [--json] | policy simulate [NAME] --jobs N --outage D [--svg FILE]", (*cli).policy},
-		{"cancel", "cancel ID...", (*cli).cancel},
-		{"enqueue", "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY]", (*cli).enqueue},
-		{"demo", "demo [--db PATH] [--jobs N]", (*cli).demo},
-		{"version", "version", (*cli).version},
+		{"stats", (*cli).stats},
+		{"list", (*cli).list},
+		{"show", (*cli).show},
+		{"dead", (*cli).dead},
+		{"check", (*cli).check},
+		{"policy", (*cli).policy},
+		{"cancel", (*cli).cancel},
+		{"enqueue", (*cli).enqueue},
+		{"demo", (*cli).demo},
+		{"version", (*cli).version},
 	}
 }
 
@@ -335,14 +334,6 @@ func (c *cli) open(open func(string, litequeue.Options) (*litequeue.Queue, error
 		return nil, fmt.Errorf("%s does not exist (name the database with --db or $LITEQUEUE_DB)", path)
 	}
 	return open(path, opts)
-}
-
-// now reads the clock the command's queues use.
-func (c *cli) now() time.Time {
-	if c.clock == nil {
-		return time.Now()
-	}
-	return c.clock.Now()
 }
 
 // durationValue is a flag holding a duration in Go syntax plus d for days,
