@@ -104,3 +104,21 @@ func TestSimRun(t *testing.T) {
 		}
 	}
 }
+
+func TestSimulate_JSON(t *testing.T) {
+	r := mustRun(t, testCLI(""), "policy", "simulate", "--jobs", "100", "--outage", "30s", "--json")
+	var got simJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v in:\n%s", err, r.stdout)
+	}
+	if got.Jobs != 100 || got.OutageMS != 30000 || got.ResolutionMS != 100 || len(got.Series) != 2 {
+		t.Fatalf("got %+v", got)
+	}
+	flat := got.Series[1]
+	if flat.Label != "no jitter" || flat.Attempts != 500 || flat.PeakRetries != 100 || flat.EndMS != 30000 {
+		t.Errorf("no jitter: %+v", flat)
+	}
+	if got.Series[0].PeakRetries >= 100 || len(got.Series[0].Columns) == 0 {
+		t.Errorf("full jitter: %+v", got.Series[0])
+	}
+}

@@ -22,12 +22,13 @@ const (
 
 // simulate runs "policy simulate".
 func (c *cli) simulate(_ context.Context, args []string) error {
-	const use = "policy simulate [NAME] --jobs N --outage D [--svg FILE] [--seed S]"
+	const use = "policy simulate [NAME] --jobs N --outage D [--svg FILE] [--seed S] [--json]"
 	fs := c.flagSet("policy simulate", use)
 	jobs := fs.Int("jobs", 1000, "how many `N` jobs fail together")
 	outage := durationFlag(fs.FlagSet, "outage", 30*time.Second, "how long the dependency is down: every attempt before it fails")
 	svgPath := fs.String("svg", "", "also write the chart as an SVG plot to `file`")
 	seed := fs.Uint64("seed", 1, "the seed of the jitter draws: the same seed, the same chart")
+	asJSON := fs.Bool("json", false, "write the series as JSON instead of the chart")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -46,7 +47,13 @@ func (c *cli) simulate(_ context.Context, args []string) error {
 		return err
 	}
 	ch := newSimChart(name, p, *jobs, *outage, *seed)
-	c.writeChart(ch)
+	if *asJSON {
+		if err := writeJSON(c.stdout, ch.json()); err != nil {
+			return err
+		}
+	} else {
+		c.writeChart(ch)
+	}
 	if *svgPath != "" {
 		if err := writeSVGFile(*svgPath, ch); err != nil {
 			return err
@@ -81,6 +88,37 @@ type simSeries struct {
 	dead     int           // jobs whose last try fell in the outage
 	end      time.Duration // when the last attempt ran
 	peak     int           // the most retries in one res
+}
+
+// simJSON is the output of "policy simulate --json". Durations are in
+// milliseconds.
+type simJSON struct {
+	Policy       string          `json:"policy"`
+	Jobs         int             `json:"jobs"`
+	OutageMS     int64           `json:"outage_ms"`
+	ColumnMS     int64           `json:"column_ms"`
+	ResolutionMS int64           `json:"resolution_ms"`
+	Series       []simSeriesJSON `json:"series"`
+}
+
+// simSeriesJSON is one series of "policy simulate --json".
+type simSeriesJSON struct {
+	Label       string `json:"label"`
+	Attempts    int    `json:"attempts"`
+	Dead        int    `json:"dead"`
+	EndMS       int64  `json:"end_ms"`
+	PeakRetries int    `json:"peak_retries"` // in one resolution
+	Columns     []int  `json:"columns"`      // per column: the most attempts in one resolution
+}
+
+// json returns the chart's JSON form.
+func (ch *simChart) json() simJSON {
+	out := simJSON{Policy: ch.name, Jobs: ch.jobs, OutageMS: ch.outage.Milliseconds(),
+		ColumnMS: ch.bucket.Milliseconds(), ResolutionMS: ch.res.Milliseconds()}
+	for _, s := range ch.series {
+		out.Series = append(out.Series, simSeriesJSON{s.label, s.attempts, s.dead, s.end.Milliseconds(), s.peak, s.counts})
+	}
+	return out
 }
 
 // newSimChart simulates jobs jobs that first run at 0 and fail while the
@@ -172,8 +210,10 @@ var bucketSteps = []time.Duration{
 	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond,
 	10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond,
 	100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
-	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
-	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second, 5 * time.Second,
+	10 * time.Second, 15 * time.Second, 20 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 5 * time.Minute,
+	10 * time.Minute, 15 * time.Minute, 20 * time.Minute, 30 * time.Minute,
 	time.Hour, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
 }
 
