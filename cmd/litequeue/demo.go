@@ -103,9 +103,10 @@ func isDemoFile(ctx context.Context, path string) (bool, error) {
 	return true, nil
 }
 
-// removeDB removes a database file and its WAL and shared-memory files.
+// removeDB removes a database file and its WAL, shared-memory and
+// write-lock files.
 func removeDB(path string) error {
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-lock"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
