@@ -62,9 +62,12 @@ func TestCheck_Corrupt(t *testing.T) {
 	}
 }
 
+// versionLine matches what "version" prints.
+var versionLine = regexp.MustCompile(`litequeue \S+.* go1\.\d+\S* \w+/\w+`)
+
 func TestVersion(t *testing.T) {
 	r := mustRun(t, testCLI(""), "version")
-	if !regexp.MustCompile(`^litequeue \S+.* go1\.\d+\S* \w+/\w+\n$`).MatchString(r.stdout) {
+	if !versionLine.MatchString(r.stdout) || strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("version: %q", r.stdout)
 	}
 }
