@@ -162,8 +162,8 @@ type showJSON struct {
 // attemptJSON is a row of a job's history in --json output.
 type attemptJSON struct {
 	Attempt    int               `json:"attempt"`
-	StartedAt  string            `json:"started_at"`
-	FinishedAt string            `json:"finished_at"`
+	StartedAt  time.Time         `json:"started_at"`
+	FinishedAt time.Time         `json:"finished_at"`
 	Outcome    litequeue.Outcome `json:"outcome"`
 	Error      string            `json:"error,omitempty"`
 	ErrorClass string            `json:"error_class,omitempty"`
@@ -207,7 +207,7 @@ func (c *cli) show(ctx context.Context, args []string) error {
 		out := showJSON{Job: toJobJSON(job, true), History: make([]attemptJSON, len(history))}
 		for i, a := range history {
 			out.History[i] = attemptJSON{
-				Attempt: a.Attempt, StartedAt: fmtTimeMS(a.StartedAt), FinishedAt: fmtTimeMS(a.FinishedAt),
+				Attempt: a.Attempt, StartedAt: a.StartedAt.UTC(), FinishedAt: a.FinishedAt.UTC(),
 				Outcome: a.Outcome, Error: a.Error, ErrorClass: a.ErrorClass,
 				DelayMS: a.Delay.Milliseconds(), Worker: a.Worker,
 			}

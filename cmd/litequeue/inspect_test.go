@@ -116,8 +116,11 @@ func TestShow_JSON(t *testing.T) {
 	if diff := cmp.Diff([]int64{1000, 2000, 0}, delays); diff != "" {
 		t.Errorf("delays (-want +got):\n%s", diff)
 	}
-	if got, want := got.History[0].StartedAt, "2026-03-02T09:30:00.000Z"; got != want {
-		t.Errorf("started_at %q, want %q", got, want)
+	if got, want := got.History[1].StartedAt, epoch.Add(3*time.Second); !got.Equal(want) {
+		t.Errorf("started_at %v, want %v", got, want)
+	}
+	if !strings.Contains(r.stdout, `"finished_at": "2026-03-02T09:30:04.5Z"`) {
+		t.Errorf("times are not RFC 3339 in UTC:\n%s", r.stdout)
 	}
 
 	r = mustRun(t, fx.cli(""), "show", fmt.Sprint(fx.waiting), "--json")
