@@ -215,7 +215,7 @@ func (c *cli) show(ctx context.Context, args []string) error {
 		return writeJSON(c.stdout, out)
 	}
 	c.showJob(job)
-	c.showHistory(history)
+	c.showHistory(job, history)
 	return nil
 }
 
@@ -251,7 +251,7 @@ func writePayload(w io.Writer, p []byte) {
 
 // showHistory writes a job's history as a table, then the full text of
 // the errors that the table cuts short.
-func (c *cli) showHistory(history []litequeue.Attempt) {
+func (c *cli) showHistory(job *litequeue.Job, history []litequeue.Attempt) {
 	fmt.Fprintf(c.stdout, "\nhistory (%s, oldest first):\n", plural(len(history), "row"))
 	if len(history) == 0 {
 		fmt.Fprintln(c.stdout, "  none: the job has not run")
@@ -263,7 +263,7 @@ func (c *cli) showHistory(history []litequeue.Attempt) {
 	for i, a := range history {
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			a.Attempt, fmtTimeMS(a.StartedAt), fmtAge(a.FinishedAt.Sub(a.StartedAt)),
-			c.paintCell(outcomeColor(a.Outcome), string(a.Outcome)), fmtDelay(a.Delay),
+			c.paintCell(outcomeColor(a.Outcome), string(a.Outcome)), delayCell(job, history, i),
 			orDash(a.Worker), orDash(a.ErrorClass), orDash(oneLine(a.Error, 80)))
 		if oneLine(a.Error, 80) != strings.TrimSpace(a.Error) {
 			long = append(long, i)
@@ -277,6 +277,27 @@ func (c *cli) showHistory(history []litequeue.Attempt) {
 			fmt.Fprintf(c.stdout, "  %s", strings.TrimRight(line, "\n")+"\n")
 		}
 	}
+}
+
+// delayCell shows the wait chosen after row i of a job's history: for a
+// failure that was retried, or a snooze, the delay, even 0s; else "-".
+func delayCell(job *litequeue.Job, history []litequeue.Attempt, i int) string {
+	switch history[i].Outcome {
+	case litequeue.OutcomeFailed, litequeue.OutcomePanicked, litequeue.OutcomeTimedOut,
+		litequeue.OutcomeLeaseExpired, litequeue.OutcomeSnoozed:
+	default:
+		return "-"
+	}
+	var again bool
+	if i+1 < len(history) {
+		again = history[i+1].Outcome != litequeue.OutcomeReplayed
+	} else {
+		again = job.State == litequeue.Pending || job.State == litequeue.Running
+	}
+	if !again {
+		return "-" // the job died, or was cancelled, after this run
+	}
+	return history[i].Delay.String()
 }
 
 // outcomeColor is the colour of a run's outcome.

@@ -266,3 +266,30 @@ func TestStats_Empty(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestDelayCell(t *testing.T) {
+	failed := func(d time.Duration) litequeue.Attempt {
+		return litequeue.Attempt{Outcome: litequeue.OutcomeFailed, Delay: d}
+	}
+	replayed := litequeue.Attempt{Outcome: litequeue.OutcomeReplayed}
+	done := litequeue.Attempt{Outcome: litequeue.OutcomeCompleted}
+	tests := []struct {
+		state   litequeue.State
+		history []litequeue.Attempt
+		want    []string
+	}{
+		{litequeue.Completed, []litequeue.Attempt{failed(0), failed(12 * time.Millisecond), done}, []string{"0s", "12ms", "-"}},
+		{litequeue.Dead, []litequeue.Attempt{failed(time.Second), failed(0)}, []string{"1s", "-"}},
+		{litequeue.Pending, []litequeue.Attempt{failed(time.Second), failed(0), replayed}, []string{"1s", "-", "-"}},
+		{litequeue.Pending, []litequeue.Attempt{failed(0)}, []string{"0s"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for i := range tt.history {
+			got = append(got, delayCell(&litequeue.Job{State: tt.state}, tt.history, i))
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s job (-want +got):\n%s", tt.state, diff)
+		}
+	}
+}

@@ -126,14 +126,6 @@ func fmtAge(d time.Duration) string {
 	return shortDur(d.Round(time.Second))
 }
 
-// fmtDelay shows a chosen delay, or "-" for none.
-func fmtDelay(d time.Duration) string {
-	if d == 0 {
-		return "-"
-	}
-	return d.String()
-}
-
 // oneLine returns the first line of s, cut to at most n runes, with "…"
 // where anything was left off.
 func oneLine(s string, n int) string {
