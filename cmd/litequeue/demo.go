@@ -38,6 +38,8 @@ const demoMarkedSQL = `SELECT count(*) FROM sqlite_master WHERE type = 'table' A
 // The demo's limits.
 const (
 	demoInvoices = 6
+	deadEvery    = 100 // one email address in deadEvery is at deadDomain
+	deadDomain   = "old-mail.example"
 	demoDeadRows = 12              // dead letters shown at the end
 	demoTimeout  = 2 * time.Minute // the tour takes seconds; this catches a hang
 )
@@ -146,7 +148,8 @@ func (d *demoRun) run(ctx context.Context) error {
 	w := c.stdout
 	fmt.Fprintf(w, "litequeue demo, in %s\n\n", d.path)
 	tw := newTable(w)
-	fmt.Fprintf(tw, "  email.send\t%d jobs on queue default; the mail server fails 30%% of sends: retried\n", d.emails)
+	fmt.Fprintf(tw, "  email.send\t%d jobs on queue default; the mail server fails 30%% of sends, retried up to\n", d.emails)
+	fmt.Fprintf(tw, "\t4 tries; and %s (1 address in %d) never answers\n", deadDomain, deadEvery)
 	fmt.Fprintf(tw, "  invoice.render\t%d jobs on queue billing; their template is missing: Permanent, dead at once\n", demoInvoices)
 	fmt.Fprintf(tw, "  retry policy\t%s\n", describePolicy(demoPolicy))
 	fmt.Fprintf(tw, "  workers\t2 Work loops, 8 handlers each\n")
@@ -211,7 +214,11 @@ func (d *demoRun) resume(ctx context.Context) error {
 func (d *demoRun) enqueue(ctx context.Context, q *litequeue.Queue) error {
 	emails := make([]any, d.emails)
 	for i := range emails {
-		emails[i] = emailArgs{To: fmt.Sprintf("user%d@example.com", i+1), Template: "welcome"}
+		domain := "example.com"
+		if (i+1)%deadEvery == 0 {
+			domain = deadDomain
+		}
+		emails[i] = emailArgs{To: fmt.Sprintf("user%d@%s", i+1, domain), Template: "welcome"}
 	}
 	if _, err := q.EnqueueMany(ctx, "email.send", emails); err != nil {
 		return err
@@ -314,7 +321,7 @@ func (d *demoRun) report(ctx context.Context, q *litequeue.Queue) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "  ID\tQUEUE\tKIND\tTRIES\tLAST ERROR")
 	for _, j := range dead[:min(len(dead), demoDeadRows)] {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d/%d\t%s\n", j.ID, j.Queue, j.Kind, j.Attempt, j.MaxTries, oneLine(j.LastError, 70))
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d/%d\t%s\n", j.ID, j.Queue, j.Kind, j.Attempt, j.MaxTries, oneLine(j.LastError, 90))
 	}
 	tw.Flush()
 	if len(dead) > demoDeadRows {
@@ -373,13 +380,17 @@ type dialError struct{ Addr string }
 func (e *dialError) Error() string { return fmt.Sprintf("dial tcp %s: i/o timeout", e.Addr) }
 
 // sendEmail is the demo's email.send handler: it takes a few milliseconds
-// and, until the demo resumes, fails 30% of the time in one of two ways.
+// and, until the demo resumes, fails 30% of the time in one of two ways,
+// and every time for an address at deadDomain, whose server is down.
 func (d *demoRun) sendEmail(ctx context.Context, job *litequeue.Job, args emailArgs) error {
 	if err := pretendWork(ctx, 2*time.Millisecond+rand.N(6*time.Millisecond)); err != nil {
 		return err
 	}
 	if d.healthy {
 		return nil
+	}
+	if strings.HasSuffix(args.To, "@"+deadDomain) {
+		return fmt.Errorf("send to %s: %w", args.To, &dialError{"mx." + deadDomain + ":25"})
 	}
 	switch u := rand.Float64(); {
 	case u < 0.2:
