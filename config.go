@@ -302,17 +302,17 @@ func (c *configReader) duration(path []string, v any) time.Duration {
 		c.errorf(path, "%s is not a duration string such as \"90s\" or \"14d\"", describe(v))
 		return 0
 	}
-	d, err := parseDuration(s)
+	d, err := ParseDuration(s)
 	if err != nil {
 		c.errorf(path, "%v", err)
 	}
 	return d
 }
 
-// parseDuration parses a duration in Go syntax ("1h30m", "2s", "500ms"),
-// where d, for days of 24 hours, may come first ("14d", "1d12h", "1.5d").
-// It refuses negative durations.
-func parseDuration(s string) (time.Duration, error) {
+// ParseDuration parses a duration as litequeue.toml writes them: Go syntax
+// ("1h30m", "2s", "500ms"), where d, for days of 24 hours, may come first
+// ("14d", "1d12h", "1.5d"). It refuses negative durations.
+func ParseDuration(s string) (time.Duration, error) {
 	bad := fmt.Errorf("%q is not a duration such as \"90s\", \"1h30m\" or \"14d\"", s)
 	if strings.HasPrefix(s, "-") {
 		return 0, fmt.Errorf("duration %q is negative", s)

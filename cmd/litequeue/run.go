@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -343,7 +342,7 @@ type durationValue time.Duration
 func (d *durationValue) String() string { return time.Duration(*d).String() }
 
 func (d *durationValue) Set(s string) error {
-	v, err := parseDuration(s)
+	v, err := litequeue.ParseDuration(s)
 	if err != nil {
 		return err
 	}
@@ -356,34 +355,4 @@ func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage stri
 	d := durationValue(value)
 	fs.Var(&d, name, usage)
 	return (*time.Duration)(&d)
-}
-
-// parseDuration parses a duration in Go syntax, where d for days of 24
-// hours may come first, as LoadConfig does. It refuses negative durations.
-func parseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("%q is not a duration such as 90s, 1h30m or 14d", s)
-	if strings.HasPrefix(s, "-") {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	var d time.Duration
-	if days, rest, ok := strings.Cut(s, "d"); ok {
-		if days == "" || strings.Trim(days, "0123456789.") != "" {
-			return 0, bad
-		}
-		h, err := time.ParseDuration(days + "h")
-		if err != nil || h > math.MaxInt64/24 {
-			return 0, bad
-		}
-		if d, s = 24*h, rest; s == "" {
-			return d, nil
-		}
-	}
-	if s == "" || strings.IndexByte("0123456789.", s[0]) < 0 {
-		return 0, bad // what follows the days is Go syntax without a sign
-	}
-	r, err := time.ParseDuration(s)
-	if err != nil || r > math.MaxInt64-d {
-		return 0, bad
-	}
-	return d + r, nil
 }

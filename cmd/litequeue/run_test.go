@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestRun_ExitCodes(t *testing.T) {
@@ -76,32 +75,5 @@ func TestParse_FlagsAfterArguments(t *testing.T) {
 	}
 	if strings.Join(pos, " ") != "5 6 --7" || !*yes || *q != "q" {
 		t.Errorf("got %q, yes %v, queue %q", pos, *yes, *q)
-	}
-}
-
-func TestParseDuration(t *testing.T) {
-	tests := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"90s", 90 * time.Second, true},
-		{"1h30m", 90 * time.Minute, true},
-		{"14d", 14 * 24 * time.Hour, true},
-		{"1d12h", 36 * time.Hour, true},
-		{"1.5d", 36 * time.Hour, true},
-		{"0", 0, true},
-		{"", 0, false},
-		{"d", 0, false},
-		{"-1s", 0, false},
-		{"1d-1h", 0, false},
-		{"5", 0, false},
-		{"1w", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := parseDuration(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseDuration(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
-		}
 	}
 }
