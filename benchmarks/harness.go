@@ -1,0 +1,469 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errUnsupported is returned, wrapped with the reason, by a peer that cannot
+// run a workload; the run prints it and run.sh shows "—".
+var errUnsupported = errors.New("unsupported")
+
+// errRetry is what handlers return on the runs that must fail.
+var errRetry = errors.New("benchmark: fail this attempt")
+
+// config is what a peer is opened with: one workload, one fresh directory.
+type config struct {
+	peer       string
+	workload   string
+	dir        string
+	path       string // the SQLite file, for the SQLite peers
+	jobs       int
+	redisAddr  string
+	idleFor    time.Duration
+	latencyFor time.Duration
+	rate       int
+	cpuprofile string
+}
+
+// retry reports whether jobs must fail twice before they succeed.
+func (c config) retry() bool { return c.workload == "retry" }
+
+// Retry workload: each job fails retryFailures times, then succeeds, and
+// waits retryDelay (no jitter) before each retry.
+const (
+	retryFailures = 2
+	retryDelay    = 10 * time.Millisecond
+	retryTries    = retryFailures + 1
+)
+
+// system is one peer opened for one workload. The peer's handler calls
+// tracker.run(seq) with the job's sequence number, decoded from its payload,
+// and returns what it returns.
+type system interface {
+	// enqueue adds the job with sequence number seq. It may be called from
+	// several goroutines at once.
+	enqueue(ctx context.Context, seq int) error
+	// enqueueBatch adds the jobs in one call (one transaction where the
+	// peer has them), or returns errUnsupported.
+	enqueueBatch(ctx context.Context, seqs []int) error
+	// start starts the peer's workers: 16 at once.
+	start(ctx context.Context) error
+	// stop stops the workers, waiting for running handlers and for their
+	// outcomes to be stored.
+	stop() error
+	// unfinished counts the jobs the store does not yet hold as finished.
+	unfinished(ctx context.Context) (int, error)
+	close() error
+}
+
+// opener opens a peer on a fresh store for one workload.
+type opener func(ctx context.Context, cfg config, t *tracker) (system, error)
+
+// jobArgs is every job's payload: about 100 bytes of JSON.
+type jobArgs struct {
+	Seq      int    `json:"seq"`
+	UserID   int    `json:"user_id"`
+	Email    string `json:"email"`
+	Template string `json:"template"`
+	Locale   string `json:"locale"`
+}
+
+func newArgs(seq int) jobArgs {
+	return jobArgs{Seq: seq, UserID: 100000 + seq, Email: "someone@example.com", Template: "welcome", Locale: "en-GB"}
+}
+
+// tracker counts the handler runs of every job, so that a run can prove
+// that each job ran exactly as often as it should, and records latencies.
+type tracker struct {
+	want      int32 // runs per job: 1, or retryTries in the retry workload
+	counts    []atomic.Int32
+	remaining atomic.Int64 // jobs that have not yet had their last run
+	done      chan struct{}
+
+	t0       time.Time      // monotonic base of the offsets below
+	enqueued []atomic.Int64 // latency: ns after t0 when Enqueue was called
+	returned []atomic.Int64 // latency: ns after t0 when Enqueue returned
+	started  []atomic.Int64 // latency: ns after t0 when the handler first started
+}
+
+func newTracker(n int, want int32) *tracker {
+	t := &tracker{want: want, counts: make([]atomic.Int32, n), done: make(chan struct{}), t0: time.Now()}
+	t.remaining.Store(int64(n))
+	if n == 0 {
+		close(t.done)
+	}
+	return t
+}
+
+// trackLatency makes the tracker record enqueue and start times.
+func (t *tracker) trackLatency() {
+	t.enqueued = make([]atomic.Int64, len(t.counts))
+	t.returned = make([]atomic.Int64, len(t.counts))
+	t.started = make([]atomic.Int64, len(t.counts))
+}
+
+// markEnqueue records that job seq is about to be enqueued.
+func (t *tracker) markEnqueue(seq int) {
+	t.enqueued[seq].Store(int64(time.Since(t.t0)))
+}
+
+// markReturn records that the Enqueue call of job seq returned.
+func (t *tracker) markReturn(seq int) {
+	t.returned[seq].Store(int64(time.Since(t.t0)))
+}
+
+// run is called by every handler run of job seq: it fails the runs that
+// must fail and counts them all.
+func (t *tracker) run(seq int) error {
+	if seq < 0 || seq >= len(t.counts) {
+		return fmt.Errorf("benchmark: unknown job %d", seq)
+	}
+	c := t.counts[seq].Add(1)
+	if c == 1 && t.started != nil {
+		t.started[seq].Store(int64(time.Since(t.t0)))
+	}
+	if c < t.want {
+		return errRetry
+	}
+	if c == t.want && t.remaining.Add(-1) == 0 {
+		close(t.done)
+	}
+	return nil
+}
+
+// wait waits until every job has had its last run.
+func (t *tracker) wait(ctx context.Context) error {
+	select {
+	case <-t.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("timed out with %d of %d jobs not done", t.remaining.Load(), len(t.counts))
+	}
+}
+
+// check returns an error unless every job ran exactly want times.
+func (t *tracker) check() error {
+	var bad []string
+	for i := range t.counts {
+		if c := t.counts[i].Load(); c != t.want {
+			bad = append(bad, fmt.Sprintf("job %d ran %d times", i, c))
+		}
+	}
+	if len(bad) > 0 {
+		if len(bad) > 5 {
+			bad = append(bad[:5], fmt.Sprintf("… %d jobs in all", len(bad)))
+		}
+		return fmt.Errorf("want each job to run exactly %d times: %v", t.want, bad)
+	}
+	return nil
+}
+
+// latencies returns the p50 and p99, in ms, from the moment each job's
+// mark (the Enqueue call, or its return) to its handler's first start.
+func (t *tracker) latencies(mark []atomic.Int64) (p50, p99 float64) {
+	d := make([]float64, len(t.counts))
+	for i := range d {
+		d[i] = float64(t.started[i].Load()-mark[i].Load()) / 1e6
+	}
+	sort.Float64s(d)
+	q := func(p float64) float64 { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	return round(q(0.50), 3), round(q(0.99), 3)
+}
+
+// workload is one of the measured scenarios.
+type workload struct {
+	jobs int // default job count
+	run  func(ctx context.Context, open opener, cfg config) (result, error)
+}
+
+var workloads = map[string]workload{
+	"enqueue":   {2000, runEnqueue},
+	"enqueue16": {4000, runEnqueue16},
+	"batch":     {20000, runBatch},
+	"drain":     {3000, runDrain},
+	"drain100k": {100000, runDrain},
+	"latency":   {0, runLatency}, // rate × duration
+	"retry":     {500, runDrain},
+	"idle":      {workers, runIdle},
+}
+
+func runWorkload(ctx context.Context, open opener, w workload, cfg config) (result, error) {
+	return w.run(ctx, open, cfg)
+}
+
+// session is a peer opened with its tracker.
+type session struct {
+	sys     system
+	t       *tracker
+	started bool
+}
+
+func openSession(ctx context.Context, open opener, cfg config, n int) (*session, error) {
+	want := int32(1)
+	if cfg.retry() {
+		want = retryTries
+	}
+	t := newTracker(n, want)
+	sys, err := open(ctx, cfg, t)
+	if err != nil {
+		return nil, err
+	}
+	return &session{sys: sys, t: t}, nil
+}
+
+func (s *session) start(ctx context.Context) error {
+	s.started = true
+	return s.sys.start(ctx)
+}
+
+// finish runs the jobs not yet run (starting the workers if need be),
+// stops the workers, closes the peer and checks that every job ran exactly
+// as often as it should and that the store holds every job as finished.
+func (s *session) finish(ctx context.Context) (string, error) {
+	if !s.started {
+		if err := s.start(ctx); err != nil {
+			s.sys.close()
+			return "", fmt.Errorf("start workers: %w", err)
+		}
+	}
+	waitErr := s.t.wait(ctx)
+	// Stopping waits for the running handlers, so that a job run twice by
+	// mistake is counted before the check.
+	stopErr := s.sys.stop()
+	var left int
+	var leftErr error
+	if waitErr == nil && stopErr == nil {
+		left, leftErr = s.sys.unfinished(context.WithoutCancel(ctx))
+	}
+	closeErr := s.sys.close()
+	if err := errors.Join(waitErr, stopErr, leftErr, closeErr); err != nil {
+		return "", err
+	}
+	if err := s.t.check(); err != nil {
+		return "", err
+	}
+	if left != 0 {
+		return "", fmt.Errorf("%d jobs are not finished in the store after every handler ran", left)
+	}
+	return fmt.Sprintf("%d jobs ran exactly %d time(s) each; store: 0 unfinished", len(s.t.counts), s.t.want), nil
+}
+
+func (s *session) abort() {
+	if s.started {
+		s.sys.stop()
+	}
+	s.sys.close()
+}
+
+// fill enqueues jobs 0…n-1, in batches of 1,000 where the peer has batches.
+func (s *session) fill(ctx context.Context, n int) error {
+	for lo := 0; lo < n; lo += 1000 {
+		err := s.sys.enqueueBatch(ctx, seqRange(lo, min(n, lo+1000)))
+		if errors.Is(err, errUnsupported) {
+			return s.enqueueConcurrently(ctx, lo, n)
+		}
+		if err != nil {
+			return fmt.Errorf("fill: %w", err)
+		}
+	}
+	return nil
+}
+
+// enqueueConcurrently enqueues jobs lo…n-1 from 16 goroutines.
+func (s *session) enqueueConcurrently(ctx context.Context, lo, n int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for g := range workers {
+		wg.Go(func() {
+			for seq := lo + g; seq < n; seq += workers {
+				if err := s.sys.enqueue(ctx, seq); err != nil {
+					errs[g] = fmt.Errorf("enqueue %d: %w", seq, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func seqRange(lo, hi int) []int {
+	s := make([]int, hi-lo)
+	for i := range s {
+		s[i] = lo + i
+	}
+	return s
+}
+
+// runEnqueue: one producer, n sequential enqueues.
+func runEnqueue(ctx context.Context, open opener, cfg config) (result, error) {
+	return measureEnqueue(ctx, open, cfg, func(s *session) error {
+		for seq := range cfg.jobs {
+			if err := s.sys.enqueue(ctx, seq); err != nil {
+				return fmt.Errorf("enqueue %d: %w", seq, err)
+			}
+		}
+		return nil
+	})
+}
+
+// runEnqueue16: 16 producers enqueueing at once.
+func runEnqueue16(ctx context.Context, open opener, cfg config) (result, error) {
+	return measureEnqueue(ctx, open, cfg, func(s *session) error {
+		return s.enqueueConcurrently(ctx, 0, cfg.jobs)
+	})
+}
+
+// runBatch: batches of 1,000 jobs per call.
+func runBatch(ctx context.Context, open opener, cfg config) (result, error) {
+	return measureEnqueue(ctx, open, cfg, func(s *session) error {
+		for lo := 0; lo < cfg.jobs; lo += 1000 {
+			if err := s.sys.enqueueBatch(ctx, seqRange(lo, min(cfg.jobs, lo+1000))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// measureEnqueue times enq, then runs every job enqueued (untimed) to
+// check that each ran exactly once.
+func measureEnqueue(ctx context.Context, open opener, cfg config, enq func(*session) error) (result, error) {
+	var res result
+	s, err := openSession(ctx, open, cfg, cfg.jobs)
+	if err != nil {
+		return res, err
+	}
+	p, err := startPhase(cfg)
+	if err != nil {
+		s.abort()
+		return res, err
+	}
+	err = enq(s)
+	p.stop(&res, cfg.jobs)
+	if err != nil {
+		s.abort()
+		return res, err
+	}
+	res.Verified, err = s.finish(ctx)
+	return res, err
+}
+
+// runDrain: n jobs enqueued before the clock starts; the time until every
+// job has had its last handler run, with 16 workers. Used by drain,
+// drain100k and retry (where each job fails twice first).
+func runDrain(ctx context.Context, open opener, cfg config) (result, error) {
+	var res result
+	if cfg.workload == "drain100k" && cfg.peer != "litequeue" {
+		return res, fmt.Errorf("%w: drain100k runs for litequeue only (its RSS target)", errUnsupported)
+	}
+	s, err := openSession(ctx, open, cfg, cfg.jobs)
+	if err != nil {
+		return res, err
+	}
+	if err := s.fill(ctx, cfg.jobs); err != nil {
+		s.abort()
+		return res, err
+	}
+	p, err := startPhase(cfg)
+	if err != nil {
+		s.abort()
+		return res, err
+	}
+	if err := s.start(ctx); err != nil {
+		s.abort()
+		return res, fmt.Errorf("start workers: %w", err)
+	}
+	err = s.t.wait(ctx)
+	p.stop(&res, cfg.jobs)
+	if err != nil {
+		s.abort()
+		return res, err
+	}
+	res.Verified, err = s.finish(ctx)
+	return res, err
+}
+
+// runLatency: workers running; jobs enqueued at a steady rate, each from
+// its own goroutine (an open loop: a slow enqueue does not delay the next);
+// latency is from the Enqueue call to the handler's start.
+func runLatency(ctx context.Context, open opener, cfg config) (result, error) {
+	var res result
+	n := int(float64(cfg.rate) * cfg.latencyFor.Seconds())
+	s, err := openSession(ctx, open, cfg, n)
+	if err != nil {
+		return res, err
+	}
+	s.t.trackLatency()
+	if err := s.start(ctx); err != nil {
+		s.abort()
+		return res, fmt.Errorf("start workers: %w", err)
+	}
+	time.Sleep(500 * time.Millisecond) // let the workers settle into waiting
+	p, err := startPhase(cfg)
+	if err != nil {
+		s.abort()
+		return res, err
+	}
+	interval := time.Second / time.Duration(cfg.rate)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	begin := time.Now()
+	for seq := range n {
+		if d := time.Until(begin.Add(time.Duration(seq) * interval)); d > 0 {
+			time.Sleep(d)
+		}
+		wg.Go(func() {
+			s.t.markEnqueue(seq)
+			errs[seq] = s.sys.enqueue(ctx, seq)
+			s.t.markReturn(seq)
+		})
+	}
+	wg.Wait()
+	err = errors.Join(errors.Join(errs...), s.t.wait(ctx))
+	p.stop(&res, n)
+	res.CPUusPerJob = 0 // CPU over the paced period, not per job
+	if err != nil {
+		s.abort()
+		return res, err
+	}
+	res.P50ms, res.P99ms = s.t.latencies(s.t.enqueued)
+	res.AfterP50ms, res.AfterP99ms = s.t.latencies(s.t.returned)
+	res.Verified, err = s.finish(ctx)
+	return res, err
+}
+
+// runIdle: 16 idle workers, CPU measured over idleFor after a second to
+// settle; then 16 jobs, to show the workers were alive.
+func runIdle(ctx context.Context, open opener, cfg config) (result, error) {
+	var res result
+	s, err := openSession(ctx, open, cfg, cfg.jobs)
+	if err != nil {
+		return res, err
+	}
+	if err := s.start(ctx); err != nil {
+		s.abort()
+		return res, fmt.Errorf("start workers: %w", err)
+	}
+	time.Sleep(time.Second)
+	p, err := startPhase(cfg)
+	if err != nil {
+		s.abort()
+		return res, err
+	}
+	time.Sleep(cfg.idleFor)
+	p.stop(&res, 0)
+	res.Seconds = round(cfg.idleFor.Seconds(), 3)
+	if err := s.enqueueConcurrently(ctx, 0, cfg.jobs); err != nil {
+		s.abort()
+		return res, err
+	}
+	res.Verified, err = s.finish(ctx)
+	return res, err
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/litequeue/litequeue"
+)
+
+// lqSystem drives litequeue through its public API only.
+type lqSystem struct {
+	q      *litequeue.Queue
+	cancel context.CancelFunc
+	done   chan error
+}
+
+const lqKind = "email"
+
+func openLitequeue(ctx context.Context, cfg config, t *tracker) (system, error) {
+	var opts litequeue.Options // WAL, synchronous=FULL: litequeue's defaults
+	if cfg.retry() {
+		opts.Retry = litequeue.Policy{
+			Backoff:  litequeue.Constant,
+			Base:     retryDelay,
+			Ceiling:  retryDelay,
+			MaxTries: retryTries,
+			Jitter:   litequeue.NoJitter,
+		}
+	}
+	q, err := litequeue.Open(cfg.path, opts)
+	if err != nil {
+		return nil, err
+	}
+	q.Handle(lqKind, litequeue.JSON(func(ctx context.Context, job *litequeue.Job, args jobArgs) error {
+		return t.run(args.Seq)
+	}))
+	return &lqSystem{q: q}, nil
+}
+
+func (s *lqSystem) enqueue(ctx context.Context, seq int) error {
+	_, err := s.q.Enqueue(ctx, lqKind, newArgs(seq))
+	return err
+}
+
+func (s *lqSystem) enqueueBatch(ctx context.Context, seqs []int) error {
+	payloads := make([]any, len(seqs))
+	for i, seq := range seqs {
+		payloads[i] = newArgs(seq)
+	}
+	_, err := s.q.EnqueueMany(ctx, lqKind, payloads)
+	return err
+}
+
+func (s *lqSystem) start(ctx context.Context) error {
+	wctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.done = make(chan error, 1)
+	go func() {
+		s.done <- s.q.Work(wctx, litequeue.WorkerOptions{Concurrency: workers, ShutdownGrace: 10 * time.Second})
+	}()
+	return nil
+}
+
+func (s *lqSystem) stop() error {
+	if s.cancel == nil {
+		return nil
+	}
+	s.cancel()
+	return <-s.done
+}
+
+// unfinished counts the jobs in any state but completed, through List.
+func (s *lqSystem) unfinished(ctx context.Context) (int, error) {
+	n := 0
+	for _, state := range []litequeue.State{litequeue.Pending, litequeue.Running, litequeue.Dead, litequeue.Discarded, litequeue.Cancelled} {
+		jobs, err := s.q.List(ctx, litequeue.Filter{State: state})
+		if err != nil {
+			return 0, fmt.Errorf("list %s: %w", state, err)
+		}
+		n += len(jobs)
+	}
+	return n, nil
+}
+
+func (s *lqSystem) close() error { return s.q.Close() }

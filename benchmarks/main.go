@@ -1,0 +1,203 @@
+// Command benchmarks runs one workload on one job queue and prints one JSON
+// line of results. Each invocation is its own process, so that the CPU time
+// and the peak RSS it reports (getrusage at the end) belong to that one
+// (peer, workload) pair. run.sh runs every pair several times and writes
+// RESULTS.md; see README.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// workers is the concurrency every peer's worker pool runs with.
+const workers = 16
+
+// peers maps a peer's name to its opener.
+var peers = map[string]opener{
+	"litequeue": openLitequeue,
+	"goqite":    openGoqite,
+	"river":     openRiver,
+	"backlite":  openBacklite,
+	"asynq":     openAsynq,
+	"bare":      openBare,
+}
+
+// result is the one JSON line a run prints.
+type result struct {
+	Peer        string  `json:"peer"`
+	Workload    string  `json:"workload"`
+	Unsupported string  `json:"unsupported,omitempty"` // why the peer cannot run the workload
+	Jobs        int     `json:"jobs,omitempty"`
+	Seconds     float64 `json:"seconds,omitempty"`    // the timed phase
+	JobsPerSec  float64 `json:"jobs_per_s,omitempty"` // Jobs / Seconds
+	PhaseCPUms  float64 `json:"phase_cpu_ms"`         // user+sys CPU of the timed phase
+	CPUusPerJob float64 `json:"cpu_us_per_job,omitempty"`
+	P50ms       float64 `json:"p50_ms,omitempty"` // latency: Enqueue call → handler start
+	P99ms       float64 `json:"p99_ms,omitempty"`
+	AfterP50ms  float64 `json:"after_p50_ms,omitempty"` // latency: Enqueue return → handler start
+	AfterP99ms  float64 `json:"after_p99_ms,omitempty"`
+	ProcCPUms   float64 `json:"proc_cpu_ms"` // user+sys CPU of the whole process
+	MaxRSSMB    float64 `json:"max_rss_mb"`  // peak RSS of the whole process
+	Verified    string  `json:"verified"`    // what was checked after the run
+}
+
+func main() {
+	var (
+		peer       = flag.String("peer", "litequeue", "peer: "+strings.Join(peerNames(), ", "))
+		workload   = flag.String("workload", "enqueue", "workload: "+strings.Join(workloadNames(), ", "))
+		n          = flag.Int("n", 0, "jobs (0: the workload's default)")
+		dir        = flag.String("dir", "", "directory for the database file (default: a fresh temp dir, removed after)")
+		redisAddr  = flag.String("redis", "", "Redis address for asynq, e.g. 127.0.0.1:6390")
+		idleFor    = flag.Duration("idle", 10*time.Second, "idle workload: how long to measure")
+		latencyFor = flag.Duration("latency-for", 5*time.Second, "latency workload: how long to enqueue")
+		rate       = flag.Int("rate", 200, "latency workload: enqueues per second")
+		timeout    = flag.Duration("timeout", 5*time.Minute, "fail if the workload has not finished by then")
+		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of the timed phase to this file")
+	)
+	flag.Parse()
+
+	open, ok := peers[*peer]
+	if !ok {
+		fatalf("unknown peer %q (want one of %s)", *peer, strings.Join(peerNames(), ", "))
+	}
+	w, ok := workloads[*workload]
+	if !ok {
+		fatalf("unknown workload %q (want one of %s)", *workload, strings.Join(workloadNames(), ", "))
+	}
+	if *n == 0 {
+		*n = w.jobs
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "lqbench-")
+		if err != nil {
+			fatalf("temp dir: %v", err)
+		}
+		defer os.RemoveAll(d)
+		*dir = d
+	}
+	cfg := config{
+		peer:       *peer,
+		workload:   *workload,
+		dir:        *dir,
+		path:       filepath.Join(*dir, "queue.db"),
+		jobs:       *n,
+		redisAddr:  *redisAddr,
+		idleFor:    *idleFor,
+		latencyFor: *latencyFor,
+		rate:       *rate,
+		cpuprofile: *cpuprofile,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	res, err := runWorkload(ctx, open, w, cfg)
+	cancel()
+	res.Peer, res.Workload = *peer, *workload
+	if errors.Is(err, errUnsupported) {
+		res.Unsupported = strings.TrimPrefix(err.Error(), errUnsupported.Error()+": ")
+		err = nil
+	}
+	if err != nil {
+		// Fail loudly: run.sh stops on a non-zero exit.
+		fatalf("%s %s: %v", *peer, *workload, err)
+	}
+	cpu, rss := rusage()
+	res.ProcCPUms = round(cpu.Seconds()*1000, 1)
+	res.MaxRSSMB = round(rss, 1)
+	line, _ := json.Marshal(res)
+	fmt.Println(string(line))
+}
+
+// rusage returns the user+sys CPU time and the peak RSS (MB) of this process.
+func rusage() (time.Duration, float64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		fatalf("getrusage: %v", err)
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpu, float64(ru.Maxrss) / 1024 // Linux: Maxrss is in KiB
+}
+
+// phase measures the wall and CPU time of a workload's timed phase, and
+// profiles it when asked.
+type phase struct {
+	start   time.Time
+	cpu     time.Duration
+	profile *os.File
+}
+
+func startPhase(cfg config) (*phase, error) {
+	p := &phase{}
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		p.profile = f
+	}
+	p.cpu, _ = rusage()
+	p.start = time.Now()
+	return p, nil
+}
+
+// stop ends the phase and fills in the result's timing fields for n jobs.
+func (p *phase) stop(res *result, n int) {
+	elapsed := time.Since(p.start)
+	cpu, _ := rusage()
+	if p.profile != nil {
+		pprof.StopCPUProfile()
+		p.profile.Close()
+	}
+	used := cpu - p.cpu
+	res.Jobs = n
+	res.Seconds = round(elapsed.Seconds(), 4)
+	res.PhaseCPUms = round(used.Seconds()*1000, 2)
+	if n > 0 {
+		res.JobsPerSec = round(float64(n)/elapsed.Seconds(), 1)
+		res.CPUusPerJob = round(float64(used.Microseconds())/float64(n), 2)
+	}
+}
+
+func round(x float64, places int) float64 {
+	p := 1.0
+	for range places {
+		p *= 10
+	}
+	return float64(int64(x*p+0.5)) / p
+}
+
+func peerNames() []string {
+	var names []string
+	for k := range peers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func workloadNames() []string {
+	var names []string
+	for k := range workloads {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "benchmarks: "+format+"\n", args...)
+	os.Exit(1)
+}
