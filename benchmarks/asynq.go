@@ -106,4 +106,22 @@ func (s *asynqSystem) unfinished(ctx context.Context) (int, error) {
 	return info.Pending + info.Active + info.Scheduled + info.Retry + info.Archived + info.Aggregating, nil
 }
 
+func (s *asynqSystem) stored(ctx context.Context) ([]int, error) {
+	insp := asynq.NewInspector(s.opt)
+	defer insp.Close()
+	var payloads [][]byte
+	for page := 1; ; page++ {
+		tasks, err := insp.ListPendingTasks("default", asynq.PageSize(1000), asynq.Page(page))
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tasks {
+			payloads = append(payloads, t.Payload)
+		}
+		if len(tasks) < 1000 {
+			return seqsOf(payloads)
+		}
+	}
+}
+
 func (s *asynqSystem) close() error { return s.client.Close() }

@@ -107,4 +107,12 @@ func (s *backliteSystem) unfinished(ctx context.Context) (int, error) {
 	return n, err
 }
 
+func (s *backliteSystem) stored(ctx context.Context) ([]int, error) {
+	tasks, err := queryBlobs(ctx, s.db, `SELECT task FROM backlite_tasks WHERE claimed_at IS NULL`)
+	if err != nil {
+		return nil, err
+	}
+	return seqsOf(tasks)
+}
+
 func (s *backliteSystem) close() error { return s.db.Close() }

@@ -336,6 +336,14 @@ func (s *bareSystem) unfinished(ctx context.Context) (int, error) {
 	return n, err
 }
 
+func (s *bareSystem) stored(ctx context.Context) ([]int, error) {
+	payloads, err := queryBlobs(ctx, s.db, `SELECT payload FROM jobs WHERE state = 'pending'`)
+	if err != nil {
+		return nil, err
+	}
+	return seqsOf(payloads)
+}
+
 func (s *bareSystem) close() error {
 	if s.stopIns != nil {
 		close(s.stopIns)

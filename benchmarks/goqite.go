@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 
@@ -129,6 +131,27 @@ func (s *goqiteSystem) unfinished(ctx context.Context) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `select count(*) from goqite`).Scan(&n)
 	return n, err
+}
+
+// stored decodes the messages' bodies: the runner's gob envelope (a job
+// name and the message) around the JSON payload.
+func (s *goqiteSystem) stored(ctx context.Context) ([]int, error) {
+	bodies, err := queryBlobs(ctx, s.db, `select body from goqite where queue = 'jobs' and received = 0`)
+	if err != nil {
+		return nil, err
+	}
+	payloads := make([][]byte, len(bodies))
+	for i, b := range bodies {
+		var env struct {
+			Name    string
+			Message []byte
+		}
+		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&env); err != nil {
+			return nil, err
+		}
+		payloads[i] = env.Message
+	}
+	return seqsOf(payloads)
 }
 
 func (s *goqiteSystem) close() error { return s.db.Close() }

@@ -83,4 +83,16 @@ func (s *lqSystem) unfinished(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+func (s *lqSystem) stored(ctx context.Context) ([]int, error) {
+	jobs, err := s.q.List(ctx, litequeue.Filter{State: litequeue.Pending})
+	if err != nil {
+		return nil, err
+	}
+	payloads := make([][]byte, len(jobs))
+	for i, j := range jobs {
+		payloads[i] = j.Payload
+	}
+	return seqsOf(payloads)
+}
+
 func (s *lqSystem) close() error { return s.q.Close() }

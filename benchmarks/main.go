@@ -64,8 +64,17 @@ func main() {
 		rate       = flag.Int("rate", 200, "latency workload: enqueues per second")
 		timeout    = flag.Duration("timeout", 5*time.Minute, "fail if the workload has not finished by then")
 		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of the timed phase to this file")
+		report     = flag.String("report", "", "report mode: read this file of result lines and write RESULTS.md to stdout")
+		machine    = flag.String("machine", "", "report mode: a Markdown file appended to the report (machine, settings)")
 	)
 	flag.Parse()
+
+	if *report != "" {
+		if err := runReport(*report, *machine); err != nil {
+			fatalf("report: %v", err)
+		}
+		return
+	}
 
 	open, ok := peers[*peer]
 	if !ok {

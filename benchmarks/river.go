@@ -107,4 +107,13 @@ func (s *riverSystem) unfinished(ctx context.Context) (int, error) {
 	return n, err
 }
 
+// stored reads the args of the available jobs (River keeps them as JSONB).
+func (s *riverSystem) stored(ctx context.Context) ([]int, error) {
+	args, err := queryBlobs(ctx, s.db, `SELECT json(args) FROM river_job WHERE state = 'available'`)
+	if err != nil {
+		return nil, err
+	}
+	return seqsOf(args)
+}
+
 func (s *riverSystem) close() error { return s.db.Close() }

@@ -30,6 +30,24 @@ func openSQLite(ctx context.Context, path string) (*sql.DB, error) {
 	return db, nil
 }
 
+// queryBlobs returns the single column of every row of query.
+func queryBlobs(ctx context.Context, db *sql.DB, query string) ([][]byte, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
 // inTx runs fn in one transaction and commits it.
 func inTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
 	tx, err := db.BeginTx(ctx, nil)

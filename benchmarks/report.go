@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Report mode: read the JSON lines of every run (run.sh adds a line with
+// "failed" for a run that exited non-zero) and write RESULTS.md.
+
+// peerOrder is the order of the table's columns.
+var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "bare"}
+
+type runs struct {
+	ok          []result
+	failed      []string
+	unsupported string
+}
+
+type results map[[2]string]*runs // by (peer, workload)
+
+func readResults(path string) (results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rs := results{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var r struct {
+			result
+			Failed string `json:"failed"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", path, line, err)
+		}
+		k := [2]string{r.Peer, r.Workload}
+		if rs[k] == nil {
+			rs[k] = &runs{}
+		}
+		switch {
+		case r.Failed != "":
+			rs[k].failed = append(rs[k].failed, r.Failed)
+		case r.Unsupported != "":
+			rs[k].unsupported = r.Unsupported
+		default:
+			rs[k].ok = append(rs[k].ok, r.result)
+		}
+	}
+	return rs, sc.Err()
+}
+
+// stat is the median, min and max of one metric over a pair's runs.
+type stat struct {
+	med, lo, hi float64
+	n           int
+}
+
+func (rs results) stat(peer, workload string, metric func(result) float64) (stat, bool) {
+	r := rs[[2]string{peer, workload}]
+	if r == nil || len(r.ok) == 0 {
+		return stat{}, false
+	}
+	v := make([]float64, len(r.ok))
+	for i, x := range r.ok {
+		v[i] = metric(x)
+	}
+	slices.Sort(v)
+	med := v[len(v)/2]
+	if len(v)%2 == 0 {
+		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return stat{med: med, lo: v[0], hi: v[len(v)-1], n: len(v)}, true
+}
+
+// cell formats a pair's metric: "median (min–max)", "—" where the peer
+// cannot run the workload, "FAILED" where a run failed.
+func (rs results) cell(peer, workload string, metric func(result) float64) string {
+	r := rs[[2]string{peer, workload}]
+	if r == nil {
+		return "—"
+	}
+	if len(r.failed) > 0 {
+		return fmt.Sprintf("FAILED (%d of %d runs)", len(r.failed), len(r.failed)+len(r.ok))
+	}
+	if r.unsupported != "" {
+		return "—"
+	}
+	s, ok := rs.stat(peer, workload, metric)
+	if !ok {
+		return "—"
+	}
+	if s.n == 1 {
+		return num(s.med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", num(s.med), num(s.lo), num(s.hi))
+}
+
+// num formats a figure with about three significant digits.
+func num(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case a >= 1000:
+		return thousands(int64(math.Round(x)))
+	case a >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", x)
+	default:
+		return fmt.Sprintf("%.2f", x)
+	}
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && c != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+type row struct {
+	label, workload string
+	metric          func(result) float64
+}
+
+func rate(r result) float64      { return r.JobsPerSec }
+func cpuPerJob(r result) float64 { return r.CPUusPerJob }
+func rss(r result) float64       { return r.MaxRSSMB }
+
+// idlePer10s scales the idle run's CPU to 10 s of idling.
+func idlePer10s(r result) float64 {
+	if r.Seconds == 0 {
+		return r.PhaseCPUms
+	}
+	return r.PhaseCPUms * 10 / r.Seconds
+}
+
+var tableRows = []row{
+	{"enqueue: 1 producer, jobs/s", "enqueue", rate},
+	{"enqueue16: 16 producers, jobs/s", "enqueue16", rate},
+	{"batch: 1,000 per call, jobs/s", "batch", rate},
+	{"batch: CPU µs per job", "batch", cpuPerJob},
+	{"drain: 16 workers, jobs/s", "drain", rate},
+	{"drain: CPU µs per job", "drain", cpuPerJob},
+	{"drain: peak RSS, MB", "drain", rss},
+	{"latency p50, ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P50ms }},
+	{"latency p99, ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P99ms }},
+	{"latency p50, ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP50ms }},
+	{"latency p99, ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP99ms }},
+	{"retry: 3 tries each, jobs/s", "retry", rate},
+	{"idle: 16 workers, CPU ms per 10 s", "idle", idlePer10s},
+	{"drain100k: jobs/s", "drain100k", rate},
+	{"drain100k: peak RSS, MB", "drain100k", rss},
+}
+
+// target is one of the performance issue's targets.
+type target struct {
+	name string
+	eval func(rs results) (value string, met, known bool)
+}
+
+// ratioTarget compares a litequeue median to a reference median: met when
+// lq/ref ≥ min.
+func ratioTarget(name, workload string, metric func(result) float64, refPeer, refWorkload string, min float64) target {
+	return target{name, func(rs results) (string, bool, bool) {
+		a, ok1 := rs.stat("litequeue", workload, metric)
+		b, ok2 := rs.stat(refPeer, refWorkload, metric)
+		if !ok1 || !ok2 || b.med == 0 {
+			return "no data", false, false
+		}
+		ratio := a.med / b.med
+		return fmt.Sprintf("%s / %s = %.2f× (want ≥ %g×)", num(a.med), num(b.med), ratio, min), ratio >= min, true
+	}}
+}
+
+// maxTarget is met when litequeue's median is at most limit.
+func maxTarget(name, workload string, metric func(result) float64, limit float64, unit string) target {
+	return target{name, func(rs results) (string, bool, bool) {
+		a, ok := rs.stat("litequeue", workload, metric)
+		if !ok {
+			return "no data", false, false
+		}
+		return fmt.Sprintf("%s %s (want ≤ %g %s; %.2f× the limit)", num(a.med), unit, limit, unit, a.med/limit), a.med <= limit, true
+	}}
+}
+
+var targets = []target{
+	ratioTarget("single Enqueue ≥ 90% of bare one-row-per-commit", "enqueue", rate, "bare", "enqueue", 0.9),
+	ratioTarget("enqueue16 ≥ 5× litequeue's single-producer rate", "enqueue16", rate, "litequeue", "enqueue", 5),
+	ratioTarget("EnqueueMany ≥ 2× backlite", "batch", rate, "backlite", "batch", 2),
+	{"EnqueueMany < 5 µs CPU per job", func(rs results) (string, bool, bool) {
+		a, ok := rs.stat("litequeue", "batch", cpuPerJob)
+		if !ok {
+			return "no data", false, false
+		}
+		return fmt.Sprintf("%s µs/job (want < 5)", num(a.med)), a.med < 5, true
+	}},
+	ratioTarget("drain ≥ 3× asynq", "drain", rate, "asynq", "drain", 3),
+	ratioTarget("drain ≥ 25× goqite", "drain", rate, "goqite", "drain", 25),
+	ratioTarget("drain ≥ 40% of bare drain", "drain", rate, "bare", "drain", 0.4),
+	maxTarget("latency p50 ≤ 1 ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P50ms }, 1, "ms"),
+	maxTarget("latency p99 ≤ 5 ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P99ms }, 5, "ms"),
+	maxTarget("latency p50 ≤ 1 ms (from Enqueue's return: without the commit's fsync)", "latency", func(r result) float64 { return r.AfterP50ms }, 1, "ms"),
+	maxTarget("latency p99 ≤ 5 ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP99ms }, 5, "ms"),
+	ratioTarget("retries ≥ 4× asynq", "retry", rate, "asynq", "retry", 4),
+	maxTarget("idle ≤ 2 ms CPU per 10 s", "idle", idlePer10s, 2, "ms"),
+	maxTarget("peak RSS ≤ 30 MB draining 100,000 jobs", "drain100k", rss, 30, "MB"),
+}
+
+// writeReport writes RESULTS.md from the runs and the machine notes that
+// run.sh collected ("key: value" lines).
+func writeReport(w io.Writer, rs results, machine string) {
+	fmt.Fprintf(w, "# Benchmark results\n\n")
+	fmt.Fprintf(w, "Written by `run.sh` (see README.md for what each workload does). Each cell is the median over the runs, with the min–max in brackets; \"—\" means the peer cannot run the workload (reasons below).\n\n")
+	fmt.Fprintf(w, "| workload | %s |\n|---|%s\n", strings.Join(peerOrder, " | "), strings.Repeat("---|", len(peerOrder)))
+	for _, r := range tableRows {
+		cells := make([]string, len(peerOrder))
+		for i, p := range peerOrder {
+			cells[i] = rs.cell(p, r.workload, r.metric)
+		}
+		fmt.Fprintf(w, "| %s | %s |\n", r.label, strings.Join(cells, " | "))
+	}
+
+	fmt.Fprintf(w, "\n## Targets (litequeue)\n\n| target | medians | met? |\n|---|---|---|\n")
+	for _, t := range targets {
+		v, met, known := t.eval(rs)
+		verdict := "missed"
+		switch {
+		case !known:
+			verdict = "not measured"
+		case met:
+			verdict = "met"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", t.name, v, verdict)
+	}
+
+	var unsupported, failed []string
+	for _, p := range peerOrder {
+		for _, wl := range workloadNames() {
+			r := rs[[2]string{p, wl}]
+			if r == nil {
+				continue
+			}
+			if r.unsupported != "" {
+				unsupported = append(unsupported, fmt.Sprintf("- %s, %s: %s", p, wl, r.unsupported))
+			}
+			for _, f := range r.failed {
+				failed = append(failed, fmt.Sprintf("- %s, %s: %s", p, wl, f))
+			}
+		}
+	}
+	if len(unsupported) > 0 {
+		fmt.Fprintf(w, "\n## Not run (\"—\")\n\n%s\n", strings.Join(unsupported, "\n"))
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "\n## Failed runs\n\nA failed run is one whose check failed (a job ran too often or not at all, or the store kept unfinished jobs), or that errored or timed out.\n\n%s\n", strings.Join(failed, "\n"))
+	}
+	fmt.Fprintf(w, "\n%s", machine)
+}
+
+func runReport(resultsPath, machinePath string) error {
+	rs, err := readResults(resultsPath)
+	if err != nil {
+		return err
+	}
+	var machine []byte
+	if machinePath != "" {
+		if machine, err = os.ReadFile(machinePath); err != nil {
+			return err
+		}
+	}
+	writeReport(os.Stdout, rs, string(machine))
+	return nil
+}
