@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# run.sh builds the benchmark binary once, runs every peer × workload RUNS
+# times, interleaved (one process per run), and writes RESULTS.md and the
+# raw result lines (results.jsonl) beside itself.
+#
+#   RUNS=3         runs per (peer, workload); the table shows medians, min–max
+#   QUICK=1        tiny sizes, for a CI smoke test (RESULTS.md is not written
+#                  unless OUT is given)
+#   PEERS="…"      a subset of: litequeue goqite river backlite asynq bare
+#   WORKLOADS="…"  a subset of: enqueue enqueue16 batch drain latency retry idle drain100k
+#   REDIS_FSYNC=always   asynq's Redis: appendfsync always (like SQLite's
+#                  synchronous=FULL), everysec or no
+#   NOTE="…"       a note added to RESULTS.md (e.g. "the machine was shared")
+#   OUT=dir        where to write RESULTS.md and results.jsonl (default: here)
+#
+# asynq needs redis-server: run.sh starts one on a free loopback port and
+# stops it by its pid. If it is missing, run.sh tries apt-get (as root) and
+# otherwise runs asynq's workloads as "—" with a message.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+
+RUNS=${RUNS:-3}
+QUICK=${QUICK:-0}
+PEERS=${PEERS:-litequeue goqite river backlite asynq bare}
+WORKLOADS=${WORKLOADS:-enqueue enqueue16 batch drain latency retry idle drain100k}
+REDIS_FSYNC=${REDIS_FSYNC:-always}
+NOTE=${NOTE:-}
+if [[ $QUICK == 1 ]]; then
+	OUT=${OUT:-}
+else
+	OUT=${OUT:-$here}
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/lqbench-run.XXXXXX")
+redis_pid=""
+cleanup() {
+	if [[ -n $redis_pid ]]; then
+		kill "$redis_pid" 2>/dev/null || true
+		wait "$redis_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "run.sh: building" >&2
+go build -o "$work/lqbench" .
+
+# Sizes. The binary's defaults are the full sizes.
+declare -A size
+if [[ $QUICK == 1 ]]; then
+	size[enqueue]="-n 100"
+	size[enqueue16]="-n 160"
+	size[batch]="-n 2000"
+	size[drain]="-n 300"
+	size[drain100k]="-n 3000"
+	size[retry]="-n 60"
+	size[latency]="-latency-for 1s"
+	size[idle]="-idle 1s"
+	timeout=180
+else
+	size[latency]="-latency-for 5s"
+	size[idle]="-idle 10s"
+	timeout=900
+fi
+
+# start_redis starts redis-server on a free loopback port and sets
+# redis_addr; it returns 1 (asynq is then skipped) if there is none.
+redis_addr=""
+start_redis() {
+	if ! command -v redis-server >/dev/null 2>&1; then
+		if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+			echo "run.sh: installing redis-server for asynq" >&2
+			{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server ||
+				{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server; }; } >/dev/null 2>&1 || true
+		fi
+	fi
+	if ! command -v redis-server >/dev/null 2>&1; then
+		echo "run.sh: redis-server is not installed and could not be: asynq is skipped" >&2
+		return 1
+	fi
+	local port=""
+	for _ in $(seq 50); do
+		local p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			port=$p
+			break
+		fi
+	done
+	if [[ -z $port ]]; then
+		echo "run.sh: no free port for Redis: asynq is skipped" >&2
+		return 1
+	fi
+	mkdir -p "$work/redis"
+	redis-server --port "$port" --bind 127.0.0.1 --save '' \
+		--appendonly yes --appendfsync "$REDIS_FSYNC" \
+		--dir "$work/redis" --logfile "$work/redis/log" --daemonize no &
+	redis_pid=$!
+	for _ in $(seq 50); do
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			redis_addr="127.0.0.1:$port"
+			echo "run.sh: redis-server (pid $redis_pid) on $redis_addr, appendfsync $REDIS_FSYNC" >&2
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "run.sh: redis-server did not start: asynq is skipped" >&2
+	kill "$redis_pid" 2>/dev/null || true
+	redis_pid=""
+	return 1
+}
+if [[ " $PEERS " == *" asynq "* ]]; then
+	start_redis || true
+fi
+
+results="$work/results.jsonl"
+: >"$results"
+failures=0
+
+# json_string escapes stdin into a JSON string's contents.
+json_string() {
+	tr -d '\000-\010\013-\037' | tr '\n\t' '  ' | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g'
+}
+
+read -r -a peers <<<"$PEERS"
+read -r -a wls <<<"$WORKLOADS"
+for run in $(seq "$RUNS"); do
+	for wl in "${wls[@]}"; do
+		# Rotate the peers' order from run to run.
+		for i in "${!peers[@]}"; do
+			peer=${peers[$(((i + run - 1) % ${#peers[@]}))]}
+			# shellcheck disable=SC2206
+			args=(-peer "$peer" -workload "$wl" ${size[$wl]:-} -timeout "$((timeout - 60))s")
+			if [[ -n $redis_addr ]]; then
+				args+=(-redis "$redis_addr")
+			fi
+			if out=$(TMPDIR="$work" timeout --kill-after=10 "$timeout" "$work/lqbench" "${args[@]}" 2>"$work/stderr"); then
+				echo "$out" >>"$results"
+				echo "run.sh: run $run/$RUNS $wl $peer: $out" >&2
+			else
+				rc=$?
+				failures=$((failures + 1))
+				msg=$( { echo "exit $rc:"; tail -c 600 "$work/stderr"; } | json_string)
+				echo "{\"peer\":\"$peer\",\"workload\":\"$wl\",\"failed\":\"$msg\"}" >>"$results"
+				echo "run.sh: run $run/$RUNS $wl $peer FAILED: $msg" >&2
+			fi
+		done
+	done
+done
+
+# The machine and the settings, appended to the report.
+dbfs=$(df -T "$work" | awk 'NR == 2 { print $2 " (" $1 ")" }')
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+cat >"$work/machine.md" <<EOF
+## Machine
+
+- date: $(date -u '+%Y-%m-%d %H:%M UTC')
+- nproc: $(nproc)
+- CPU: ${cpu:-unknown}
+- memory: $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null || echo unknown)
+- Go: $(go version)
+- kernel: $(uname -srm)
+- filesystem of the database files: $dbfs
+- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+- Redis: $(if [[ -n $redis_addr ]]; then redis-server --version | cut -d' ' -f3 | sed 's/^v=//'; else echo "none (asynq skipped)"; fi)
+${NOTE:+- note: $NOTE}
+
+## Settings
+
+- runs per (peer, workload): $RUNS, interleaved (each run round goes through every workload and peer, the peers' order rotated from round to round); one process per run, with a fresh database file (or a flushed Redis) in a temp dir.
+- sizes: $(if [[ $QUICK == 1 ]]; then echo "QUICK (tiny: a smoke test, not figures)"; else echo "enqueue 2,000 jobs; enqueue16 4,000 jobs from 16 goroutines; batch 20 calls × 1,000; drain 3,000 pre-enqueued jobs; latency 200 jobs/s for 5 s, each Enqueue from its own goroutine, after 0.5 s of idle workers; retry 500 jobs × 3 tries; idle 10 s after 1 s to settle; drain100k 100,000 jobs (litequeue only)"; fi).
+- payload: about 100 bytes of JSON; every handler decodes it and does nothing else.
+- workers: 16 everywhere (litequeue Concurrency, goqite Limit, River MaxWorkers, backlite NumWorkers, asynq Concurrency).
+- SQLite peers (goqite, River, backlite, bare): modernc.org/sqlite v1.62.0, one connection (as goqite's and River's docs advise), journal_mode=WAL, synchronous=FULL, busy_timeout=10s, BEGIN IMMEDIATE. litequeue opens its file itself with its defaults (WAL, synchronous=FULL).
+- retry: 10 ms constant delay, no jitter, 3 tries. litequeue: Policy{Constant, 10ms, 10ms, 3, NoJitter}; River: worker NextRetry = now + 10 ms, MaxAttempts 3; backlite: Backoff 10 ms, MaxAttempts 3; goqite: message Timeout 10 ms (its retry delay is the visibility timeout), MaxReceive 3; asynq: RetryDelayFunc 10 ms, MaxRetry(2), and DelayedTaskCheckInterval 10 ms (default 5 s: retries wait in a set that is only forwarded that often).
+- polling: every peer's defaults otherwise (goqite PollInterval 100 ms; River FetchCooldown 100 ms and FetchPollInterval 1 s; asynq TaskCheckInterval 1 s; backlite and litequeue wake on in-process enqueues).
+- asynq: Redis $(if [[ -n $redis_addr ]]; then echo "on loopback, no RDB snapshots, appendonly yes, appendfsync $REDIS_FSYNC"; else echo "not available"; fi). Its peak RSS is asynq's process only, without Redis.
+- times: the timed phase only (wall clock); CPU is getrusage user+sys of the process over the timed phase; peak RSS is the process's Maxrss.
+- latency is measured twice: from the Enqueue call (which includes the durable commit: an fsync) and from Enqueue's return, to the handler's start.
+- checks: drain, retry, latency and idle runs fail unless every job's handler ran exactly once (3 times in retry) and the store holds no unfinished job after the workers stop; enqueue, enqueue16 and batch runs fail unless reading the payloads back from the store finds every job exactly once.
+- failures during this run: $failures
+EOF
+
+if [[ -n $OUT ]]; then
+	mkdir -p "$OUT"
+	cp "$results" "$OUT/results.jsonl"
+	"$work/lqbench" -report "$results" -machine "$work/machine.md" >"$OUT/RESULTS.md"
+	echo "run.sh: wrote $OUT/RESULTS.md" >&2
+else
+	"$work/lqbench" -report "$results" -machine "$work/machine.md" >/dev/null
+	echo "run.sh: QUICK run done, report checked (not written; set OUT=dir to keep it)" >&2
+fi
+if ((failures > 0)); then
+	echo "run.sh: $failures run(s) FAILED" >&2
+	exit 1
+fi
