@@ -65,9 +65,15 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	if opts.Name == "" {
 		opts.Name = q.worker
 	}
+	watch, err := q.newWatch()
+	if err != nil {
+		return fmt.Errorf("litequeue: work: %w", err)
+	}
+	defer watch.close()
 	p := &pool{
 		q:        q,
 		opts:     opts,
+		watch:    watch,
 		done:     make(chan struct{}, opts.Concurrency),
 		shutdown: make(chan struct{}),
 		abandon:  make(chan struct{}),
@@ -82,8 +88,11 @@ type pool struct {
 	q        *Queue
 	opts     WorkerOptions
 	running  int
+	watch    *watch
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
+	looked   time.Time     // when fill last looked
+	next     time.Time     // what that look found: when work is next due; zero for never
 	done     chan struct{} // one send per finished run
 	shutdown chan struct{} // closed when the grace ran out
 	abandon  chan struct{} // closed when Work stops waiting
@@ -156,6 +165,14 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 	now := q.now()
 	if !p.busy || !now.Before(p.lookAt) {
 		p.lookAt = now.Add(pollInterval)
+		changed, err := p.watch.changed(ctx)
+		if err != nil {
+			return 0, time.Time{}, err
+		}
+		if !changed && (p.next.IsZero() || now.Before(p.next)) && !now.Before(p.looked) {
+			return 0, p.next, nil // nothing written, nothing due yet, the clock not set back
+		}
+		p.looked = now
 		due, err := q.nextDue(ctx, p.opts.Queues)
 		if err != nil {
 			return 0, time.Time{}, err
@@ -168,9 +185,10 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 				return 0, time.Time{}, err
 			}
 		}
+		p.next = nullTime(minNull(due.pending, due.lease))
 		if !due.pending.Valid || due.pending.Int64 > ms(now) {
 			p.busy = false
-			return 0, nullTime(minNull(due.pending, due.lease)), nil
+			return 0, p.next, nil
 		}
 	}
 	self := &claimer{queues: p.opts.Queues, worker: p.opts.Name}

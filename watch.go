@@ -1,0 +1,41 @@
+package litequeue
+
+import (
+	"context"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// watch tells an idle Work loop, with one cheap read, whether the file may
+// have changed since it last looked: PRAGMA data_version, asked on a
+// connection of the watch's own, changes whenever another connection
+// commits — this Queue's writer, another Queue, another process, or the
+// app's EnqueueTx. Only then, or when a time it already knows of comes,
+// does the loop run its indexed look for due jobs and expired leases.
+type watch struct {
+	db      *sqlx.DB // one query_only connection
+	version int64
+	started bool
+}
+
+func (q *Queue) newWatch() (*watch, error) {
+	db, err := openDB(q.path, true, q.opts.Synchronous, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &watch{db: db}, nil
+}
+
+// changed reports whether anyone committed to the file since the last call;
+// true on the first.
+func (w *watch) changed(ctx context.Context) (bool, error) {
+	var v int64
+	if err := w.db.GetContext(ctx, &v, `PRAGMA data_version`); err != nil {
+		return true, err
+	}
+	changed := !w.started || v != w.version
+	w.version, w.started = v, true
+	return changed, nil
+}
+
+func (w *watch) close() error { return w.db.Close() }
