@@ -93,10 +93,11 @@ func TestWork_ShutdownReleases(t *testing.T) {
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
-	started := make(chan struct{})
+	started, stopped := make(chan struct{}), make(chan struct{})
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
 		close(started)
 		<-ctx.Done()
+		close(stopped)
 		return context.Cause(ctx)
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -105,18 +106,21 @@ func TestWork_ShutdownReleases(t *testing.T) {
 	job := enqueue(t, q, "k", nil)
 	<-started
 	cancel()
-	waitFor(t, "Work to return", func() bool {
+	// Step the clock through the grace until the handler's context is
+	// cancelled, and no further: the handler returns at once, and Work,
+	// its clock standing still, must wait for that rather than abandon it.
+	waitFor(t, "the grace to run out", func() bool {
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("Work returned %v", err)
-			}
+		case <-stopped:
 			return true
 		default:
-			clk.Add(time.Second)
+			clk.Add(100 * time.Millisecond) // small steps: the release window (5s) stays far
 			return false
 		}
 	})
+	if err := <-done; err != nil {
+		t.Fatalf("Work returned %v", err)
+	}
 	got := get(t, q, job.ID)
 	if got.State != litequeue.Pending || got.Attempt != 0 {
 		t.Fatalf("job: state %s attempt %d, want pending with no try used", got.State, got.Attempt)
