@@ -13,7 +13,8 @@ import (
 // app's EnqueueTx. Only then, or when a time it already knows of comes,
 // does the loop run its indexed look for due jobs and expired leases.
 type watch struct {
-	db      *sqlx.DB // one query_only connection
+	db      *sqlx.DB   // one query_only connection
+	stmt    *sqlx.Stmt // PRAGMA data_version, prepared once
 	version int64
 	started bool
 }
@@ -23,14 +24,19 @@ func (q *Queue) newWatch() (*watch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &watch{db: db}, nil
+	stmt, err := db.Preparex(`PRAGMA data_version`)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &watch{db: db, stmt: stmt}, nil
 }
 
 // changed reports whether anyone committed to the file since the last call;
 // true on the first.
 func (w *watch) changed(ctx context.Context) (bool, error) {
 	var v int64
-	if err := w.db.GetContext(ctx, &v, `PRAGMA data_version`); err != nil {
+	if err := w.stmt.GetContext(ctx, &v); err != nil {
 		return true, err
 	}
 	changed := !w.started || v != w.version
@@ -38,4 +44,7 @@ func (w *watch) changed(ctx context.Context) (bool, error) {
 	return changed, nil
 }
 
-func (w *watch) close() error { return w.db.Close() }
+func (w *watch) close() error {
+	w.stmt.Close()
+	return w.db.Close()
+}
