@@ -59,7 +59,9 @@ func Open(path string, opts Options) (*Queue, error) {
 // History, Stats, NextDue — while other processes work on it. It never
 // creates, migrates or writes the file: a missing file or one without
 // litequeue's tables is an error, and every method that writes returns
-// ErrReadOnly.
+// ErrReadOnly. It also reads a file in a directory it cannot write (a
+// read-only mount, say) that was closed cleanly, with no -wal file beside
+// it: no writer can work there, so it reads the file as a snapshot.
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, true)
 	if err != nil {
@@ -90,12 +92,28 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 	// The file is checked before anything writes to it, on the writer's
 	// connection, and the read pool opens only once the file is in WAL.
 	ctx := context.Background()
-	first, err := openDB(path, readOnly, opts.Synchronous, 1)
+	a := writeAccess
+	if readOnly {
+		a = readAccess
+	}
+	first, err := openDB(path, a, opts.Synchronous, 1)
 	if err != nil {
 		return nil, err
 	}
 	closers = append(closers, first.Close)
 	version, err := checkFile(ctx, first)
+	if readOnly && openFrozen(path, err) {
+		first.Close()
+		closers = closers[:len(closers)-1]
+		if first, err = openDB(path, frozenAccess, opts.Synchronous, 1); err != nil {
+			return nil, err
+		}
+		closers = append(closers, first.Close)
+		version, err = checkFile(ctx, first)
+	}
+	if readOnly && isCantOpen(err) {
+		return nil, fmt.Errorf("SQLite cannot open the file with its -wal and -shm beside it (a directory this process may not write?): %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +140,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 	if err := migrate(ctx, q.wdb); err != nil {
 		return nil, err
 	}
-	if q.db, err = openDB(path, false, opts.Synchronous, readPoolSize); err != nil {
+	if q.db, err = openDB(path, writeAccess, opts.Synchronous, readPoolSize); err != nil {
 		return nil, err
 	}
 	closers = append(closers, q.db.Close)

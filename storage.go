@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -49,7 +51,7 @@ var sqliteHeader = []byte("SQLite format 3\x00")
 //
 // journal_mode=WAL is persistent in the file and set once by Open, after
 // the file has been checked.
-func dsn(path string, readOnly bool, synchronous string) (string, error) {
+func dsn(path string, a access, synchronous string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
@@ -63,17 +65,58 @@ func dsn(path string, readOnly bool, synchronous string) (string, error) {
 	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
 	v.Add("_pragma", "synchronous("+synchronous+")")
 	v.Add("_txlock", "immediate")
-	if readOnly {
+	switch a {
+	case readAccess:
 		// query_only rather than mode=ro: a read-only connection could not
 		// create the -shm file a WAL database needs when no writer has it open.
+		v.Add("_pragma", "query_only(1)")
+	case frozenAccess:
+		// SQLite's own URI parameters: read the file as it is, with no -shm
+		// and no locks.
+		v.Add("mode", "ro")
+		v.Add("immutable", "1")
 		v.Add("_pragma", "query_only(1)")
 	}
 	return u.String() + "?" + v.Encode(), nil
 }
 
-// prepareFile checks that path is either missing, empty, or a SQLite file,
-// and creates a missing file with mode 0600 (SQLite gives its -wal and
-// -shm files the mode of the database file).
+// access is how a connection pool uses the file.
+type access int
+
+const (
+	writeAccess  access = iota // Open
+	readAccess                 // OpenReadOnly
+	frozenAccess               // OpenReadOnly where no -shm can be made: see openFrozen
+)
+
+// sqliteCantOpen is SQLite's primary result code SQLITE_CANTOPEN.
+const sqliteCantOpen = 14
+
+// openFrozen reports whether OpenReadOnly, having failed with err, may read
+// the file as immutable instead. That is the case in a directory where
+// SQLite cannot create the -shm file (read-only media, a read-only mount)
+// and no -wal file exists: no writer can be at work there, since a writer
+// of a WAL file needs both, and every committed transaction is in the file
+// itself.
+func openFrozen(path string, err error) bool {
+	if !isCantOpen(err) {
+		return false
+	}
+	_, statErr := os.Stat(path + "-wal")
+	return errors.Is(statErr, os.ErrNotExist)
+}
+
+// isCantOpen reports whether err is SQLite's SQLITE_CANTOPEN.
+func isCantOpen(err error) bool {
+	var se interface{ Code() int }
+	return errors.As(err, &se) && se.Code()&0xff == sqliteCantOpen
+}
+
+// prepareFile checks that path is either missing, empty, or a SQLite file
+// that this process may write, and creates a missing file with mode 0600
+// (SQLite gives its -wal and -shm files the mode of the database file).
+// A file it may not write is refused here, with a clear error, rather than
+// opened read-only by SQLite, where every write would fail later.
 func prepareFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
@@ -82,7 +125,10 @@ func prepareFile(path string) error {
 	if !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	f, err = os.Open(path)
+	f, err = os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("the file is not writable (OpenReadOnly can inspect it): %w", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -101,8 +147,8 @@ func prepareFile(path string) error {
 }
 
 // openDB opens a connection pool on the file with at most n connections.
-func openDB(path string, readOnly bool, synchronous string, n int) (*sqlx.DB, error) {
-	name, err := dsn(path, readOnly, synchronous)
+func openDB(path string, a access, synchronous string, n int) (*sqlx.DB, error) {
+	name, err := dsn(path, a, synchronous)
 	if err != nil {
 		return nil, err
 	}
