@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/litequeue/litequeue"
@@ -301,5 +303,134 @@ func TestClock_ForwardWhileRunning(t *testing.T) {
 	}
 	if diff := cmp.Diff([]litequeue.Outcome{litequeue.OutcomeLeaseExpired, litequeue.OutcomeCompleted}, outcomes); diff != "" {
 		t.Fatalf("history outcomes (-want +got):\n%s", diff)
+	}
+}
+
+// overlapHandler is a handler whose first call blocks until release is
+// closed; it counts calls and notes whether two ever ran at once.
+type overlapHandler struct {
+	release chan struct{}
+	once    sync.Once
+	started chan struct{} // closed by the first call
+	running atomic.Int32
+	calls   atomic.Int32
+	overlap atomic.Bool
+}
+
+func newOverlapHandler() *overlapHandler {
+	return &overlapHandler{release: make(chan struct{}), started: make(chan struct{})}
+}
+
+// free lets the first call return; safe to call more than once.
+func (h *overlapHandler) free() { h.once.Do(func() { close(h.release) }) }
+
+func (h *overlapHandler) handle(ctx context.Context, job *litequeue.Job) error {
+	if h.running.Add(1) > 1 {
+		h.overlap.Store(true)
+	}
+	defer h.running.Add(-1)
+	if h.calls.Add(1) == 1 {
+		close(h.started)
+		<-h.release
+	}
+	return nil
+}
+
+// TestClock_JumpWhileRunningInProcess jumps the one clock of a process
+// while its handler runs, back an hour and forward fourteen days, and runs
+// RunDue again from another goroutine meanwhile. The Queue does not rescue
+// a lease that it holds itself, however expired it looks: the holder is
+// alive, and renews it at its next renewal. So the job runs once, not
+// twice at once, and completes on its first try.
+func TestClock_JumpWhileRunningInProcess(t *testing.T) {
+	for _, jump := range []time.Duration{-time.Hour, 14 * 24 * time.Hour} {
+		t.Run(jump.String(), func(t *testing.T) {
+			clk := newMock()
+			q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
+			h := newOverlapHandler()
+			q.Handle("k", h.handle)
+			j := enqueue(t, q, "k", nil)
+			first := runDueAsync(q)
+			<-h.started
+			defer h.free() // also when the test fails, so that Close can return
+
+			clk.Set(epoch.Add(jump))
+			for range 3 { // past the cut lease, the lease and the retry delay
+				if n := runDue(t, q); n != 0 {
+					t.Fatalf("RunDue after the jump ran the running job again (%d runs)", n)
+				}
+				clk.Add(litequeue.DefaultVisibilityTimeout)
+			}
+			h.free()
+			if r := <-first; r.err != nil || r.n != 1 {
+				t.Fatalf("first RunDue = %d, %v", r.n, r.err)
+			}
+			if h.overlap.Load() || h.calls.Load() != 1 {
+				t.Fatalf("%d handler calls (overlapping: %v), want 1", h.calls.Load(), h.overlap.Load())
+			}
+			got := get(t, q, j.ID)
+			hist := history(t, q, j.ID)
+			if got.State != litequeue.Completed || got.Attempt != 1 || len(hist) != 1 {
+				t.Fatalf("job %s after attempt %d with %d history rows, want completed on the first", got.State, got.Attempt, len(hist))
+			}
+		})
+	}
+}
+
+// wallClock is a mock clock whose wall time can jump while its timers go
+// on counting elapsed time, as a real process's do (Go's timers run on the
+// monotonic clock): Now is the mock's time plus an offset that jump moves.
+// A jump of the plain mock's Set instead fires, one by one, every timer it
+// passes, and a timer set again from each firing: fourteen days of a
+// worker's polls and renewals.
+type wallClock struct {
+	*clock.Mock
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *wallClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Mock.Now().Add(c.offset)
+}
+
+func (c *wallClock) jump(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+// TestClock_JumpWhileWorking plays a process whose wall clock jumps while
+// Work runs a handler, its timers running on: back an hour and forward
+// fourteen days. Work's loop looks for expired leases at each poll, and
+// after the forward jump the lease its own handler holds looks expired
+// until the handler's next renewal; the Queue leaves it alone, and the job
+// runs once.
+func TestClock_JumpWhileWorking(t *testing.T) {
+	for _, jump := range []time.Duration{-time.Hour, 14 * 24 * time.Hour} {
+		t.Run(jump.String(), func(t *testing.T) {
+			clk := &wallClock{Mock: newMock()}
+			q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
+			h := newOverlapHandler()
+			q.Handle("k", h.handle)
+			stop := startWork(t, q, litequeue.WorkerOptions{Concurrency: 2})
+			defer stop()
+			defer h.free()
+			j := enqueue(t, q, "k", nil)
+			<-h.started
+			clk.jump(jump)
+			for range 60 { // a minute of polls: past the lease and the retry delay
+				clk.Add(time.Second)
+			}
+			h.free()
+			waitFor(t, "the job to complete", func() bool { return get(t, q, j.ID).State == litequeue.Completed })
+			if h.overlap.Load() || h.calls.Load() != 1 {
+				t.Fatalf("%d handler calls (overlapping: %v), want 1", h.calls.Load(), h.overlap.Load())
+			}
+			if hist := history(t, q, j.ID); len(hist) != 1 || hist[0].Outcome != litequeue.OutcomeCompleted {
+				t.Fatalf("history = %+v, want one completed run", hist)
+			}
+		})
 	}
 }

@@ -195,6 +195,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 	if ev.Type != "" {
 		q.emit(ev)
 	}
+	q.hold(chained...)
 	q.emit(startedEvents(chained, now)...)
 	if len(chained) == 0 {
 		return nil, nil

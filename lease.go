@@ -60,8 +60,50 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 	if err != nil {
 		return nil, err
 	}
+	q.hold(leases...)
 	q.emit(startedEvents(leases, now)...)
 	return leases, nil
+}
+
+// hold records that runs of this Queue hold the leases, from the commit of
+// their claim until execute returns (see unhold). rescue leaves such a
+// lease alone however expired it looks: its holder is alive, in this
+// process, and renews it. A lease looks expired while its holder lives
+// when the clock jumps: forward past the lease, or, with a mock clock whose
+// timers move with it, back (the renewal then waits for the clock to catch
+// up, while the rescue cut the lease to one timeout).
+func (q *Queue) hold(leases ...*lease) {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	for _, l := range leases {
+		q.held[l.job.ID] = l.job.token
+	}
+}
+
+// unhold forgets the lease: its run has ended, been recorded or been
+// abandoned, and the job is anyone's to rescue again.
+func (q *Queue) unhold(l *lease) {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	if q.held[l.job.ID] == l.job.token {
+		delete(q.held, l.job.ID)
+	}
+}
+
+// holds reports whether a run of this Queue holds the job's lease under
+// the token.
+func (q *Queue) holds(id, token int64) bool {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	t, ok := q.held[id]
+	return ok && t == token
+}
+
+// holding returns how many leases this Queue's runs hold.
+func (q *Queue) holding() int {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	return len(q.held)
 }
 
 // claimTx leases up to limit due jobs in tx at time now.
@@ -160,7 +202,8 @@ const clampLeasesSQL = `UPDATE litequeue_jobs SET lease_until = ?
 
 // rescue turns every expired lease into a lease_expired attempt: back to
 // pending after the delay the claimer chose, or dead if it was the last
-// try. It needs no handler. It returns how many jobs it rescued.
+// try. It needs no handler. It returns how many jobs it rescued. It leaves
+// alone the leases this Queue's own runs hold (see hold).
 //
 // A lease that ends further ahead than VisibilityTimeout from now can only
 // come from a clock that went back (a device that booted in 1970 and then
@@ -171,6 +214,7 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		var events []Event
+		more := false
 		err := q.write(ctx, func(tx execer) error {
 			events = events[:0]
 			now := q.now()
@@ -178,12 +222,18 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 			if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
 				return err
 			}
+			// Room for the rows of our own leases, which are skipped.
+			batch := rescueBatch + q.holding()
 			var rows []jobRow
-			if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), rescueBatch); err != nil {
+			if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), batch); err != nil {
 				return err
 			}
+			more = len(rows) == batch
 			for i := range rows {
 				r := &rows[i]
+				if q.holds(r.ID, r.Token) {
+					continue
+				}
 				e := ending{
 					outcome: OutcomeLeaseExpired,
 					errText: "lease expired: worker " + r.Worker + " stopped renewing it",
@@ -205,7 +255,7 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 		}
 		q.emit(events...)
 		total += len(events)
-		if len(events) < rescueBatch {
+		if !more || len(events) == 0 {
 			if total > 0 {
 				q.notify()
 			}

@@ -27,6 +27,9 @@ type Queue struct {
 	randMu  sync.Mutex
 	eventMu sync.Mutex
 
+	heldMu sync.Mutex
+	held   map[int64]int64 // job ID → token of each lease this Queue's runs hold
+
 	mu       sync.RWMutex
 	handlers map[string]*handler
 	wake     chan struct{} // closed and replaced to wake idle workers
@@ -124,6 +127,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		path:     path,
 		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
 		handlers: make(map[string]*handler),
+		held:     make(map[int64]int64),
 		wake:     make(chan struct{}),
 		closing:  make(chan struct{}),
 	}
