@@ -434,3 +434,27 @@ func TestClock_JumpWhileWorking(t *testing.T) {
 		})
 	}
 }
+
+// TestClock_HistoryAfterBackJump replays a dead job after the clock went
+// back an hour: its history lists the first death, the replay and the run
+// after it in the order they happened, although the later rows carry
+// earlier times.
+func TestClock_HistoryAfterBackJump(t *testing.T) {
+	clk := newMock()
+	q, _ := jumpQueue(t, clk, litequeue.Options{Clock: clk})
+	j := enqueue(t, q, "doomed", nil)
+	runDue(t, q)
+	clk.Set(epoch.Add(-time.Hour))
+	if err := q.Replay(context.Background(), j.ID); err != nil {
+		t.Fatal(err)
+	}
+	runDue(t, q)
+	var got []litequeue.Outcome
+	for _, a := range history(t, q, j.ID) {
+		got = append(got, a.Outcome)
+	}
+	want := []litequeue.Outcome{litequeue.OutcomeFailed, litequeue.OutcomeReplayed, litequeue.OutcomeFailed}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("history outcomes (-want +got):\n%s", diff)
+	}
+}
