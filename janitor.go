@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -46,7 +47,32 @@ func (q *Queue) sweep(ctx context.Context) error {
 	if dead+finished+keys > 0 {
 		q.opts.Logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
 	}
+	q.walGrowth()
 	return nil
+}
+
+// walGrowth logs a warning when the -wal file has grown past walWarnSize,
+// and again each time it doubles. SQLite's checkpoints cannot empty the
+// WAL while a connection, in any process, holds a read transaction begun
+// before the frames they would copy back: an unclosed *sql.Rows on the
+// DB() of any Queue (an OpenReadOnly one too), or another program reading
+// the file. Every commit then
+// adds to the WAL — about 40 KB per job run — until that reader ends; the
+// next checkpoint empties it, and journal_size_limit cuts the file back.
+func (q *Queue) walGrowth() {
+	fi, err := os.Stat(q.path + "-wal")
+	if err != nil {
+		return
+	}
+	size := fi.Size()
+	switch last := q.walWarned.Load(); {
+	case size < walWarnSize:
+		q.walWarned.Store(0)
+	case size >= 2*last:
+		q.walWarned.Store(size)
+		q.opts.Logger.Warn("litequeue: the WAL keeps growing: a read transaction held open (an unclosed *sql.Rows?) keeps checkpoints from emptying it",
+			"path", q.path+"-wal", "bytes", size)
+	}
 }
 
 const expiredJobsSQL = `SELECT id,

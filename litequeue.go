@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -29,6 +30,8 @@ type Queue struct {
 
 	heldMu sync.Mutex
 	held   map[int64]int64 // job ID → token of each lease this Queue's runs hold
+
+	walWarned atomic.Int64 // the -wal size last warned about (see walGrowth)
 
 	mu       sync.RWMutex
 	handlers map[string]*handler

@@ -32,6 +32,16 @@ const (
 	// busyTimeoutMS bounds how long one connection waits for another's
 	// write lock inside SQLite before SQLITE_BUSY.
 	busyTimeoutMS = 10000
+
+	// walSizeLimit is the size the -wal file is cut back to when it starts
+	// again: just above what SQLite's automatic checkpoint (every 1000
+	// pages of 4 KiB) lets it reach, so that in steady state it is never cut.
+	walSizeLimit = 4 << 20
+
+	// walWarnSize is the -wal size past which the janitor logs a warning:
+	// checkpoints are not keeping up, most likely because a read
+	// transaction (an open *sql.Rows, say) has been held for a long time.
+	walWarnSize = 64 << 20
 )
 
 // sqliteHeader opens every SQLite 3 database file.
@@ -48,6 +58,11 @@ var sqliteHeader = []byte("SQLite format 3\x00")
 //     NORMAL (if asked for) only a crash of the process.
 //   - _txlock=immediate: every transaction takes the write lock at BEGIN,
 //     so a read-then-write transaction never fails with SQLITE_BUSY halfway.
+//   - journal_size_limit: when a checkpoint has emptied the WAL and the next
+//     writer starts it again, a WAL file larger than walSizeLimit is cut
+//     back to it. Without it the -wal keeps the largest size it ever had:
+//     hundreds of megabytes after a read transaction held open for a while
+//     kept checkpoints from emptying it (see walGrowth).
 //
 // journal_mode=WAL is persistent in the file and set once by Open, after
 // the file has been checked.
@@ -64,6 +79,7 @@ func dsn(path string, a access, synchronous string) (string, error) {
 	v := url.Values{}
 	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
 	v.Add("_pragma", "synchronous("+synchronous+")")
+	v.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	v.Add("_txlock", "immediate")
 	switch a {
 	case readAccess:
