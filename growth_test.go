@@ -8,15 +8,18 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/litequeue/litequeue"
 )
 
 // These tests measure the file and its WAL as jobs come and go. They run
-// with Synchronous "normal" (sizes do not depend on it; time does).
+// with Synchronous "normal" (sizes do not depend on it; time does). Set
+// LITEQUEUE_SOAK=1 for the 100,000-job run.
 
 // fileSizes is what the file takes on disk and in pages.
 type fileSizes struct {
@@ -74,6 +77,80 @@ func openGrowth(t *testing.T, opts litequeue.Options) (*litequeue.Queue, string)
 	q, path := openQueue(t, opts)
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
 	return q, path
+}
+
+// TestQueue_GrowthAndRetention completes 10,000 jobs (100,000 with
+// LITEQUEUE_SOAK=1; 2,000 under the race detector), lets retention purge
+// them, and checks that the file does not keep its peak size: the janitor
+// gives the free pages back (auto_vacuum=INCREMENTAL), and the WAL file is
+// cut back to 4 MiB when it starts again.
+func TestQueue_GrowthAndRetention(t *testing.T) {
+	n := soak(10_000, 100_000)
+	if race {
+		n = 2_000
+	}
+	clk := newMock()
+	q, path := openGrowth(t, litequeue.Options{Clock: clk})
+	start := time.Now()
+	completeJobs(t, q, n)
+	peak := sizesOf(t, q, path)
+	t.Logf("%d jobs completed in %v: %v", n, time.Since(start).Round(time.Millisecond), peak)
+
+	clk.Add(litequeue.DefaultKeepFinished)
+	sweeps := 0
+	var after fileSizes
+	for {
+		runDue(t, q)
+		sweeps++
+		after = sizesOf(t, q, path)
+		if after.Free < 256 || sweeps == 100 {
+			break
+		}
+	}
+	if jobs, err := q.List(context.Background(), litequeue.Filter{}); err != nil || len(jobs) != 0 {
+		t.Fatalf("%d jobs left after retention (%v), want 0", len(jobs), err)
+	}
+	t.Logf("after %d retention passes: %v", sweeps, after)
+	if after.Pages*4 > peak.Pages {
+		t.Fatalf("the file keeps %d of its peak %d pages after retention", after.Pages, peak.Pages)
+	}
+	enqueue(t, q, "later", nil) // the next writer starts the WAL again
+	final := sizesOf(t, q, path)
+	t.Logf("after one more commit: %v", final)
+	if final.WAL > 4<<20 {
+		t.Fatalf("the WAL keeps %s after a checkpoint emptied it, want at most 4 MiB", mib(final.WAL))
+	}
+	if final.DB*4 > peak.DB {
+		t.Fatalf("the file keeps %s of its peak %s", mib(final.DB), mib(peak.DB))
+	}
+}
+
+// TestOpen_AutoVacuum: a file Open creates allows incremental vacuum; a file
+// that already had pages (the app's own tables) keeps its setting, and the
+// janitor leaves it as it is.
+func TestOpen_AutoVacuum(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{})
+	var mode int
+	if err := q.DB().Get(&mode, `PRAGMA auto_vacuum`); err != nil || mode != 2 {
+		t.Fatalf("auto_vacuum of a new file = %d (%v), want 2 (incremental)", mode, err)
+	}
+	path := filepath.Join(t.TempDir(), "app.db")
+	sqliteFile(t, path, `CREATE TABLE notes (body TEXT)`)
+	clk := newMock()
+	app := openAt(t, path, litequeue.Options{Clock: clk})
+	if err := app.DB().Get(&mode, `PRAGMA auto_vacuum`); err != nil || mode != 0 {
+		t.Fatalf("auto_vacuum of an adopted file = %d (%v), want 0 (none)", mode, err)
+	}
+	app.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	for range 300 {
+		enqueue(t, app, "k", strings.Repeat("x", 4000))
+	}
+	runDue(t, app)
+	clk.Add(litequeue.DefaultKeepFinished)
+	runDue(t, app)
+	if s := sizesOf(t, app, path); s.Free < 256 {
+		t.Fatalf("%v: want the purged jobs' pages free, kept in the file", s)
+	}
 }
 
 // logBuffer collects a Queue's log lines.

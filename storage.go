@@ -221,7 +221,22 @@ func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 
 // migrate switches the file to WAL and creates or upgrades litequeue's
 // tables. Schema changes only ever add: opening never destroys data.
+//
+// A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
+// accepts only before the file's first page is written, so that the
+// janitor can give the space of purged jobs back to the file system (see
+// vacuum). A file that already has pages keeps its auto_vacuum: changing
+// it needs a VACUUM, which rewrites the whole file.
 func migrate(ctx context.Context, db *sqlx.DB) error {
+	var pages int
+	if err := db.GetContext(ctx, &pages, `PRAGMA page_count`); err != nil {
+		return fmt.Errorf("read page_count: %w", err)
+	}
+	if pages == 0 {
+		if _, err := db.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+			return fmt.Errorf("set auto_vacuum: %w", err)
+		}
+	}
 	var mode string
 	if err := db.GetContext(ctx, &mode, `PRAGMA journal_mode = WAL`); err != nil {
 		return fmt.Errorf("set journal_mode: %w", err)
