@@ -133,19 +133,25 @@ func settle(ctx context.Context, tx execer, cur *jobRow, e ending, started time.
 
 const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ?`
 
-// holder reads the job's row and checks that the lease token is still the
-// current one on a running job; else ErrLeaseLost. A job already completed
-// under the same token (CompleteTx) is reported through done.
-func holder(ctx context.Context, tx execer, id, token int64) (row *jobRow, done bool, err error) {
+// holder reads the row of job — a leased job, as its handler got it — and
+// checks that the lease token is still the current one on a running job;
+// else ErrLeaseLost. A job already completed under the same token
+// (CompleteTx) is reported through done.
+//
+// The row must also be the same job: once a job is purged SQLite may give
+// its ID to a new job (it reuses the highest ID once that row is gone), and
+// the new job's token, counted from 0, may reach the number a worker paused
+// for longer than the retention held. CreatedAt tells the two apart.
+func holder(ctx context.Context, tx execer, job *Job) (row *jobRow, done bool, err error) {
 	row = new(jobRow)
-	if err := tx.GetContext(ctx, row, jobByIDSQL, id); err != nil {
+	if err := tx.GetContext(ctx, row, jobByIDSQL, job.ID); err != nil {
 		if errors.Is(err, errNoRows) {
 			return nil, false, ErrLeaseLost
 		}
 		return nil, false, err
 	}
 	switch {
-	case row.Token != token:
+	case row.Token != job.token || row.CreatedAt != ms(job.CreatedAt):
 		return nil, false, ErrLeaseLost
 	case row.State == Completed:
 		return row, true, nil
@@ -169,7 +175,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 	var now time.Time
 	err := q.write(ctx, func(tx execer) error {
 		now = q.now()
-		row, done, err := holder(ctx, tx, l.job.ID, l.job.token)
+		row, done, err := holder(ctx, tx, l.job)
 		if err != nil {
 			return err
 		}

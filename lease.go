@@ -162,7 +162,7 @@ func (q *Queue) lease(ctx context.Context, tx execer, row *jobRow, worker string
 }
 
 const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
-	WHERE id = ? AND token = ? AND state = 'running'
+	WHERE id = ? AND token = ? AND created_at = ? AND state = 'running'
 	RETURNING cancel`
 
 // errCancelRequested is the cause given to a handler's context when Cancel
@@ -177,7 +177,7 @@ func (q *Queue) renew(ctx context.Context, l *lease) error {
 	var cancel bool
 	err := q.write(ctx, func(tx execer) error {
 		until := q.now().Add(q.opts.VisibilityTimeout)
-		return tx.GetContext(ctx, &cancel, renewSQL, ms(until), l.job.ID, l.job.token)
+		return tx.GetContext(ctx, &cancel, renewSQL, ms(until), l.job.ID, l.job.token, ms(l.job.CreatedAt))
 	})
 	switch {
 	case errors.Is(err, errNoRows):
