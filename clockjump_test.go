@@ -104,11 +104,12 @@ func stepAll(t *testing.T, q *litequeue.Queue, clk interface{ Set(time.Time) }) 
 }
 
 // TestClock_BackAnHour sets the clock back an hour between operations.
-// Pending jobs keep their RunAt, so a scheduled job and a retry each wait
-// an extra hour, and then run on their schedule, once, with their retries
-// 10s apart as the policy says; a job enqueued after the jump is due at
-// once. Finished jobs are kept until their TTL ends on the clock, an hour
-// later than they would have been.
+// Pending jobs keep their RunAt, so a scheduled job, a retry, and even a
+// job that was due but not yet run each wait an extra hour, and then run
+// on their schedule, once, with their retries 10s apart as the policy
+// says; a job enqueued after the jump is due at once, ahead of them.
+// Finished jobs are kept until their TTL ends on the clock, an hour later
+// than they would have been.
 func TestClock_BackAnHour(t *testing.T) {
 	clk := newMock()
 	var ev events
@@ -121,6 +122,7 @@ func TestClock_BackAnHour(t *testing.T) {
 		t.Fatalf("RunDue at epoch ran %d, want 3", n)
 	}
 	log.take()
+	backlog := enqueue(t, q, "ok", nil) // due, not yet run
 
 	back := epoch.Add(-time.Hour)
 	clk.Set(back)
@@ -129,18 +131,19 @@ func TestClock_BackAnHour(t *testing.T) {
 		t.Fatalf("NextDue = %v, want the fresh job's %v", next, back)
 	}
 	if n := runDue(t, q); n != 1 {
-		t.Fatalf("RunDue after the jump ran %d, want only the fresh job", n)
+		t.Fatalf("RunDue after the jump ran %d, want only the fresh job: the backlog is due in an hour again", n)
 	}
-	if next, _ := nextDue(t, q); !next.Equal(epoch.Add(10 * time.Second)) {
-		t.Fatalf("NextDue = %v, want the retry at its old RunAt %v", next, epoch.Add(10*time.Second))
+	if next, _ := nextDue(t, q); !next.Equal(epoch) {
+		t.Fatalf("NextDue = %v, want the backlog at its old RunAt %v", next, epoch)
 	}
-	clk.Set(epoch.Add(10*time.Second - time.Millisecond))
+	clk.Set(epoch.Add(-time.Millisecond))
 	if n := runDue(t, q); n != 0 {
 		t.Fatalf("RunDue an hour after the jump ran %d, want 0: nothing is due yet", n)
 	}
 	log.take()
 	stepAll(t, q, clk)
 	want := []run{
+		{backlog.ID, 1, epoch},
 		{retry.ID, 2, epoch.Add(10 * time.Second)},
 		{retry.ID, 3, epoch.Add(20 * time.Second)},
 		{sched.ID, 1, epoch.Add(time.Hour)},
@@ -150,7 +153,7 @@ func TestClock_BackAnHour(t *testing.T) {
 	}
 	for id, state := range map[int64]litequeue.State{
 		done.ID: litequeue.Completed, dead.ID: litequeue.Dead, retry.ID: litequeue.Dead,
-		sched.ID: litequeue.Completed, fresh.ID: litequeue.Completed,
+		sched.ID: litequeue.Completed, fresh.ID: litequeue.Completed, backlog.ID: litequeue.Completed,
 	} {
 		if got := get(t, q, id).State; got != state {
 			t.Errorf("job %d is %s, want %s", id, got, state)
