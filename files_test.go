@@ -278,6 +278,9 @@ func TestQueue_DiskFull(t *testing.T) {
 		t.Log("RunDue succeeded on the full disk")
 	} else {
 		t.Logf("RunDue on the full disk: %v", err)
+		if !strings.HasPrefix(err.Error(), "litequeue: ") || !strings.Contains(err.Error(), "full") {
+			t.Errorf("RunDue on the full disk: %v, want a litequeue error saying the disk is full", err)
+		}
 	}
 	checkJobs(t, q, acked)
 
