@@ -186,7 +186,9 @@ func (q *Queue) Close() error {
 // transactions in the same file. Transactions begun on it take SQLite's
 // write lock at BEGIN (IMMEDIATE), so they can be passed to EnqueueTx,
 // MarkTx and CompleteTx. A transaction held open blocks litequeue's own
-// writes until it ends.
+// writes until it ends; a *sql.Rows left open holds a read that keeps
+// SQLite from emptying the WAL, which grows with every commit until the
+// read ends. On a Queue from OpenReadOnly no transaction can begin.
 func (q *Queue) DB() *sqlx.DB { return q.db }
 
 // enter admits one public call, returning ErrClosed after Close; Close
