@@ -27,7 +27,7 @@ func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {
 		return err
 	}
 	defer leave()
-	row, done, err := holder(ctx, tx, job.ID, job.token)
+	row, done, err := holder(ctx, tx, job)
 	switch {
 	case err != nil:
 		return fmt.Errorf("litequeue: complete job %d: %w", job.ID, err)

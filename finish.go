@@ -114,7 +114,7 @@ func settle(ctx context.Context, tx execer, cur *jobRow, e ending, started time.
 const settleHeldSQL = `UPDATE litequeue_jobs
 	SET state = ?, attempt = ?, run_at = ?, finished_at = ?, last_error = ?,
 	    lease_until = 0, cancel = 0
-	WHERE id = ? AND token = ? AND state = 'running' AND cancel = 0`
+	WHERE id = ? AND token = ? AND created_at = ? AND state = 'running' AND cancel = 0`
 
 // settleHeld is settle for the holder of the lease l, in one statement:
 // it moves the job as l's claimed row says — which is still the job's row
@@ -123,7 +123,8 @@ const settleHeldSQL = `UPDATE litequeue_jobs
 func settleHeld(ctx context.Context, tx execer, l *lease, e ending, now time.Time) (Event, bool, error) {
 	m, outcome := route(&l.row, e, now)
 	e.outcome = outcome
-	res, err := tx.ExecContext(ctx, settleHeldSQL, m.state, m.attempt, m.runAt, m.finished, m.lastError, l.row.ID, l.row.Token)
+	res, err := tx.ExecContext(ctx, settleHeldSQL, m.state, m.attempt, m.runAt, m.finished, m.lastError,
+		l.row.ID, l.row.Token, l.row.CreatedAt)
 	if err != nil {
 		return Event{}, false, err
 	}
@@ -165,19 +166,25 @@ func record(ctx context.Context, tx execer, cur *jobRow, m move, e ending, after
 
 const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ?`
 
-// holder reads the job's row and checks that the lease token is still the
-// current one on a running job; else ErrLeaseLost. A job already completed
-// under the same token (CompleteTx) is reported through done.
-func holder(ctx context.Context, tx execer, id, token int64) (row *jobRow, done bool, err error) {
+// holder reads the row of job — a leased job, as its handler got it — and
+// checks that the lease token is still the current one on a running job;
+// else ErrLeaseLost. A job already completed under the same token
+// (CompleteTx) is reported through done.
+//
+// The row must also be the same job: once a job is purged SQLite may give
+// its ID to a new job (it reuses the highest ID once that row is gone), and
+// the new job's token, counted from 0, may reach the number a worker paused
+// for longer than the retention held. CreatedAt tells the two apart.
+func holder(ctx context.Context, tx execer, job *Job) (row *jobRow, done bool, err error) {
 	row = new(jobRow)
-	if err := tx.GetContext(ctx, row, jobByIDSQL, id); err != nil {
+	if err := tx.GetContext(ctx, row, jobByIDSQL, job.ID); err != nil {
 		if errors.Is(err, errNoRows) {
 			return nil, false, ErrLeaseLost
 		}
 		return nil, false, err
 	}
 	switch {
-	case row.Token != token:
+	case row.Token != job.token || row.CreatedAt != ms(job.CreatedAt):
 		return nil, false, ErrLeaseLost
 	case row.State == Completed:
 		return row, true, nil
@@ -218,6 +225,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 	if ev.Type != "" {
 		q.emit(ev)
 	}
+	q.hold(chained...)
 	q.emit(startedEvents(chained, now)...)
 	if len(chained) == 0 {
 		return nil, nil
@@ -230,7 +238,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 // CompleteTx already completed under this lease; and settles a run whose
 // job Cancel asked to stop.
 func settleStale(ctx context.Context, tx execer, l *lease, e ending, now time.Time) (Event, error) {
-	row, done, err := holder(ctx, tx, l.job.ID, l.job.token)
+	row, done, err := holder(ctx, tx, l.job)
 	if err != nil {
 		return Event{}, err
 	}

@@ -18,12 +18,19 @@ type attemptRow struct {
 	Worker     string  `db:"worker"`
 }
 
+// historySQL orders a job's rows by ID, the order they were written. A
+// job's runs never overlap (a run's row is written when it ends, and the
+// next run starts after that), so this is the order the runs started, also
+// when the clock went back between them and their StartedAt times say
+// otherwise.
 const historySQL = `SELECT attempt, started_at, finished_at, outcome, error, error_class, delay, worker
-	FROM litequeue_attempts WHERE job_id = ? ORDER BY started_at, id`
+	FROM litequeue_attempts WHERE job_id = ? ORDER BY id`
 
 // History returns the job's history, oldest first, in the order its runs
-// started, across replays: one row per run and one per replay. It returns
-// ErrNotFound for an ID that names no job.
+// started, across replays: one row per run and one per replay. The order is
+// that of the runs, not of their StartedAt times, which a clock set back
+// between two runs makes go backwards. It returns ErrNotFound for an ID
+// that names no job.
 func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
 	if _, err := q.Get(ctx, id); err != nil {
 		return nil, err

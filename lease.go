@@ -61,8 +61,50 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 	if err != nil {
 		return nil, err
 	}
+	q.hold(leases...)
 	q.emit(startedEvents(leases, now)...)
 	return leases, nil
+}
+
+// hold records that runs of this Queue hold the leases, from the commit of
+// their claim until execute returns (see unhold). rescue leaves such a
+// lease alone however expired it looks: its holder is alive, in this
+// process, and renews it. A lease looks expired while its holder lives
+// when the clock jumps: forward past the lease, or, with a mock clock whose
+// timers move with it, back (the renewal then waits for the clock to catch
+// up, while the rescue cut the lease to one timeout).
+func (q *Queue) hold(leases ...*lease) {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	for _, l := range leases {
+		q.held[l.job.ID] = l.job.token
+	}
+}
+
+// unhold forgets the lease: its run has ended, been recorded or been
+// abandoned, and the job is anyone's to rescue again.
+func (q *Queue) unhold(l *lease) {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	if q.held[l.job.ID] == l.job.token {
+		delete(q.held, l.job.ID)
+	}
+}
+
+// holds reports whether a run of this Queue holds the job's lease under
+// the token.
+func (q *Queue) holds(id, token int64) bool {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	t, ok := q.held[id]
+	return ok && t == token
+}
+
+// holding returns how many leases this Queue's runs hold.
+func (q *Queue) holding() int {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	return len(q.held)
 }
 
 // claimTx leases up to limit due jobs in tx at time now.
@@ -122,7 +164,7 @@ func (q *Queue) lease(ctx context.Context, tx execer, row *jobRow, worker string
 }
 
 const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
-	WHERE id = ? AND token = ? AND state = 'running'
+	WHERE id = ? AND token = ? AND created_at = ? AND state = 'running'
 	RETURNING cancel`
 
 // errCancelRequested is the cause given to a handler's context when Cancel
@@ -137,7 +179,7 @@ func (q *Queue) renew(ctx context.Context, l *lease) error {
 	var cancel bool
 	err := q.write(ctx, func(tx execer) error {
 		until := q.now().Add(q.opts.VisibilityTimeout)
-		return tx.GetContext(ctx, &cancel, renewSQL, ms(until), l.job.ID, l.job.token)
+		return tx.GetContext(ctx, &cancel, renewSQL, ms(until), l.job.ID, l.job.token, ms(l.job.CreatedAt))
 	})
 	switch {
 	case errors.Is(err, errNoRows):
@@ -162,7 +204,8 @@ const clampLeasesSQL = `UPDATE litequeue_jobs SET lease_until = ?
 
 // rescue turns every expired lease into a lease_expired attempt: back to
 // pending after the delay the claimer chose, or dead if it was the last
-// try. It needs no handler. It returns how many jobs it rescued.
+// try. It needs no handler. It returns how many jobs it rescued. It leaves
+// alone the leases this Queue's own runs hold (see hold).
 //
 // A lease that ends further ahead than VisibilityTimeout from now can only
 // come from a clock that went back (a device that booted in 1970 and then
@@ -173,6 +216,7 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		var events []Event
+		more := false
 		err := q.write(ctx, func(tx execer) error {
 			events = events[:0]
 			now := q.now()
@@ -180,12 +224,18 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 			if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
 				return err
 			}
+			// Room for the rows of our own leases, which are skipped.
+			batch := rescueBatch + q.holding()
 			var rows []jobRow
-			if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), rescueBatch); err != nil {
+			if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), batch); err != nil {
 				return err
 			}
+			more = len(rows) == batch
 			for i := range rows {
 				r := &rows[i]
+				if q.holds(r.ID, r.Token) {
+					continue
+				}
 				e := ending{
 					outcome: OutcomeLeaseExpired,
 					errText: "lease expired: worker " + r.Worker + " stopped renewing it",
@@ -207,7 +257,7 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 		}
 		q.emit(events...)
 		total += len(events)
-		if len(events) < rescueBatch {
+		if !more || len(events) == 0 {
 			if total > 0 {
 				q.notify()
 			}

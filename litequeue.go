@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -26,6 +27,11 @@ type Queue struct {
 
 	randMu  sync.Mutex
 	eventMu sync.Mutex
+
+	heldMu sync.Mutex
+	held   map[int64]int64 // job ID → token of each lease this Queue's runs hold
+
+	walWarned atomic.Int64 // the -wal size last warned about (see walGrowth)
 
 	mu       sync.RWMutex
 	handlers map[string]*handler
@@ -59,7 +65,9 @@ func Open(path string, opts Options) (*Queue, error) {
 // History, Stats, NextDue — while other processes work on it. It never
 // creates, migrates or writes the file: a missing file or one without
 // litequeue's tables is an error, and every method that writes returns
-// ErrReadOnly.
+// ErrReadOnly. It also reads a file in a directory it cannot write (a
+// read-only mount, say) that was closed cleanly, with no -wal file beside
+// it: no writer can work there, so it reads the file as a snapshot.
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, true)
 	if err != nil {
@@ -90,12 +98,28 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 	// The file is checked before anything writes to it, on the writer's
 	// connection, and the read pool opens only once the file is in WAL.
 	ctx := context.Background()
-	first, err := openDB(path, readOnly, opts.Synchronous, 1)
+	a := writeAccess
+	if readOnly {
+		a = readAccess
+	}
+	first, err := openDB(path, a, opts.Synchronous, 1)
 	if err != nil {
 		return nil, err
 	}
 	closers = append(closers, first.Close)
 	version, err := checkFile(ctx, first)
+	if readOnly && openFrozen(path, err) {
+		first.Close()
+		closers = closers[:len(closers)-1]
+		if first, err = openDB(path, frozenAccess, opts.Synchronous, 1); err != nil {
+			return nil, err
+		}
+		closers = append(closers, first.Close)
+		version, err = checkFile(ctx, first)
+	}
+	if readOnly && isCantOpen(err) {
+		return nil, fmt.Errorf("SQLite cannot open the file with its -wal and -shm beside it (a directory this process may not write?): %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +130,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		path:     path,
 		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
 		handlers: make(map[string]*handler),
+		held:     make(map[int64]int64),
 		wake:     make(chan struct{}),
 		closing:  make(chan struct{}),
 	}
@@ -122,7 +147,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 	if err := migrate(ctx, q.wdb); err != nil {
 		return nil, err
 	}
-	if q.db, err = openDB(path, false, opts.Synchronous, readPoolSize); err != nil {
+	if q.db, err = openDB(path, writeAccess, opts.Synchronous, readPoolSize); err != nil {
 		return nil, err
 	}
 	closers = append(closers, q.db.Close)
@@ -161,7 +186,9 @@ func (q *Queue) Close() error {
 // transactions in the same file. Transactions begun on it take SQLite's
 // write lock at BEGIN (IMMEDIATE), so they can be passed to EnqueueTx,
 // MarkTx and CompleteTx. A transaction held open blocks litequeue's own
-// writes until it ends.
+// writes until it ends; a *sql.Rows left open holds a read that keeps
+// SQLite from emptying the WAL, which grows with every commit until the
+// read ends. On a Queue from OpenReadOnly no transaction can begin.
 func (q *Queue) DB() *sqlx.DB { return q.db }
 
 // enter admits one public call, returning ErrClosed after Close; Close

@@ -40,6 +40,7 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n\n%s", e.va
 // job, or nil to take none; execute returns that job's lease, claimed in
 // the transaction that recorded this run.
 func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan struct{}, next func() *claimer) (*lease, error) {
+	defer q.unhold(l)
 	// A run's renewals and outcome are written even after the caller's ctx
 	// is done: a shutdown must not strand the job as running.
 	ctx = context.WithoutCancel(ctx)

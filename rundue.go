@@ -39,7 +39,7 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 // runDue is RunDue's runs.
 func (q *Queue) runDue(ctx context.Context) (int, error) {
 	if _, err := q.rescue(ctx); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("litequeue: rescue expired leases: %w", err)
 	}
 	self := &claimer{worker: q.worker}
 	next := func() *claimer {
@@ -49,8 +49,11 @@ func (q *Queue) runDue(ctx context.Context) (int, error) {
 		return self
 	}
 	leases, err := q.claim(ctx, *self, 1)
-	if err != nil || len(leases) == 0 {
-		return 0, err
+	if err != nil {
+		return 0, fmt.Errorf("litequeue: claim jobs: %w", err)
+	}
+	if len(leases) == 0 {
+		return 0, nil
 	}
 	runs := 0
 	for l := leases[0]; l != nil; {

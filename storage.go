@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -30,6 +32,16 @@ const (
 	// busyTimeoutMS bounds how long one connection waits for another's
 	// write lock inside SQLite before SQLITE_BUSY.
 	busyTimeoutMS = 10000
+
+	// walSizeLimit is the size the -wal file is cut back to when it starts
+	// again: just above what SQLite's automatic checkpoint (every 1000
+	// pages of 4 KiB) lets it reach, so that in steady state it is never cut.
+	walSizeLimit = 4 << 20
+
+	// walWarnSize is the -wal size past which the janitor logs a warning:
+	// checkpoints are not keeping up, most likely because a read
+	// transaction (an open *sql.Rows, say) has been held for a long time.
+	walWarnSize = 64 << 20
 )
 
 // sqliteHeader opens every SQLite 3 database file.
@@ -46,10 +58,15 @@ var sqliteHeader = []byte("SQLite format 3\x00")
 //     NORMAL (if asked for) only a crash of the process.
 //   - _txlock=immediate: every transaction takes the write lock at BEGIN,
 //     so a read-then-write transaction never fails with SQLITE_BUSY halfway.
+//   - journal_size_limit: when a checkpoint has emptied the WAL and the next
+//     writer starts it again, a WAL file larger than walSizeLimit is cut
+//     back to it. Without it the -wal keeps the largest size it ever had:
+//     hundreds of megabytes after a read transaction held open for a while
+//     kept checkpoints from emptying it (see walGrowth).
 //
 // journal_mode=WAL is persistent in the file and set once by Open, after
 // the file has been checked.
-func dsn(path string, readOnly bool, synchronous string) (string, error) {
+func dsn(path string, a access, synchronous string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
@@ -62,18 +79,60 @@ func dsn(path string, readOnly bool, synchronous string) (string, error) {
 	v := url.Values{}
 	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
 	v.Add("_pragma", "synchronous("+synchronous+")")
+	v.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 	v.Add("_txlock", "immediate")
-	if readOnly {
+	switch a {
+	case readAccess:
 		// query_only rather than mode=ro: a read-only connection could not
 		// create the -shm file a WAL database needs when no writer has it open.
+		v.Add("_pragma", "query_only(1)")
+	case frozenAccess:
+		// SQLite's own URI parameters: read the file as it is, with no -shm
+		// and no locks.
+		v.Add("mode", "ro")
+		v.Add("immutable", "1")
 		v.Add("_pragma", "query_only(1)")
 	}
 	return u.String() + "?" + v.Encode(), nil
 }
 
-// prepareFile checks that path is either missing, empty, or a SQLite file,
-// and creates a missing file with mode 0600 (SQLite gives its -wal and
-// -shm files the mode of the database file).
+// access is how a connection pool uses the file.
+type access int
+
+const (
+	writeAccess  access = iota // Open
+	readAccess                 // OpenReadOnly
+	frozenAccess               // OpenReadOnly where no -shm can be made: see openFrozen
+)
+
+// sqliteCantOpen is SQLite's primary result code SQLITE_CANTOPEN.
+const sqliteCantOpen = 14
+
+// openFrozen reports whether OpenReadOnly, having failed with err, may read
+// the file as immutable instead. That is the case in a directory where
+// SQLite cannot create the -shm file (read-only media, a read-only mount)
+// and no -wal file exists: no writer can be at work there, since a writer
+// of a WAL file needs both, and every committed transaction is in the file
+// itself.
+func openFrozen(path string, err error) bool {
+	if !isCantOpen(err) {
+		return false
+	}
+	_, statErr := os.Stat(path + "-wal")
+	return errors.Is(statErr, os.ErrNotExist)
+}
+
+// isCantOpen reports whether err is SQLite's SQLITE_CANTOPEN.
+func isCantOpen(err error) bool {
+	var se interface{ Code() int }
+	return errors.As(err, &se) && se.Code()&0xff == sqliteCantOpen
+}
+
+// prepareFile checks that path is either missing, empty, or a SQLite file
+// that this process may write, and creates a missing file with mode 0600
+// (SQLite gives its -wal and -shm files the mode of the database file).
+// A file it may not write is refused here, with a clear error, rather than
+// opened read-only by SQLite, where every write would fail later.
 func prepareFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
@@ -82,7 +141,10 @@ func prepareFile(path string) error {
 	if !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	f, err = os.Open(path)
+	f, err = os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("the file is not writable (OpenReadOnly can inspect it): %w", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -101,8 +163,8 @@ func prepareFile(path string) error {
 }
 
 // openDB opens a connection pool on the file with at most n connections.
-func openDB(path string, readOnly bool, synchronous string, n int) (*sqlx.DB, error) {
-	name, err := dsn(path, readOnly, synchronous)
+func openDB(path string, a access, synchronous string, n int) (*sqlx.DB, error) {
+	name, err := dsn(path, a, synchronous)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +221,22 @@ func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 
 // migrate switches the file to WAL and creates or upgrades litequeue's
 // tables. Schema changes only ever add: opening never destroys data.
+//
+// A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
+// accepts only before the file's first page is written, so that the
+// janitor can give the space of purged jobs back to the file system (see
+// vacuum). A file that already has pages keeps its auto_vacuum: changing
+// it needs a VACUUM, which rewrites the whole file.
 func migrate(ctx context.Context, db *sqlx.DB) error {
+	var pages int
+	if err := db.GetContext(ctx, &pages, `PRAGMA page_count`); err != nil {
+		return fmt.Errorf("read page_count: %w", err)
+	}
+	if pages == 0 {
+		if _, err := db.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+			return fmt.Errorf("set auto_vacuum: %w", err)
+		}
+	}
 	var mode string
 	if err := db.GetContext(ctx, &mode, `PRAGMA journal_mode = WAL`); err != nil {
 		return fmt.Errorf("set journal_mode: %w", err)

@@ -20,7 +20,7 @@ type watch struct {
 }
 
 func (q *Queue) newWatch() (*watch, error) {
-	db, err := openDB(q.path, true, q.opts.Synchronous, 1)
+	db, err := openDB(q.path, readAccess, q.opts.Synchronous, 1)
 	if err != nil {
 		return nil, err
 	}

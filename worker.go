@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -183,6 +184,11 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 			}
 			if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
 				return 0, time.Time{}, err
+			}
+			if due.lease.Valid && due.lease.Int64 <= ms(now) {
+				// Only leases this Queue holds look expired: their holders
+				// renew them. Look again at the next poll, not at once.
+				due.lease = sql.NullInt64{}
 			}
 		}
 		p.next = nullTime(minNull(due.pending, due.lease))
