@@ -222,10 +222,10 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 	if err != nil {
 		return nil, err
 	}
+	q.hold(chained...) // before OnEvent, which may take its time
 	if ev.Type != "" {
 		q.emit(ev)
 	}
-	q.hold(chained...)
 	q.emit(startedEvents(chained, now)...)
 	if len(chained) == 0 {
 		return nil, nil

@@ -73,11 +73,13 @@ const (
 	pageCountSQL  = `PRAGMA page_count`
 	freePagesSQL  = `PRAGMA freelist_count`
 	vacuumSQL     = `PRAGMA incremental_vacuum(2048)` // vacuumStep
+	checkpointSQL = `PRAGMA wal_checkpoint(PASSIVE)`
 )
 
 // vacuum gives up to vacuumStep free pages back to the file system, if the
-// file allows it and enough pages are free. The file shrinks on disk at the
-// next checkpoint.
+// file allows it and enough pages are free. In WAL mode the file shrinks on
+// disk when a checkpoint copies the vacuum's pages back, so vacuum asks for
+// one at once (PASSIVE: it waits for no one, and does what readers allow).
 func (q *Queue) vacuum(ctx context.Context) error {
 	var mode, pages, free int
 	if err := q.db.GetContext(ctx, &mode, autoVacuumSQL); err != nil || mode != 2 {
@@ -92,10 +94,15 @@ func (q *Queue) vacuum(ctx context.Context) error {
 	if free < vacuumMinPages || free*4 < pages {
 		return nil
 	}
-	return q.write(ctx, func(tx execer) error {
+	err := q.write(ctx, func(tx execer) error {
 		_, err := tx.ExecContext(ctx, vacuumSQL)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	_, err = q.db.ExecContext(ctx, checkpointSQL)
+	return err
 }
 
 // walGrowth logs a warning when the -wal file has grown past walWarnSize,
