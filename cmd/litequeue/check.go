@@ -53,11 +53,8 @@ func (c *cli) check(ctx context.Context, args []string) error {
 	const use = "check [--json]"
 	fs := c.flagSet("check", use)
 	asJSON := fs.Bool("json", false, "write JSON")
-	pos, err := fs.parse(args)
+	_, err := fs.parse(args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 0); err != nil {
 		return err
 	}
 	q, err := c.openRead()
@@ -209,11 +206,8 @@ func fmtBytes(n int64) string {
 // version runs "version".
 func (c *cli) version(_ context.Context, args []string) error {
 	fs := c.flagSet("version", "version")
-	pos, err := fs.parse(args)
+	_, err := fs.parse(args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 0); err != nil {
 		return err
 	}
 	v, extra := "(devel)", ""

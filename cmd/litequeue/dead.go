@@ -34,11 +34,8 @@ func (c *cli) deadList(ctx context.Context, args []string) error {
 	kind := fs.String("kind", "", "only jobs of this `kind`")
 	limit := fs.Int("limit", 100, "show at most `N` jobs, oldest first; 0: all")
 	asJSON := fs.Bool("json", false, "write JSON")
-	pos, err := fs.parse(args)
+	_, err := fs.parse(args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 0); err != nil {
 		return err
 	}
 	f := litequeue.Filter{State: litequeue.Dead, Queue: *queue, Kind: *kind}
@@ -74,7 +71,7 @@ func (c *cli) deadRetry(ctx context.Context, args []string) error {
 	kind := fs.String("kind", "", "with --all: only jobs of this `kind`")
 	dryRun := fs.Bool("dry-run", false, "say what would be replayed, and replay nothing")
 	yes := fs.Bool("yes", false, "with --all: replay without asking")
-	pos, err := fs.parse(args)
+	pos, err := fs.parse(args, 0, -1) // IDs or --all: checked below
 	if err != nil {
 		return err
 	}
@@ -199,11 +196,8 @@ func (c *cli) deadPurge(ctx context.Context, args []string) error {
 	olderThan := durationFlag(fs.FlagSet, "older-than", 0, "only jobs dead for at least this long, e.g. 7d; 0: every dead job")
 	dryRun := fs.Bool("dry-run", false, "count what would be deleted, and delete nothing")
 	yes := fs.Bool("yes", false, "delete without asking")
-	pos, err := fs.parse(args)
+	_, err := fs.parse(args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 0); err != nil {
 		return err
 	}
 	q, err := c.openRead()

@@ -50,11 +50,8 @@ func (c *cli) demo(ctx context.Context, args []string) error {
 	fs := c.flagSet("demo", use)
 	emails := fs.Int("jobs", 500, "how many `N` email jobs to run")
 	resume := fs.Bool("resume", false, "run the pending jobs of an earlier demo (those replayed since), with the causes of failure fixed")
-	pos, err := fs.parse(args)
+	_, err := fs.parse(args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 0); err != nil {
 		return err
 	}
 	if *emails < 1 || *emails > 100_000 {

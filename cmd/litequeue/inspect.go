@@ -65,11 +65,8 @@ func (c *cli) list(ctx context.Context, args []string) error {
 	kind := fs.String("kind", "", "only jobs of this `kind`")
 	limit := fs.Int("limit", 100, "show at most `N` jobs, oldest first; 0: all")
 	asJSON := fs.Bool("json", false, "write JSON")
-	pos, err := fs.parse(args)
+	_, err := fs.parse(args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 0); err != nil {
 		return err
 	}
 	st, err := parseState(*state)
@@ -176,11 +173,8 @@ func (c *cli) show(ctx context.Context, args []string) error {
 	const use = "show ID [--json]"
 	fs := c.flagSet("show", use)
 	asJSON := fs.Bool("json", false, "write JSON")
-	pos, err := fs.parse(args)
+	pos, err := fs.parse(args, 1, 1)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 1, 1); err != nil {
 		return err
 	}
 	id, err := parseID(pos[0])
@@ -344,11 +338,8 @@ type errorCountJSON struct {
 func (c *cli) stats(ctx context.Context, args []string) error {
 	fs := c.flagSet("stats", "stats [--json]")
 	asJSON := fs.Bool("json", false, "write JSON")
-	pos, err := fs.parse(args)
+	_, err := fs.parse(args, 0, 0)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 0); err != nil {
 		return err
 	}
 	q, err := c.openRead()

@@ -38,11 +38,8 @@ func (c *cli) policy(ctx context.Context, args []string) error {
 	const use = "policy [NAME] [--json]"
 	fs := c.flagSet("policy", use)
 	asJSON := fs.Bool("json", false, "write JSON")
-	pos, err := fs.parse(args)
+	pos, err := fs.parse(args, 0, 1)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 1); err != nil {
 		return err
 	}
 	name, p, err := c.lookupPolicy(pos)

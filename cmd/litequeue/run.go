@@ -234,10 +234,10 @@ func (c *cli) flagSet(name, usageLine string) *flagSet {
 }
 
 // parse parses args, allowing flags after the positional arguments ("dead
-// retry 5 --yes"), and returns the positional ones. Everything after "--"
-// is positional. With -h it writes the command's help and returns
-// flag.ErrHelp.
-func (fs *flagSet) parse(args []string) ([]string, error) {
+// retry 5 --yes"), and returns the positional ones, of which there must be
+// lo to hi (lo or more for hi < 0). Everything after "--" is positional.
+// With -h it writes the command's help and returns flag.ErrHelp.
+func (fs *flagSet) parse(args []string, lo, hi int) ([]string, error) {
 	var rest []string
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, rest = args[:i], args[i+1:]
@@ -249,7 +249,8 @@ func (fs *flagSet) parse(args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return append(pos, rest...), nil
+			pos = append(pos, rest...)
+			return pos, wantArgs(fs.use, pos, lo, hi)
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
@@ -266,12 +267,6 @@ func (fs *flagSet) error(err error) error {
 		return err
 	}
 	return &exitError{code: exitUsage, err: err, hint: fs.use}
-}
-
-// want checks the number of positional arguments: lo to hi, or lo or more
-// for hi < 0.
-func (fs *flagSet) want(args []string, lo, hi int) error {
-	return wantArgs(fs.use, args, lo, hi)
 }
 
 // wantArgs checks the number of positional arguments.

@@ -69,7 +69,7 @@ func TestParse_FlagsAfterArguments(t *testing.T) {
 	fs := c.flagSet("x", "x")
 	yes := fs.Bool("yes", false, "")
 	q := fs.String("queue", "", "")
-	pos, err := fs.parse([]string{"5", "--yes", "6", "--queue", "q", "--", "--7"})
+	pos, err := fs.parse([]string{"5", "--yes", "6", "--queue", "q", "--", "--7"}, 0, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,11 +29,8 @@ func (c *cli) simulate(_ context.Context, args []string) error {
 	svgPath := fs.String("svg", "", "also write the chart as an SVG plot to `file`")
 	seed := fs.Uint64("seed", 1, "the seed of the jitter draws: the same seed, the same chart")
 	asJSON := fs.Bool("json", false, "write the series as JSON instead of the chart")
-	pos, err := fs.parse(args)
+	pos, err := fs.parse(args, 0, 1)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 0, 1); err != nil {
 		return err
 	}
 	switch {

@@ -18,11 +18,8 @@ func (c *cli) enqueue(ctx context.Context, args []string) error {
 	unique := fs.String("unique", "", "a unique `key`: while a live job holds it, nothing is added")
 	maxTries := fs.Int("max-tries", 0, "the job's own `N` of tries, 1…50; 0: its handler's policy")
 	asJSON := fs.Bool("json", false, "write the job as JSON")
-	pos, err := fs.parse(args)
+	pos, err := fs.parse(args, 1, 2)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 1, 2); err != nil {
 		return err
 	}
 	kind, payload := pos[0], json.RawMessage("null")
@@ -73,11 +70,8 @@ func (c *cli) enqueue(ctx context.Context, args []string) error {
 // cancel runs "cancel".
 func (c *cli) cancel(ctx context.Context, args []string) error {
 	fs := c.flagSet("cancel", "cancel ID...")
-	pos, err := fs.parse(args)
+	pos, err := fs.parse(args, 1, -1)
 	if err != nil {
-		return err
-	}
-	if err := fs.want(pos, 1, -1); err != nil {
 		return err
 	}
 	ids, err := parseIDs(pos)
