@@ -259,21 +259,9 @@ func TestClock_ForwardFourteenDays(t *testing.T) {
 // VisibilityTimeout later) cancels it. Fencing keeps the effects exactly
 // once: the first holder's CompleteTx and completion are refused.
 func TestClock_ForwardWhileRunning(t *testing.T) {
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openOrders(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	started, release := make(chan struct{}), make(chan struct{})
-	stale := make(chan error, 1)
-	q1.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
-		err := placeOrder(ctx, q1, job)
-		stale <- err
-		return err
-	})
-	q2.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
-		return placeOrder(ctx, q2, job)
-	})
+	p := openPausedPair(t)
+	clk2, q1, q2 := p.clk2, p.q1, p.q2
+	started, release, stale := p.gate.started, p.gate.release, p.stale
 	j := enqueue(t, q1, "order", nil)
 	first := runDueAsync(q1)
 	<-started

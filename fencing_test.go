@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"github.com/litequeue/litequeue"
 )
 
@@ -16,21 +18,9 @@ import (
 // the paused worker's lease. When the paused worker wakes, its CompleteTx
 // and its completion must still be refused: the lease was on another job.
 func TestQueue_StaleHolderAfterPurge(t *testing.T) {
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openOrders(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	started, release := make(chan struct{}), make(chan struct{})
-	stale := make(chan error, 1)
-	q1.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
-		err := placeOrder(ctx, q1, job)
-		stale <- err
-		return err
-	})
-	q2.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
-		return placeOrder(ctx, q2, job)
-	})
+	p := openPausedPair(t)
+	clk2, q1, q2 := p.clk2, p.q1, p.q2
+	started, release, stale := p.gate.started, p.gate.release, p.stale
 	old := enqueue(t, q1, "order", nil)
 	first := runDueAsync(q1)
 	<-started
@@ -68,4 +58,33 @@ func TestQueue_StaleHolderAfterPurge(t *testing.T) {
 	if h := history(t, q2, reused.ID); len(h) != 1 {
 		t.Fatalf("the new job has %d history rows, want its one run: %+v", len(h), h)
 	}
+}
+
+// pausedPair is two Queues on one file, each with a mock clock of its own,
+// both placing orders: q1's handler waits at the gate before it places its
+// order, and reports what placing it returned on stale. A paused worker
+// (q1) and a live one (q2).
+type pausedPair struct {
+	clk1, clk2 *clock.Mock
+	q1, q2     *litequeue.Queue
+	gate       *gate
+	stale      chan error
+}
+
+func openPausedPair(t *testing.T) *pausedPair {
+	t.Helper()
+	p := &pausedPair{clk1: newMock(), clk2: newMock(), gate: newGate(), stale: make(chan error, 1)}
+	var path string
+	p.q1, path = openOrders(t, litequeue.Options{Clock: p.clk1, Retry: fixedPolicy})
+	p.q2 = openAt(t, path, litequeue.Options{Clock: p.clk2, Retry: fixedPolicy})
+	p.q1.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+		p.gate.handle(ctx, job)
+		err := placeOrder(ctx, p.q1, job)
+		p.stale <- err
+		return err
+	})
+	p.q2.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+		return placeOrder(ctx, p.q2, job)
+	})
+	return p
 }
