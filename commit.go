@@ -44,6 +44,9 @@ type execer interface {
 type writer struct {
 	conn *stmtConn // the one connection, used by the leader only
 	lock *fileLock // orders writers across processes
+	// claims serves the asks of a batch's writes, after the writes, in the
+	// same transaction (see claimAsk).
+	claims func(ctx context.Context, tx execer, asks []*claimAsk) error
 
 	mu      sync.Mutex
 	queue   []*writeOp
@@ -53,6 +56,7 @@ type writer struct {
 type writeOp struct {
 	ctx  context.Context
 	fn   func(tx execer) error
+	ask  *claimAsk // nil: the write claims no job
 	err  error
 	done chan bool // receives true to lead, false when committed or failed
 }
@@ -67,8 +71,11 @@ const maxBatch = 512
 // but its SQL: it may run on another caller's goroutine, and more than
 // once (when another write in its batch fails), so it sets its results
 // afresh each time.
-func (w *writer) do(ctx context.Context, fn func(tx execer) error) error {
-	op := &writeOp{ctx: ctx, fn: fn, done: make(chan bool, 1)}
+//
+// A non-nil ask is served in the same transaction, after fn, together with
+// the asks of the other writes in the batch: one claim for all of them.
+func (w *writer) do(ctx context.Context, fn func(tx execer) error, ask *claimAsk) error {
+	op := &writeOp{ctx: ctx, fn: fn, ask: ask, done: make(chan bool, 1)}
 	w.mu.Lock()
 	w.queue = append(w.queue, op)
 	if w.leading {
@@ -148,13 +155,22 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 	}
 	for _, op := range batch {
 		if isolate {
-			if err := op.runInSavepoint(c); err != nil {
+			if err := w.runInSavepoint(op); err != nil {
 				c.rollback() // the transaction is unusable
 				return fail(err)
 			}
 		} else if op.run(c) != nil {
 			c.rollback()
 			return len(batch) == 1 // a lone write's failure is its own
+		}
+	}
+	if !isolate {
+		if err := w.serve(batch); err != nil {
+			c.rollback()
+			if len(batch) == 1 {
+				return fail(err)
+			}
+			return false
 		}
 	}
 	if err := c.exec(`COMMIT`); err != nil {
@@ -164,14 +180,35 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 	return true
 }
 
-// runInSavepoint runs op inside a savepoint, rolling back to it if op fails.
-// op's own failure is kept in op.err; the returned error is a failure of
-// the savepoint itself, which dooms the whole transaction.
-func (op *writeOp) runInSavepoint(c *stmtConn) error {
+// serve claims for the batch's asks, all at once.
+func (w *writer) serve(batch []*writeOp) error {
+	var asks []*claimAsk
+	var ctx context.Context
+	for _, op := range batch {
+		if op.ask != nil {
+			asks = append(asks, op.ask)
+			ctx = op.ctx
+		}
+	}
+	if len(asks) == 0 {
+		return nil
+	}
+	return w.claims(ctx, w.conn, asks)
+}
+
+// runInSavepoint runs op, and claims for its ask, inside a savepoint,
+// rolling back to it if either fails. op's own failure is kept in op.err;
+// the returned error is a failure of the savepoint itself, which dooms the
+// whole transaction.
+func (w *writer) runInSavepoint(op *writeOp) error {
+	c := w.conn
 	if err := c.exec(`SAVEPOINT litequeue_op`); err != nil {
 		return err
 	}
-	if op.run(c) != nil {
+	if op.run(c) == nil {
+		op.err = w.serve([]*writeOp{op})
+	}
+	if op.err != nil {
 		if err := c.exec(`ROLLBACK TO litequeue_op`); err != nil {
 			return err
 		}

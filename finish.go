@@ -204,33 +204,34 @@ func holder(ctx context.Context, tx execer, job *Job) (row *jobRow, done bool, e
 // other worker finishing at the same time.
 func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (*lease, error) {
 	var ev Event
-	var chained []*lease
-	var now time.Time
-	err := q.write(ctx, func(tx execer) error {
-		now, chained = q.now(), nil
+	var ask *claimAsk
+	if next != nil {
+		ask = &claimAsk{c: next}
+	}
+	err := q.writeAsking(ctx, func(tx execer) error {
+		now := q.now()
 		var held bool
 		var err error
 		if ev, held, err = settleHeld(ctx, tx, l, e, now); err == nil && !held {
 			ev, err = settleStale(ctx, tx, l, e, now)
 		}
-		if err != nil || next == nil {
-			return err
-		}
-		chained, err = q.claimTx(ctx, tx, *next, 1, now)
 		return err
-	})
+	}, ask)
 	if err != nil {
 		return nil, err
 	}
-	q.hold(chained...) // before OnEvent, which may take its time
+	var chained *lease
+	if ask != nil && ask.got != nil {
+		chained = ask.got
+		q.hold(chained) // before OnEvent, which may take its time
+	}
 	if ev.Type != "" {
 		q.emit(ev)
 	}
-	q.emit(startedEvents(chained, now)...)
-	if len(chained) == 0 {
-		return nil, nil
+	if chained != nil {
+		q.emit(startedEvents([]*lease{chained}, ask.at)...)
 	}
-	return chained[0], nil
+	return chained, nil
 }
 
 // settleStale settles a run whose claimed row is no longer the job's: it

@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -34,12 +35,26 @@ type lease struct {
 const claimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
 	WHERE state = 'pending' AND run_at <= ? AND kind IN (?)`
 
-const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ?`
+const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ` + limitParam
 
+// limitParam is a LIMIT whose value changes from call to call. SQLite
+// plans a plain "LIMIT ?" with the value bound at the time, and so
+// compiles the statement again each time the value changes: for the
+// claim, whose limit is the number of free workers, that was a parse and
+// plan per claim. A cast is not a plain parameter, so the plan holds for
+// every value.
+const limitParam = `CAST(? AS INTEGER)`
+
+// claimUpdateSQL leases every claimed row in one statement, whatever
+// their number: its one argument of its own is a JSON array with, for
+// each row, [id, attempt, token, max_tries, retry_delay] (the values that
+// differ from row to row). On PostgreSQL, unnest over arrays takes the
+// place of json_each.
 const claimUpdateSQL = `UPDATE litequeue_jobs
-	SET state = 'running', attempt = ?, token = ?, lease_until = ?, started_at = ?,
-	    worker = ?, max_tries = ?, retry_delay = ?, cancel = 0
-	WHERE id = ?`
+	SET state = 'running', attempt = l.value ->> 1, token = l.value ->> 2, lease_until = ?,
+	    started_at = ?, worker = ?, max_tries = l.value ->> 3, retry_delay = l.value ->> 4, cancel = 0
+	FROM json_each(?) AS l
+	WHERE litequeue_jobs.id = l.value ->> 0`
 
 // claimer says which jobs a worker takes, and the name it records.
 type claimer struct {
@@ -64,6 +79,43 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 	q.hold(leases...)
 	q.emit(startedEvents(leases, now)...)
 	return leases, nil
+}
+
+// A claimAsk asks for one job for a claimer, to be claimed in the
+// transaction of the write it comes with (a finished run's, see finish).
+// The writer serves all the asks of a batch at once (see serve): the
+// workers that finish together share one claim, as they share one commit.
+type claimAsk struct {
+	c   *claimer
+	got *lease    // the job claimed, if one was due
+	at  time.Time // when it was claimed
+}
+
+// serve claims the jobs the asks want in tx: for each claimer, one claim
+// for as many jobs as it has asks, handed out in the asks' order; an ask
+// left without one gets nil.
+func (q *Queue) serve(ctx context.Context, tx execer, asks []*claimAsk) error {
+	now := q.now()
+	var claimers []*claimer
+	byClaimer := make(map[*claimer][]*claimAsk)
+	for _, a := range asks {
+		a.got, a.at = nil, now
+		if _, ok := byClaimer[a.c]; !ok {
+			claimers = append(claimers, a.c)
+		}
+		byClaimer[a.c] = append(byClaimer[a.c], a)
+	}
+	for _, c := range claimers {
+		same := byClaimer[c]
+		leases, err := q.claimTx(ctx, tx, *c, len(same), now)
+		if err != nil {
+			return err
+		}
+		for i, l := range leases {
+			same[i].got = l
+		}
+	}
+	return nil
 }
 
 // hold records that runs of this Queue hold the leases, from the commit of
@@ -126,13 +178,38 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 	if err := tx.SelectContext(ctx, &rows, tx.Rebind(query), args...); err != nil {
 		return nil, err
 	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
 	leases := make([]*lease, len(rows))
+	values := make([]byte, 0, 64*len(rows))
 	for i := range rows {
-		if leases[i], err = q.lease(ctx, tx, &rows[i], c.worker, now); err != nil {
-			return nil, err
-		}
+		leases[i] = q.lease(&rows[i], c.worker, now)
+		values = leases[i].row.appendLeaseValues(values, i == 0)
+	}
+	r := &leases[0].row
+	if _, err := tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(append(values, ']'))); err != nil {
+		return nil, err
 	}
 	return leases, nil
+}
+
+// appendLeaseValues appends the row's element of claimUpdateSQL's JSON
+// array, opening the array if first.
+func (r *jobRow) appendLeaseValues(b []byte, first bool) []byte {
+	if first {
+		b = append(b, '[')
+	} else {
+		b = append(b, ',')
+	}
+	b = append(b, '[')
+	for i, v := range [...]int64{r.ID, int64(r.Attempt), r.Token, int64(r.MaxTries), r.RetryDelay} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, v, 10)
+	}
+	return append(b, ']')
 }
 
 // startedEvents are the job.started events of new leases.
@@ -144,9 +221,10 @@ func startedEvents(leases []*lease, now time.Time) []Event {
 	return events
 }
 
-// lease marks one pending row as running under a new token, and returns
-// the lease with the row as it now is.
-func (q *Queue) lease(ctx context.Context, tx execer, row *jobRow, worker string, now time.Time) (*lease, error) {
+// lease turns one claimed pending row into a running one under a new
+// token, and returns the lease with the row as it is once claimTx has
+// written it.
+func (q *Queue) lease(row *jobRow, worker string, now time.Time) *lease {
 	h := q.handler(row.Kind)
 	delay := h.policy.Delay(row.Attempt+1, q.rand())
 	if row.OwnMaxTries == 0 {
@@ -155,12 +233,7 @@ func (q *Queue) lease(ctx context.Context, tx execer, row *jobRow, worker string
 	row.State, row.Attempt, row.Token, row.Cancel = Running, row.Attempt+1, row.Token+1, false
 	row.LeaseUntil, row.StartedAt = ms(now.Add(q.opts.VisibilityTimeout)), ms(now)
 	row.Worker, row.RetryDelay = worker, delay.Milliseconds()
-	_, err := tx.ExecContext(ctx, claimUpdateSQL, row.Attempt, row.Token,
-		row.LeaseUntil, row.StartedAt, row.Worker, row.MaxTries, row.RetryDelay, row.ID)
-	if err != nil {
-		return nil, err
-	}
-	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, delay: delay}, nil
+	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, delay: delay}
 }
 
 const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
@@ -194,7 +267,7 @@ func (q *Queue) renew(ctx context.Context, l *lease) error {
 
 const expiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE state = 'running' AND lease_until <= ?
-	ORDER BY lease_until LIMIT ?`
+	ORDER BY lease_until LIMIT ` + limitParam
 
 // rescueBatch bounds the expired leases one rescue transaction handles.
 const rescueBatch = 256

@@ -158,6 +158,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
 		return nil, err
 	}
+	q.w.claims = q.serve
 	return q, nil
 }
 
@@ -216,10 +217,16 @@ func (q *Queue) isClosing() bool {
 // write runs fn in a write transaction through the group-commit writer.
 // The caller has entered (see enter) or runs inside Work.
 func (q *Queue) write(ctx context.Context, fn func(tx execer) error) error {
+	return q.writeAsking(ctx, fn, nil)
+}
+
+// writeAsking is write that also claims a job for ask (if not nil) in the
+// same transaction, together with the other asks of the batch.
+func (q *Queue) writeAsking(ctx context.Context, fn func(tx execer) error, ask *claimAsk) error {
 	if q.readOnly() {
 		return ErrReadOnly
 	}
-	return q.w.do(ctx, fn)
+	return q.w.do(ctx, fn, ask)
 }
 
 // readOnly reports whether the Queue came from OpenReadOnly.

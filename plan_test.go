@@ -23,6 +23,7 @@ func TestQueryPlans(t *testing.T) {
 	queries := map[string][]any{
 		claimSQL + claimOrderSQL:                       {0, []string{"a", "b"}, 1},
 		claimSQL + ` AND queue IN (?)` + claimOrderSQL: {0, []string{"a", "b"}, []string{"q"}, 1},
+		claimUpdateSQL:                                 {0, 0, "w", "[[1,1,1,3,0]]"},
 	}
 	for query, args := range queries {
 		query, args, err := sqlx.In(query, args...)
@@ -43,8 +44,12 @@ func TestQueryPlans(t *testing.T) {
 			plan = append(plan, detail)
 		}
 		rows.Close()
-		if p := strings.Join(plan, "; "); strings.Contains(p, "TEMP B-TREE") {
+		p := strings.Join(plan, "; ")
+		if strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("query sorts every match instead of reading an index in order:\n%s\nplan: %s", query, p)
+		}
+		if query == claimUpdateSQL && !strings.Contains(p, "SEARCH litequeue_jobs USING INTEGER PRIMARY KEY") {
+			t.Errorf("the claim's update does not look its rows up by id:\n%s\nplan: %s", query, p)
 		}
 	}
 }

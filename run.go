@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/benbjohnson/clock"
 )
 
 // errShutdown is the cause given to a handler's context when Work's
@@ -24,6 +26,28 @@ type panicError struct {
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n\n%s", e.value, e.stack) }
 
+// steer is how Work steers the runs of its pool; RunDue passes the zero
+// value, with which a run starts at once and nothing stops it.
+type steer struct {
+	// slots, if not nil, holds one token per running handler: a leased job
+	// waits for room in it before its handler starts (see pool.limit).
+	slots chan struct{}
+	// stop, closed when Work stops claiming, releases a job still waiting
+	// for a slot, without using a try.
+	stop <-chan struct{}
+	// shutdown, when closed, cancels the handler's context; a job whose
+	// handler then returns an error is released without using a try.
+	shutdown <-chan struct{}
+	// abandon, when closed, makes execute return at once without recording
+	// anything: the job comes back through lease expiry.
+	abandon <-chan struct{}
+	// next, called when the run ends, returns the claimer of the worker's
+	// next job, or nil to take none.
+	next func() *claimer
+	// ran, if not nil, learns how long each handler ran.
+	ran func(time.Duration)
+}
+
 // execute runs the lease's handler on a goroutine of its own and commits
 // how the run ended. While it waits it renews the lease every third of
 // VisibilityTimeout, and cancels the handler's context when Cancel asks
@@ -31,46 +55,87 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n\n%s", e.va
 // it records the run as timed_out at once and leaves the handler behind:
 // its eventual result is discarded.
 //
-// shutdown, when closed, cancels the handler's context; a job whose handler
-// then returns an error is released without using a try. abandon, when
-// closed, makes execute return at once without recording anything: the job
-// comes back through lease expiry. RunDue passes nil for both.
+// Under Work a leased job may first wait for a slot (see steer); its lease
+// is renewed meanwhile as a running one's. If Cancel asks it to stop while
+// it waits, the run is recorded cancelled without its handler; if its
+// lease is lost, it is dropped.
 //
-// next, called when the run ends, returns the claimer of the worker's next
-// job, or nil to take none; execute returns that job's lease, claimed in
+// execute returns the lease of the next job (see steer.next), claimed in
 // the transaction that recorded this run.
-func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan struct{}, next func() *claimer) (*lease, error) {
+func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error) {
 	defer q.unhold(l)
 	// A run's renewals and outcome are written even after the caller's ctx
 	// is done: a shutdown must not strand the job as running.
 	ctx = context.WithoutCancel(ctx)
-	// The timers exist before the handler starts, so that a test that
-	// advances the mock clock once the handler runs always moves them.
-	var timeout <-chan time.Time
-	if l.h.timeout > 0 {
-		t := q.clock.Timer(l.h.timeout)
-		defer t.Stop()
-		timeout = t.C
+	next := st.next
+	if next == nil {
+		next = noNext
 	}
 	every := q.renewEvery()
 	renew := q.clock.Timer(every)
 	defer renew.Stop()
 
-	hctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	result := make(chan error, 1)
-	go func() { result <- call(hctx, l) }()
-
-	var cause error // why the handler's context was cancelled
+	var (
+		result  chan error // nil until the handler starts
+		timer   *clock.Timer
+		timeout <-chan time.Time
+		started time.Time
+		cancel  context.CancelCauseFunc = func(error) {}
+		cause   error                   // why the handler's context was cancelled
+		waiting = st.slots
+		stop    = st.stop
+		holding bool // a token in st.slots
+	)
+	free := func() { // the slot, once the handler returned or was left behind
+		if holding {
+			<-st.slots
+			holding = false
+		}
+	}
+	defer func() {
+		cancel(nil)
+		free()
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	start := func() {
+		// The timers exist before the handler starts, so that a test that
+		// advances the mock clock once the handler runs always moves them.
+		if l.h.timeout > 0 {
+			timer = q.clock.Timer(l.h.timeout)
+			timeout = timer.C
+		}
+		var hctx context.Context
+		hctx, cancel = context.WithCancelCause(ctx)
+		started = q.now()
+		l.started = started
+		result = make(chan error, 1)
+		go func() { result <- call(hctx, l) }()
+		waiting, stop = nil, nil
+	}
+	if waiting == nil {
+		start()
+	}
 	for {
 		select {
+		case waiting <- struct{}{}:
+			holding = true
+			start()
+		case <-stop:
+			return q.settleRun(ctx, l, ending{}, nil)
 		case err := <-result:
+			if st.ran != nil {
+				st.ran(q.now().Sub(started))
+			}
+			free()
 			if errors.Is(cause, errShutdown) {
 				next = noNext
 			}
 			return q.settleRun(ctx, l, runEnding(l, err, cause), next())
 		case <-timeout:
 			cancel(errTimedOut)
+			free()
 			return q.settleRun(ctx, l, ending{
 				outcome: OutcomeTimedOut,
 				errText: fmt.Sprintf("timed out after %v", l.h.timeout),
@@ -79,6 +144,10 @@ func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan 
 			}, next())
 		case <-renew.C:
 			switch err := q.renew(ctx, l); {
+			case result == nil && errors.Is(err, ErrLeaseLost):
+				return nil, nil // never started: nothing to record
+			case result == nil && errors.Is(err, errCancelRequested):
+				return q.settleRun(ctx, l, ending{outcome: OutcomeCancelled}, next())
 			case errors.Is(err, ErrLeaseLost), errors.Is(err, errCancelRequested):
 				if cause == nil {
 					cause = err
@@ -88,13 +157,16 @@ func (q *Queue) execute(ctx context.Context, l *lease, shutdown, abandon <-chan 
 				q.opts.Logger.Error("litequeue: renew lease", "job", l.job.ID, "err", err)
 			}
 			renew.Reset(every)
-		case <-shutdown:
-			shutdown = nil
+		case <-st.shutdown:
+			st.shutdown = nil
+			if result == nil {
+				return q.settleRun(ctx, l, ending{}, nil)
+			}
 			if cause == nil {
 				cause = errShutdown
 				cancel(errShutdown)
 			}
-		case <-abandon:
+		case <-st.abandon:
 			return nil, nil
 		}
 	}

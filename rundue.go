@@ -58,7 +58,7 @@ func (q *Queue) runDue(ctx context.Context) (int, error) {
 	runs := 0
 	for l := leases[0]; l != nil; {
 		runs++
-		if l, err = q.execute(ctx, l, nil, nil, next); err != nil {
+		if l, err = q.execute(ctx, l, steer{next: next}); err != nil {
 			return runs, err
 		}
 	}

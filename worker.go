@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,7 +33,12 @@ const errorBackoff = time.Second
 // Work runs handlers for due jobs until ctx is done, then shuts down, and
 // returns nil after a clean shutdown (ErrClosed if the Queue was already
 // closed). Up to Concurrency handlers run at once; jobs are claimed in
-// batches, only of kinds with a handler on this Queue. An idle Work wakes
+// batches, only of kinds with a handler on this Queue. While the handlers
+// return within 10ms on average (and Concurrency is above 1), Work leases
+// up to four times Concurrency jobs: the extra ones are running (leased,
+// their leases renewed) while they wait for a handler slot, so that a
+// worker starts its next job while the commit that records its last one
+// is under way, and many runs share one commit. An idle Work wakes
 // at once on an Enqueue in this process, within a second for writes by
 // other processes, and otherwise sleeps until the next RunAt or lease
 // expiry on the injected clock. Any worker rescues expired leases, and
@@ -75,28 +82,82 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 		q:        q,
 		opts:     opts,
 		watch:    watch,
-		done:     make(chan struct{}, opts.Concurrency),
+		slots:    make(chan struct{}, opts.Concurrency),
+		done:     make(chan struct{}, opts.Concurrency*leaseFactor),
+		grow:     make(chan struct{}, 1),
+		stopped:  make(chan struct{}),
 		shutdown: make(chan struct{}),
 		abandon:  make(chan struct{}),
 	}
 	p.loop(ctx)
+	close(p.stopped)
 	p.drain()
 	return nil
 }
+
+// Short handlers: while the handlers of a Work call return within
+// shortRun on average, it leases up to leaseFactor times Concurrency jobs,
+// of which Concurrency run and the others wait for a slot, their leases
+// renewed as the running ones' are. A worker whose handler returns then
+// starts the next job at once, while the commit that records its run (and
+// claims its next job) is still under way: more jobs share each commit. It
+// does not with slow handlers, whose waiting jobs would be kept from the
+// workers of other processes, nor with a Concurrency of 1, which runs jobs
+// strictly in claim order.
+const (
+	leaseFactor = 4
+	shortRun    = 10 * time.Millisecond
+)
 
 // pool is the state of one Work call.
 type pool struct {
 	q        *Queue
 	opts     WorkerOptions
-	running  int
+	running  int           // jobs leased by this pool's runs; the loop's own
+	leased   atomic.Int64  // the same, for the runs to read
+	slots    chan struct{} // one token per handler running
 	watch    *watch
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
 	looked   time.Time     // when fill last looked
 	next     time.Time     // what that look found: when work is next due; zero for never
 	done     chan struct{} // one send per finished run
+	grow     chan struct{} // a send when handlers turned short
+	stopped  chan struct{} // closed when Work stops claiming
 	shutdown chan struct{} // closed when the grace ran out
 	abandon  chan struct{} // closed when Work stops waiting
+
+	mu      sync.Mutex
+	avg     time.Duration // moving average of the handlers' run times
+	samples int
+	short   atomic.Bool // avg is at most shortRun
+}
+
+// limit is how many jobs the pool leases at most.
+func (p *pool) limit() int {
+	if p.short.Load() && p.opts.Concurrency > 1 {
+		return p.opts.Concurrency * leaseFactor
+	}
+	return p.opts.Concurrency
+}
+
+// ran learns that a handler ran for d.
+func (p *pool) ran(d time.Duration) {
+	p.mu.Lock()
+	if p.samples == 0 {
+		p.avg = d
+	} else {
+		p.avg += (d - p.avg) / 8
+	}
+	p.samples++
+	short := p.avg <= shortRun
+	p.mu.Unlock()
+	if was := p.short.Swap(short); short && !was {
+		select {
+		case p.grow <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // loop claims and starts jobs until ctx is done or the Queue closes, and
@@ -113,7 +174,7 @@ func (p *pool) loop(ctx context.Context) {
 		}
 		wake := q.wakeChan() // before looking, so that no Enqueue is missed
 		wait := pollInterval
-		if free := p.opts.Concurrency - p.running; free > 0 {
+		if free := p.limit() - p.running; free > 0 {
 			started, next, err := p.fill(ctx, free)
 			switch {
 			case err != nil:
@@ -135,6 +196,7 @@ func (p *pool) loop(ctx context.Context) {
 		case <-p.done:
 			p.running--
 			p.reap() // refill every free slot with one claim
+		case <-p.grow:
 		case <-t.C:
 		}
 		t.Stop()
@@ -202,28 +264,37 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 	p.busy = len(leases) == free
 	for _, l := range leases {
 		p.running++
+		p.leased.Add(1)
 		go p.run(ctx, l, self)
 	}
 	return len(leases), time.Time{}, err
 }
 
 // run executes the lease, and then each next job claimed as the previous
-// one is recorded, until none is due or Work is stopping; then it frees its
-// slot.
+// one is recorded, until none is due, Work is stopping or the pool leases
+// more than its limit; then it frees its place.
 func (p *pool) run(ctx context.Context, l *lease, self *claimer) {
 	q := p.q
-	next := func() *claimer {
-		if ctx.Err() != nil || q.isClosing() {
-			return nil
-		}
-		return self
+	st := steer{
+		slots:    p.slots,
+		stop:     p.stopped,
+		shutdown: p.shutdown,
+		abandon:  p.abandon,
+		ran:      p.ran,
+		next: func() *claimer {
+			if ctx.Err() != nil || q.isClosing() || p.leased.Load() > int64(p.limit()) {
+				return nil
+			}
+			return self
+		},
 	}
 	for l != nil {
 		var err error
-		if l, err = q.execute(ctx, l, p.shutdown, p.abandon, next); err != nil {
+		if l, err = q.execute(ctx, l, st); err != nil {
 			q.opts.Logger.Error("litequeue: work", "err", err)
 		}
 	}
+	p.leased.Add(-1)
 	p.done <- struct{}{}
 }
 
