@@ -20,10 +20,11 @@ type Queue struct {
 	opts   Options // resolved: no zero fields
 	clock  clock.Clock
 	path   string
-	db     *sqlx.DB // reads, and the app's own work through DB()
-	wdb    *sqlx.DB // the writer's pool of one connection
-	w      writer   // every write litequeue makes
-	worker string   // default worker name: host:pid
+	db     *sqlx.DB  // reads, and the app's own work through DB()
+	reads  readStmts // prepared reads on db
+	wdb    *sqlx.DB  // the writer's pool of one connection
+	w      writer    // every write litequeue makes
+	worker string    // default worker name: host:pid
 
 	randMu  sync.Mutex
 	eventMu sync.Mutex
@@ -178,9 +179,9 @@ func (q *Queue) Close() error {
 	q.works.Wait()
 	q.calls.Wait()
 	if q.readOnly() {
-		return q.db.Close()
+		return errors.Join(q.reads.close(), q.db.Close())
 	}
-	return errors.Join(q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.w.lock.close())
+	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.w.lock.close())
 }
 
 // DB returns the queue's connection pool, for the app's own tables and

@@ -116,13 +116,26 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 			}
 		}
 		var t sql.NullInt64
-		if err := q.db.GetContext(ctx, &t, q.db.Rebind(query), args...); err != nil {
+		if err := q.read(ctx, &t, q.db.Rebind(query), args...); err != nil {
 			return due, err
 		}
 		due.pending = minNull(due.pending, t)
 	}
-	err := q.db.QueryRowContext(ctx, nextLeaseSQL).Scan(&due.lease, &due.far)
+	st, err := q.reads.get(ctx, q.db, nextLeaseSQL)
+	if err != nil {
+		return due, err
+	}
+	err = st.QueryRowxContext(ctx).Scan(&due.lease, &due.far)
 	return due, err
+}
+
+// read runs a prepared read of one row into dest.
+func (q *Queue) read(ctx context.Context, dest any, query string, args ...any) error {
+	st, err := q.reads.get(ctx, q.db, query)
+	if err != nil {
+		return err
+	}
+	return st.GetContext(ctx, dest, args...)
 }
 
 func minNull(a, b sql.NullInt64) sql.NullInt64 {
