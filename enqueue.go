@@ -2,9 +2,11 @@ package litequeue
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -201,6 +203,14 @@ const insertJobSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key)
 	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
 
+// insertJobsSQL adds many jobs in one statement. Its last argument is a
+// JSON array of the payloads, in hex; each new row's id is one more than
+// the largest before it, so the ids, in order, follow the array.
+const insertJobsSQL = `INSERT INTO litequeue_jobs
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at)
+	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
+	RETURNING id`
+
 const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE unique_key = ? AND state IN ('pending', 'running')`
 
@@ -223,27 +233,68 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 	if b.cfg.atSet {
 		runAt = b.cfg.at
 	}
-	unique := nullString(b.cfg.uniqueKey)
+	ids, err := b.insertRows(ctx, tx, runAt, now)
+	if err != nil {
+		return nil, err
+	}
 	jobs := make([]*Job, len(b.payloads))
 	for i, p := range b.payloads {
-		if p == nil {
-			p = []byte{}
-		}
-		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, p, b.cfg.priority,
-			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), unique)
-		if err != nil {
-			return nil, err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return nil, err
-		}
 		jobs[i] = &Job{
-			ID: id, Queue: b.cfg.queue, Kind: b.kind, Payload: p, State: Pending,
+			ID: ids[i], Queue: b.cfg.queue, Kind: b.kind, Payload: p, State: Pending,
 			Priority: b.cfg.priority, MaxTries: b.maxTries,
 			// As stored: whole milliseconds, so that Enqueue returns what Get does.
 			RunAt: fromMS(ms(runAt)), CreatedAt: fromMS(ms(now)), UniqueKey: b.cfg.uniqueKey,
 		}
 	}
 	return jobs, nil
+}
+
+// insertRows inserts the batch's rows and returns their ids, in the order
+// of the payloads: one statement per row for one job, one for all for
+// many (a statement per row costs several times the row itself).
+func (b *enqueueBatch) insertRows(ctx context.Context, tx execer, runAt, now time.Time) ([]int64, error) {
+	for i, p := range b.payloads {
+		if p == nil {
+			b.payloads[i] = []byte{}
+		}
+	}
+	if len(b.payloads) == 1 {
+		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, b.payloads[0], b.cfg.priority,
+			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey))
+		if err != nil {
+			return nil, err
+		}
+		id, err := res.LastInsertId()
+		return []int64{id}, err
+	}
+	var ids []int64
+	err := tx.SelectContext(ctx, &ids, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
+		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), hexArray(b.payloads))
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) != len(b.payloads) {
+		return nil, fmt.Errorf("inserted %d jobs of %d", len(ids), len(b.payloads))
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// hexArray is the JSON array of the payloads in hex.
+func hexArray(payloads [][]byte) string {
+	n := 2
+	for _, p := range payloads {
+		n += 2*len(p) + 3
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, p := range payloads {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = hex.AppendEncode(b, p)
+		b = append(b, '"')
+	}
+	return string(append(b, ']'))
 }

@@ -1,9 +1,11 @@
 package litequeue_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +118,13 @@ func TestQueue_EnqueueMany(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i, j := range jobs {
+		want := strconv.Itoa(i)
+		if string(j.Payload) != want || string(get(t, q, j.ID).Payload) != want || j.Queue != "bulk" {
+			t.Fatalf("job %d of the batch: returned payload %s on %q, stored %s; want %s on bulk",
+				i, j.Payload, j.Queue, get(t, q, j.ID).Payload, want)
+		}
+	}
 	var got []int
 	q.Handle("n", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, n int) error {
 		got = append(got, n)
@@ -127,6 +136,35 @@ func TestQueue_EnqueueMany(t *testing.T) {
 	for i, n := range got {
 		if n != i {
 			t.Fatalf("run %d had payload %d: jobs ran out of ID order", i, n)
+		}
+	}
+}
+
+// TestQueue_EnqueueManyBytes stores binary payloads of a batch byte for
+// byte, empty and nil ones included, each under the ID returned for it.
+func TestQueue_EnqueueManyBytes(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{})
+	payloads := []any{[]byte{0, 1, 0xff, '"', '\\'}, []byte(nil), []byte{}, json.RawMessage(`{"a":"\u00e9"}`), []byte("é\n")}
+	jobs, err := q.EnqueueMany(context.Background(), "b", payloads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range jobs {
+		want := payloads[i]
+		var wantBytes []byte
+		switch w := want.(type) {
+		case []byte:
+			wantBytes = w
+		case json.RawMessage:
+			wantBytes = w
+		}
+		stored := get(t, q, j.ID).Payload
+		var typ string
+		if err := q.DB().Get(&typ, `SELECT typeof(payload) FROM litequeue_jobs WHERE id = ?`, j.ID); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(stored, wantBytes) || !bytes.Equal(j.Payload, wantBytes) || typ != "blob" {
+			t.Errorf("payload %d: stored %q (%s), returned %q, want %q (blob)", i, stored, typ, j.Payload, wantBytes)
 		}
 	}
 }
