@@ -449,3 +449,93 @@ func TestClock_HistoryAfterBackJump(t *testing.T) {
 		t.Fatalf("history outcomes (-want +got):\n%s", diff)
 	}
 }
+
+// TestClock_ForwardWhileWorkingTwoProcesses plays two processes on one
+// machine, each with a Work loop, when the machine's wall clock jumps
+// fourteen days forward while one of them runs a job: the other sees the
+// lease expired, but Work rescues a lease only after seeing it expired,
+// unchanged, for half a VisibilityTimeout, and the live holder renews it
+// before that (its timers run on). The job runs once, with no overlap.
+func TestClock_ForwardWhileWorkingTwoProcesses(t *testing.T) {
+	clk := &wallClock{Mock: newMock()}
+	q1, path := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
+	q2 := openAt(t, path, litequeue.Options{Clock: clk, Retry: fixedPolicy})
+	h := newOverlapHandler()
+	q1.Handle("k", h.handle)
+	q2.Handle("k", h.handle)
+	for i, q := range []*litequeue.Queue{q1, q2} {
+		stop := startWork(t, q, litequeue.WorkerOptions{Concurrency: 2, Name: "w" + itoa(int64(i+1))})
+		defer stop()
+	}
+	defer h.free() // first: the loops stop only once their handlers return
+	j := enqueue(t, q1, "k", nil)
+	<-h.started
+	clk.jump(14 * 24 * time.Hour)
+	renewEvery := litequeue.DefaultVisibilityTimeout / 3
+	for step := time.Second; step <= 2*time.Minute; step += time.Second {
+		clk.Add(time.Second) // one poll of each loop
+		if step%renewEvery == 0 {
+			waitFor(t, "the holder to renew its lease", func() bool {
+				return leaseUntil(t, q1, j.ID).After(clk.Now())
+			})
+		}
+	}
+	h.free()
+	waitFor(t, "the job to complete", func() bool { return get(t, q1, j.ID).State == litequeue.Completed })
+	if h.overlap.Load() || h.calls.Load() != 1 {
+		t.Fatalf("%d handler calls (overlapping: %v), want 1", h.calls.Load(), h.overlap.Load())
+	}
+	if hist := history(t, q1, j.ID); len(hist) != 1 || hist[0].Outcome != litequeue.OutcomeCompleted {
+		t.Fatalf("history = %+v, want one completed run", hist)
+	}
+}
+
+// TestClock_WorkRescuesAfterConfirming plays a paused holder (its clock
+// stands still, so it never renews) and a Work loop in another process:
+// Work rescues the lease once it has seen it expired for half a
+// VisibilityTimeout, not before, and then runs the job.
+func TestClock_WorkRescuesAfterConfirming(t *testing.T) {
+	const vt = litequeue.DefaultVisibilityTimeout
+	clk1, clk2 := newMock(), newMock()
+	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
+	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
+	g := newGate()
+	q1.Handle("k", g.handle)
+	q2.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	j := enqueue(t, q1, "k", nil)
+	done := runDueAsync(q1)
+	defer func() {
+		close(g.release)
+		<-done
+	}()
+	<-g.started
+
+	stop := startWork(t, q2, litequeue.WorkerOptions{})
+	defer stop()
+	expired := func() bool {
+		for _, a := range history(t, q2, j.ID) {
+			if a.Outcome == litequeue.OutcomeLeaseExpired {
+				return true
+			}
+		}
+		return false
+	}
+	// Second by second to the lease's end and through most of the wait:
+	// each step is a poll of the loop.
+	for at := time.Second; at < vt+vt/2; at += time.Second {
+		clk2.Add(time.Second)
+		if expired() {
+			t.Fatalf("Work rescued the lease %v after it began, before %v", at, vt+vt/2)
+		}
+	}
+	waitFor(t, "Work to rescue the lease and run the job", func() bool {
+		if get(t, q2, j.ID).State == litequeue.Completed {
+			return true
+		}
+		clk2.Add(time.Second)
+		return false
+	})
+	if !expired() {
+		t.Fatal("the job completed without a lease_expired row")
+	}
+}

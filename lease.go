@@ -285,7 +285,14 @@ const clampLeasesSQL = `UPDATE litequeue_jobs SET lease_until = ?
 // synced, or the reverse). Such a lease is not trusted until its far end:
 // it is cut to end VisibilityTimeout from now, so a live holder keeps it by
 // renewing as usual and a dead one's job comes back within one timeout.
-func (q *Queue) rescue(ctx context.Context) (int, error) {
+//
+// With sightings (Work), a lease is rescued only once it has been seen
+// expired for confirmWait (see sightings); without (RunDue), at once.
+func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
+	if seen != nil {
+		seen.begin()
+		defer seen.end()
+	}
 	total := 0
 	for {
 		var events []Event
@@ -307,6 +314,9 @@ func (q *Queue) rescue(ctx context.Context) (int, error) {
 			for i := range rows {
 				r := &rows[i]
 				if q.holds(r.ID, r.Token) {
+					continue
+				}
+				if seen != nil && !seen.confirmed(r, now, confirmWait(q.opts.VisibilityTimeout)) {
 					continue
 				}
 				e := ending{

@@ -38,7 +38,7 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 
 // runDue is RunDue's runs.
 func (q *Queue) runDue(ctx context.Context) (int, error) {
-	if _, err := q.rescue(ctx); err != nil {
+	if _, err := q.rescue(ctx, nil); err != nil {
 		return 0, fmt.Errorf("litequeue: rescue expired leases: %w", err)
 	}
 	self := &claimer{worker: q.worker}

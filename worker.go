@@ -117,6 +117,7 @@ type pool struct {
 	leased   atomic.Int64  // the same, for the runs to read
 	slots    chan struct{} // one token per handler running
 	watch    *watch
+	seen     sightings     // expired leases not yet rescued
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
 	looked   time.Time     // when fill last looked
@@ -240,20 +241,27 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 		if err != nil {
 			return 0, time.Time{}, err
 		}
+		var recheck time.Time
 		if due.needsRescue(now, q.opts.VisibilityTimeout) {
-			if _, err := q.rescue(ctx); err != nil {
+			if _, err := q.rescue(ctx, &p.seen); err != nil {
 				return 0, time.Time{}, err
 			}
 			if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
 				return 0, time.Time{}, err
 			}
 			if due.lease.Valid && due.lease.Int64 <= ms(now) {
-				// Only leases this Queue holds look expired: their holders
-				// renew them. Look again at the next poll, not at once.
+				// Leases this Queue holds, which their holders renew, and
+				// leases seen expired too recently to rescue: look again
+				// when the first of those is confirmed, or at the next
+				// poll, not at once.
 				due.lease = sql.NullInt64{}
+				recheck = p.seen.ripens(confirmWait(q.opts.VisibilityTimeout))
 			}
 		}
 		p.next = nullTime(minNull(due.pending, due.lease))
+		if !recheck.IsZero() && (p.next.IsZero() || recheck.Before(p.next)) {
+			p.next = recheck
+		}
 		if !due.pending.Valid || due.pending.Int64 > ms(now) {
 			p.busy = false
 			return 0, p.next, nil
