@@ -327,6 +327,21 @@ func (h *overlapHandler) handle(ctx context.Context, job *litequeue.Job) error {
 	return nil
 }
 
+// completesOnce frees the first call, waits for the job to complete, and
+// fails the test unless the handler ran once, never two at once, and the
+// job's history holds one completed run.
+func (h *overlapHandler) completesOnce(t *testing.T, q *litequeue.Queue, id int64) {
+	t.Helper()
+	h.free()
+	waitFor(t, "the job to complete", func() bool { return get(t, q, id).State == litequeue.Completed })
+	if h.overlap.Load() || h.calls.Load() != 1 {
+		t.Fatalf("%d handler calls (overlapping: %v), want 1", h.calls.Load(), h.overlap.Load())
+	}
+	if hist := history(t, q, id); len(hist) != 1 || hist[0].Outcome != litequeue.OutcomeCompleted {
+		t.Fatalf("history = %+v, want one completed run", hist)
+	}
+}
+
 // TestClock_JumpWhileRunningInProcess jumps the one clock of a process
 // while its handler runs, back an hour and forward fourteen days, and runs
 // RunDue again from another goroutine meanwhile. The Queue does not rescue
@@ -414,14 +429,7 @@ func TestClock_JumpWhileWorking(t *testing.T) {
 			for range 60 { // a minute of polls: past the lease and the retry delay
 				clk.Add(time.Second)
 			}
-			h.free()
-			waitFor(t, "the job to complete", func() bool { return get(t, q, j.ID).State == litequeue.Completed })
-			if h.overlap.Load() || h.calls.Load() != 1 {
-				t.Fatalf("%d handler calls (overlapping: %v), want 1", h.calls.Load(), h.overlap.Load())
-			}
-			if hist := history(t, q, j.ID); len(hist) != 1 || hist[0].Outcome != litequeue.OutcomeCompleted {
-				t.Fatalf("history = %+v, want one completed run", hist)
-			}
+			h.completesOnce(t, q, j.ID)
 		})
 	}
 }
@@ -480,14 +488,7 @@ func TestClock_ForwardWhileWorkingTwoProcesses(t *testing.T) {
 			})
 		}
 	}
-	h.free()
-	waitFor(t, "the job to complete", func() bool { return get(t, q1, j.ID).State == litequeue.Completed })
-	if h.overlap.Load() || h.calls.Load() != 1 {
-		t.Fatalf("%d handler calls (overlapping: %v), want 1", h.calls.Load(), h.overlap.Load())
-	}
-	if hist := history(t, q1, j.ID); len(hist) != 1 || hist[0].Outcome != litequeue.OutcomeCompleted {
-		t.Fatalf("history = %+v, want one completed run", hist)
-	}
+	h.completesOnce(t, q1, j.ID)
 }
 
 // TestClock_WorkRescuesAfterConfirming plays a paused holder (its clock
