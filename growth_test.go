@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,8 @@ import (
 
 // These tests measure the file and its WAL as jobs come and go. They run
 // with Synchronous "normal" (sizes do not depend on it; time does). Set
-// LITEQUEUE_SOAK=1 for the 100,000-job run.
+// LITEQUEUE_SOAK=1 for the 100,000-job run, or LITEQUEUE_GROWTH_JOBS=N for
+// a run of N jobs (1000000: about ten minutes on two cores).
 
 // fileSizes is what the file takes on disk and in pages.
 type fileSizes struct {
@@ -80,7 +82,7 @@ func openGrowth(t *testing.T, opts litequeue.Options) (*litequeue.Queue, string)
 }
 
 // TestQueue_GrowthAndRetention completes 10,000 jobs (100,000 with
-// LITEQUEUE_SOAK=1), lets retention purge
+// LITEQUEUE_SOAK=1, N with LITEQUEUE_GROWTH_JOBS=N), lets retention purge
 // them, and checks that the file does not keep its peak size: the janitor
 // gives the free pages back (auto_vacuum=INCREMENTAL), and the WAL file is
 // cut back to 4 MiB when it starts again.
@@ -89,6 +91,12 @@ func TestQueue_GrowthAndRetention(t *testing.T) {
 		t.Skip("10,000 job runs take a minute under the race detector; nothing here is concurrent")
 	}
 	n := soak(10_000, 100_000)
+	if env := os.Getenv("LITEQUEUE_GROWTH_JOBS"); env != "" {
+		var err error
+		if n, err = strconv.Atoi(env); err != nil || n < 1 {
+			t.Fatalf("LITEQUEUE_GROWTH_JOBS=%q: want a number of jobs", env)
+		}
+	}
 	clk := newMock()
 	q, path := openGrowth(t, litequeue.Options{Clock: clk})
 	start := time.Now()
