@@ -44,6 +44,7 @@ type execer interface {
 type writer struct {
 	conn *stmtConn // the one connection, used by the leader only
 	lock *fileLock // orders writers across processes
+	full bool      // synchronous=FULL configured: durable commits fsync
 	// claims serves the asks of a batch's writes, after the writes, in the
 	// same transaction (see claimAsk).
 	claims func(ctx context.Context, tx execer, asks []*claimAsk) error
@@ -54,11 +55,14 @@ type writer struct {
 }
 
 type writeOp struct {
-	ctx  context.Context
-	fn   func(tx execer) error
-	ask  *claimAsk // nil: the write claims no job
-	err  error
-	done chan bool // receives true to lead, false when committed or failed
+	ctx context.Context
+	fn  func(tx execer) error
+	ask *claimAsk // nil: the write claims no job
+	// light marks a write whose loss in a power cut is harmless, so that a
+	// batch of only such writes commits without an fsync (see durable).
+	light bool
+	err   error
+	done  chan bool // receives true to lead, false when committed or failed
 }
 
 // maxBatch bounds how many writes share one transaction, so that one
@@ -72,10 +76,10 @@ const maxBatch = 512
 // once (when another write in its batch fails), so it sets its results
 // afresh each time.
 //
-// A non-nil ask is served in the same transaction, after fn, together with
-// the asks of the other writes in the batch: one claim for all of them.
-func (w *writer) do(ctx context.Context, fn func(tx execer) error, ask *claimAsk) error {
-	op := &writeOp{ctx: ctx, fn: fn, ask: ask, done: make(chan bool, 1)}
+// A non-nil op.ask is served in the same transaction, after fn, together
+// with the asks of the other writes in the batch: one claim for all.
+func (w *writer) do(op *writeOp) error {
+	op.done = make(chan bool, 1)
 	w.mu.Lock()
 	w.queue = append(w.queue, op)
 	if w.leading {
@@ -150,6 +154,9 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 		o.err = nil
 	}
 	c := w.conn
+	if err := c.setDurable(w.full, durable(batch)); err != nil {
+		return fail(err)
+	}
 	if err := c.exec(`BEGIN IMMEDIATE`); err != nil {
 		return fail(fmt.Errorf("begin: %w", err))
 	}
@@ -178,6 +185,22 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 		return fail(fmt.Errorf("commit: %w", err))
 	}
 	return true
+}
+
+// durable reports whether the batch's commit must survive a power cut,
+// that is, whether any write in it is not light. Claims and lease renewals
+// are light: a lost claim leaves its job pending (as if never claimed; a
+// handler that started runs again, as after any crash), a lost renewal
+// only an earlier expiry, and the holder's later writes are fenced by the
+// token, not the expiry. The next durable commit makes them durable too:
+// an fsync of the WAL covers every frame before it.
+func durable(batch []*writeOp) bool {
+	for _, op := range batch {
+		if !op.light {
+			return true
+		}
+	}
+	return false
 }
 
 // serve claims for the batch's asks, all at once.
@@ -234,8 +257,31 @@ func (op *writeOp) run(tx execer) (err error) {
 // stmtConn is the writer's connection with its prepared statements, kept
 // for the life of the Queue. Only the writer's leader uses it.
 type stmtConn struct {
-	conn  *sqlx.Conn
-	stmts map[string]*sqlx.Stmt
+	conn    *sqlx.Conn
+	stmts   map[string]*sqlx.Stmt
+	relaxed bool // synchronous is NORMAL for a light batch, FULL configured
+}
+
+// setDurable sets the synchronous level for the next commit: with full
+// configured, FULL for a durable batch and NORMAL for a light one. A
+// failure to relax is of no consequence (the commit is fsynced); a
+// failure to restore FULL fails the batch.
+func (c *stmtConn) setDurable(full, durable bool) error {
+	relax := full && !durable
+	if relax == c.relaxed {
+		return nil
+	}
+	if relax {
+		if c.exec(`PRAGMA synchronous = NORMAL`) == nil {
+			c.relaxed = true
+		}
+		return nil
+	}
+	if err := c.exec(`PRAGMA synchronous = FULL`); err != nil {
+		return fmt.Errorf("restore synchronous=FULL: %w", err)
+	}
+	c.relaxed = false
+	return nil
 }
 
 func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {

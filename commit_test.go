@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -56,5 +57,47 @@ func TestWriter_BatchIsolatesFailures(t *testing.T) {
 	q.w.commit(lone)
 	if !errors.Is(lone[0].err, boom) || runs["d"] != 1 {
 		t.Fatalf("lone failing write: err %v, runs %d; want boom, run once", lone[0].err, runs["d"])
+	}
+}
+
+// TestWriter_LightBatches: a batch of light writes (claims, renewals)
+// commits with synchronous=NORMAL, without an fsync; any batch with a
+// durable write in it, and every batch after, commits with FULL. With
+// "normal" configured, the writer never touches the setting.
+func TestWriter_LightBatches(t *testing.T) {
+	for _, sync := range []string{"full", "normal"} {
+		q, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{Synchronous: sync})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		ctx := context.Background()
+		level := func(light ...bool) int { // the level a batch of such writes ran at
+			var got int
+			var batch []*writeOp
+			for i, l := range light {
+				op := &writeOp{ctx: ctx, light: l, done: make(chan bool, 1), fn: func(tx execer) error { return nil }}
+				if i == 0 {
+					op.fn = func(tx execer) error { return tx.GetContext(ctx, &got, `PRAGMA synchronous`) }
+				}
+				batch = append(batch, op)
+			}
+			q.w.commit(batch)
+			for _, op := range batch {
+				if op.err != nil {
+					t.Fatal(op.err)
+				}
+			}
+			return got
+		}
+		const normal, full = 1, 2
+		want := []int{full, normal, normal, full, normal, full}
+		if sync == "normal" {
+			want = []int{normal, normal, normal, normal, normal, normal}
+		}
+		got := []int{level(false), level(true), level(true, true), level(true, false), level(true), level(false, false)}
+		if !slices.Equal(got, want) {
+			t.Errorf("synchronous %s: levels of the batches %v, want %v", sync, got, want)
+		}
 	}
 }

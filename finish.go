@@ -208,7 +208,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 	if next != nil {
 		ask = &claimAsk{c: next}
 	}
-	err := q.writeAsking(ctx, func(tx execer) error {
+	err := q.submit(&writeOp{ctx: ctx, ask: ask, fn: func(tx execer) error {
 		now := q.now()
 		var held bool
 		var err error
@@ -216,7 +216,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e ending, next *claimer) (
 			ev, err = settleStale(ctx, tx, l, e, now)
 		}
 		return err
-	}, ask)
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -68,11 +68,11 @@ type claimer struct {
 func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, error) {
 	var leases []*lease
 	var now time.Time
-	err := q.write(ctx, func(tx execer) (err error) {
+	err := q.submit(&writeOp{ctx: ctx, light: true, fn: func(tx execer) (err error) {
 		now = q.now()
 		leases, err = q.claimTx(ctx, tx, c, limit, now)
 		return err
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}
@@ -250,10 +250,10 @@ var errCancelRequested = errors.New("litequeue: job cancelled")
 // its holder).
 func (q *Queue) renew(ctx context.Context, l *lease) error {
 	var cancel bool
-	err := q.write(ctx, func(tx execer) error {
+	err := q.submit(&writeOp{ctx: ctx, light: true, fn: func(tx execer) error {
 		until := q.now().Add(q.opts.VisibilityTimeout)
 		return tx.GetContext(ctx, &cancel, renewSQL, ms(until), l.job.ID, l.job.token, ms(l.job.CreatedAt))
-	})
+	}})
 	switch {
 	case errors.Is(err, errNoRows):
 		return ErrLeaseLost

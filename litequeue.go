@@ -160,6 +160,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		return nil, err
 	}
 	q.w.claims = q.serve
+	q.w.full = opts.Synchronous == "full"
 	return q, nil
 }
 
@@ -218,16 +219,15 @@ func (q *Queue) isClosing() bool {
 // write runs fn in a write transaction through the group-commit writer.
 // The caller has entered (see enter) or runs inside Work.
 func (q *Queue) write(ctx context.Context, fn func(tx execer) error) error {
-	return q.writeAsking(ctx, fn, nil)
+	return q.submit(&writeOp{ctx: ctx, fn: fn})
 }
 
-// writeAsking is write that also claims a job for ask (if not nil) in the
-// same transaction, together with the other asks of the batch.
-func (q *Queue) writeAsking(ctx context.Context, fn func(tx execer) error, ask *claimAsk) error {
+// submit is write for a writeOp that also claims (ask) or is light.
+func (q *Queue) submit(op *writeOp) error {
 	if q.readOnly() {
 		return ErrReadOnly
 	}
-	return q.w.do(ctx, fn, ask)
+	return q.w.do(op)
 }
 
 // readOnly reports whether the Queue came from OpenReadOnly.
