@@ -47,12 +47,34 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 // filter, ordered by ID and limited, and its arguments.
 func (f Filter) query(columns string) (string, []any) {
 	where, args := f.where()
-	query := `SELECT ` + columns + ` FROM litequeue_jobs` + where + ` ORDER BY id`
+	from := `litequeue_jobs`
+	if _, _, index := stateCond(f.State); index != "" {
+		from += ` INDEXED BY ` + index
+	}
+	query := `SELECT ` + columns + ` FROM ` + from + where + ` ORDER BY id`
 	if f.Limit > 0 {
 		query += ` LIMIT ?`
 		args = append(args, f.Limit)
 	}
 	return query, args
+}
+
+// stateCond is the condition for jobs in state s, and the index that holds
+// them. A known state is written as a literal, with the finished_at that
+// only terminal states have, so that SQLite may read the partial index of
+// that state (claim, lease or finished) instead of every row: it cannot
+// for a parameter, and without statistics it prefers a scan in ID order
+// to an index it would have to sort, so the index is named.
+func stateCond(s State) (cond string, args []any, index string) {
+	switch s {
+	case Pending:
+		return "state = 'pending'", nil, "litequeue_jobs_claim"
+	case Running:
+		return "state = 'running'", nil, "litequeue_jobs_lease"
+	case Completed, Dead, Discarded, Cancelled:
+		return "state = '" + string(s) + "' AND finished_at IS NOT NULL", nil, "litequeue_jobs_finished"
+	}
+	return "state = ?", []any{s}, ""
 }
 
 // where returns the filter as a WHERE clause ("" for none) and its
@@ -67,7 +89,10 @@ func (f Filter) where() (string, []any) {
 			args = append(args, v)
 		}
 	}
-	add("state", string(f.State))
+	if f.State != "" {
+		c, a, _ := stateCond(f.State)
+		conds, args = append(conds, c), append(args, a...)
+	}
 	add("queue", f.Queue)
 	add("kind", f.Kind)
 	if len(conds) == 0 {

@@ -548,6 +548,7 @@ func (m *opsModel) check(t *rapid.T) {
 
 	seen := map[int64]bool{}
 	live := map[string]int64{}
+	inState := map[litequeue.State]int{}
 	for _, got := range jobs {
 		seen[got.ID] = true
 		want := m.jobs[got.ID]
@@ -566,7 +567,10 @@ func (m *opsModel) check(t *rapid.T) {
 		}
 		if terminal := got.State != litequeue.Pending && got.State != litequeue.Running; terminal && !got.FinishedAt.Equal(want.finished) {
 			t.Fatalf("job %d: FinishedAt %v, model %v", got.ID, got.FinishedAt, want.finished)
+		} else if !terminal && !got.FinishedAt.IsZero() {
+			t.Fatalf("job %d: %s with FinishedAt %v", got.ID, got.State, got.FinishedAt)
 		}
+		inState[got.State]++
 		if got.State == litequeue.Running && (m.hung == nil || m.hung.id != got.ID) {
 			t.Fatalf("job %d is running, and no worker holds it", got.ID)
 		}
@@ -586,6 +590,17 @@ func (m *opsModel) check(t *rapid.T) {
 	for id, j := range m.jobs {
 		if !seen[id] {
 			t.Fatalf("job %d (%s in the model) is lost", id, j.state)
+		}
+	}
+	// List by state reads each state's partial index: it finds every job.
+	for _, st := range []litequeue.State{litequeue.Pending, litequeue.Running, litequeue.Completed,
+		litequeue.Dead, litequeue.Discarded, litequeue.Cancelled} {
+		listed, err := m.q.List(ctx, litequeue.Filter{State: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(listed) != inState[st] {
+			t.Fatalf("List(State: %s) found %d jobs, the file holds %d", st, len(listed), inState[st])
 		}
 	}
 	stats, err := m.q.Stats(ctx)

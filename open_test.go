@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -60,7 +61,7 @@ func TestOpen_Refuses(t *testing.T) {
 			}
 			q.Close()
 			sqliteFile(t, path, `UPDATE litequeue_meta SET value = '99' WHERE name = 'schema_version'`)
-		}, "has litequeue schema version 99, newer than this binary's 1"},
+		}, "has litequeue schema version 99, newer than this binary's 2"},
 		{"a truncated file", func(t *testing.T, path string) {
 			sqliteFile(t, path, `CREATE TABLE notes (body TEXT)`, `INSERT INTO notes VALUES (zeroblob(100000))`)
 			b := readFile(t, path)
@@ -220,5 +221,47 @@ func TestOpenReadOnly(t *testing.T) {
 	enqueue(t, q, "k", "more") // the writer goes on meanwhile
 	if jobs, err := ro.List(context.Background(), litequeue.Filter{}); err != nil || len(jobs) != 2 {
 		t.Fatalf("read-only List: %d jobs, %v; want 2", len(jobs), err)
+	}
+}
+
+// TestOpen_MigratesVersion1 opens a file of schema version 1 (its state
+// index over every row): Open moves it to version 2 (the finished index,
+// partial) and keeps every job and its history.
+func TestOpen_MigratesVersion1(t *testing.T) {
+	clk := newMock()
+	q, path := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("k", doomed)
+	dead := enqueue(t, q, "k", nil)
+	runDue(t, q)
+	waiting := enqueue(t, q, "later", nil, litequeue.Delay(time.Hour))
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Version 1 as it was written.
+	sqliteFile(t, path,
+		`DROP INDEX litequeue_jobs_finished`,
+		`CREATE INDEX litequeue_jobs_state ON litequeue_jobs (state, finished_at)`,
+		`UPDATE litequeue_meta SET value = '1' WHERE name = 'schema_version'`)
+
+	q = openAt(t, path, litequeue.Options{Clock: clk})
+	var version string
+	if err := q.DB().Get(&version, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || version != "2" {
+		t.Fatalf("schema version %q (%v), want 2", version, err)
+	}
+	var indexes []string
+	if err := q.DB().Select(&indexes, `SELECT name FROM sqlite_schema WHERE type = 'index' AND name IN ('litequeue_jobs_state', 'litequeue_jobs_finished')`); err != nil {
+		t.Fatal(err)
+	}
+	if len(indexes) != 1 || indexes[0] != "litequeue_jobs_finished" {
+		t.Fatalf("indexes after the migration: %v, want only litequeue_jobs_finished", indexes)
+	}
+	if got := get(t, q, dead.ID); got.State != litequeue.Dead || len(history(t, q, dead.ID)) != 1 {
+		t.Fatalf("the dead job after the migration: %s with %d history rows", got.State, len(history(t, q, dead.ID)))
+	}
+	if got := get(t, q, waiting.ID); got.State != litequeue.Pending {
+		t.Fatalf("the waiting job after the migration: %s", got.State)
+	}
+	if deadJobs, err := q.List(context.Background(), litequeue.Filter{State: litequeue.Dead}); err != nil || len(deadJobs) != 1 {
+		t.Fatalf("List dead after the migration: %d jobs, %v", len(deadJobs), err)
 	}
 }

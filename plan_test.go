@@ -26,25 +26,7 @@ func TestQueryPlans(t *testing.T) {
 		claimUpdateSQL:                                 {0, 0, "w", "[[1,1,1,3,0]]"},
 	}
 	for query, args := range queries {
-		query, args, err := sqlx.In(query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := q.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", query, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := planOf(t, q, query, args...)
 		if strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("query sorts every match instead of reading an index in order:\n%s\nplan: %s", query, p)
 		}
@@ -52,4 +34,69 @@ func TestQueryPlans(t *testing.T) {
 			t.Errorf("the claim's update does not look its rows up by id:\n%s\nplan: %s", query, p)
 		}
 	}
+}
+
+// TestQueryPlans_PartialIndexes checks that the reads of jobs in one state
+// use the partial index that holds that state, not every row: the finished
+// index for terminal states (List, the CLI's dead list, retention), the
+// claim and lease indexes for pending and running jobs.
+func TestQueryPlans_PartialIndexes(t *testing.T) {
+	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	list := func(f Filter) (string, []any) { return f.query(jobColumns) }
+	for _, tc := range []struct {
+		name  string
+		query string
+		args  []any
+		index string
+	}{
+		{"list dead", "", nil, "litequeue_jobs_finished"},
+		{"list completed on a queue", "", nil, "litequeue_jobs_finished"},
+		{"list pending", "", nil, "litequeue_jobs_claim"},
+		{"list running", "", nil, "litequeue_jobs_lease"},
+		{"retention", expiredJobsSQL, []any{[]State{Completed, Discarded}, 0, 10}, "litequeue_jobs_finished"},
+		{"dead purge count", countDeadSQL, []any{0}, "litequeue_jobs_finished"},
+	} {
+		switch tc.name {
+		case "list dead":
+			tc.query, tc.args = list(Filter{State: Dead})
+		case "list completed on a queue":
+			tc.query, tc.args = list(Filter{State: Completed, Queue: "q", Limit: 5})
+		case "list pending":
+			tc.query, tc.args = list(Filter{State: Pending})
+		case "list running":
+			tc.query, tc.args = list(Filter{State: Running})
+		}
+		if p := planOf(t, q, tc.query, tc.args...); !strings.Contains(p, "INDEX "+tc.index) {
+			t.Errorf("%s: the plan does not use %s:\n%s\nplan: %s", tc.name, tc.index, tc.query, p)
+		}
+	}
+}
+
+// planOf returns SQLite's EXPLAIN QUERY PLAN of the query, its steps
+// joined by "; ". (?) lists are expanded as sqlx.In does.
+func planOf(t *testing.T, q *Queue, query string, args ...any) string {
+	t.Helper()
+	query, args, err := sqlx.In(query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := q.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
 }
