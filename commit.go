@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -258,7 +259,7 @@ func (op *writeOp) run(tx execer) (err error) {
 // for the life of the Queue. Only the writer's leader uses it.
 type stmtConn struct {
 	conn    *sqlx.Conn
-	stmts   map[string]*sqlx.Stmt
+	stmts   stmtCache
 	relaxed bool // synchronous is NORMAL for a light batch, FULL configured
 }
 
@@ -289,30 +290,12 @@ func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stmtConn{conn: conn, stmts: make(map[string]*sqlx.Stmt)}, nil
+	return &stmtConn{conn: conn}, nil
 }
-
-// maxStmts bounds the statement cache: queries with (?) lists of varying
-// length (bulk replay, retention) each prepare a statement of their own.
-const maxStmts = 128
 
 // stmt returns the statement for query, preparing it on first use.
 func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	if st, ok := c.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := c.conn.PreparexContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if len(c.stmts) >= maxStmts {
-		for q, old := range c.stmts {
-			old.Close()
-			delete(c.stmts, q)
-		}
-	}
-	c.stmts[query] = st
-	return st, nil
+	return c.stmts.get(ctx, c.conn, query)
 }
 
 func (c *stmtConn) exec(query string) error {
@@ -352,8 +335,5 @@ func (c *stmtConn) Rebind(query string) string { return c.conn.Rebind(query) }
 
 // close releases the statements and the connection.
 func (c *stmtConn) close() error {
-	for _, st := range c.stmts {
-		st.Close()
-	}
-	return c.conn.Close()
+	return errors.Join(c.stmts.close(), c.conn.Close())
 }

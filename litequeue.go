@@ -21,7 +21,7 @@ type Queue struct {
 	clock  clock.Clock
 	path   string
 	db     *sqlx.DB  // reads, and the app's own work through DB()
-	reads  readStmts // prepared reads on db
+	reads  stmtCache // prepared reads on db
 	wdb    *sqlx.DB  // the writer's pool of one connection
 	w      writer    // every write litequeue makes
 	worker string    // default worker name: host:pid
