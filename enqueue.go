@@ -286,15 +286,8 @@ func hexArray(payloads [][]byte) string {
 	for _, p := range payloads {
 		n += 2*len(p) + 3
 	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
-	for i, p := range payloads {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	return string(appendJSONArray(make([]byte, 0, n), len(payloads), func(b []byte, i int) []byte {
 		b = append(b, '"')
-		b = hex.AppendEncode(b, p)
-		b = append(b, '"')
-	}
-	return string(append(b, ']'))
+		return append(hex.AppendEncode(b, payloads[i]), '"')
+	}))
 }

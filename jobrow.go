@@ -80,3 +80,17 @@ func nullMS(t time.Time) sql.NullInt64 {
 func nullString(s string) sql.NullString {
 	return sql.NullString{String: s, Valid: s != ""}
 }
+
+// appendJSONArray appends to b a JSON array of n elements, each appended by
+// elem: the one argument through which a statement over json_each takes
+// the values of many rows (see claimUpdateSQL, insertJobsSQL).
+func appendJSONArray(b []byte, n int, elem func(b []byte, i int) []byte) []byte {
+	b = append(b, '[')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = elem(b, i)
+	}
+	return append(b, ']')
+}

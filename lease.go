@@ -182,34 +182,20 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 		return nil, nil
 	}
 	leases := make([]*lease, len(rows))
-	values := make([]byte, 0, 64*len(rows))
 	for i := range rows {
 		leases[i] = q.lease(&rows[i], c.worker, now)
-		values = leases[i].row.appendLeaseValues(values, i == 0)
 	}
+	// claimUpdateSQL's array: for each row, the values that differ.
+	values := appendJSONArray(make([]byte, 0, 64*len(leases)), len(leases), func(b []byte, i int) []byte {
+		r := &leases[i].row
+		v := [...]int64{r.ID, int64(r.Attempt), r.Token, int64(r.MaxTries), r.RetryDelay}
+		return appendJSONArray(b, len(v), func(b []byte, j int) []byte { return strconv.AppendInt(b, v[j], 10) })
+	})
 	r := &leases[0].row
-	if _, err := tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(append(values, ']'))); err != nil {
+	if _, err := tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values)); err != nil {
 		return nil, err
 	}
 	return leases, nil
-}
-
-// appendLeaseValues appends the row's element of claimUpdateSQL's JSON
-// array, opening the array if first.
-func (r *jobRow) appendLeaseValues(b []byte, first bool) []byte {
-	if first {
-		b = append(b, '[')
-	} else {
-		b = append(b, ',')
-	}
-	b = append(b, '[')
-	for i, v := range [...]int64{r.ID, int64(r.Attempt), r.Token, int64(r.MaxTries), r.RetryDelay} {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, v, 10)
-	}
-	return append(b, ']')
 }
 
 // startedEvents are the job.started events of new leases.
