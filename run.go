@@ -79,7 +79,6 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 		result  chan error // nil until the handler starts
 		timer   *clock.Timer
 		timeout <-chan time.Time
-		started time.Time
 		cancel  context.CancelCauseFunc = func(error) {}
 		cause   error                   // why the handler's context was cancelled
 		waiting = st.slots
@@ -108,8 +107,7 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 		}
 		var hctx context.Context
 		hctx, cancel = context.WithCancelCause(ctx)
-		started = q.now()
-		l.started = started
+		l.started = q.now()
 		result = make(chan error, 1)
 		go func() { result <- call(hctx, l) }()
 		waiting, stop = nil, nil
@@ -126,7 +124,7 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 			return q.settleRun(ctx, l, ending{}, nil)
 		case err := <-result:
 			if st.ran != nil {
-				st.ran(q.now().Sub(started))
+				st.ran(q.now().Sub(l.started))
 			}
 			free()
 			if errors.Is(cause, errShutdown) {

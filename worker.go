@@ -113,8 +113,7 @@ const (
 type pool struct {
 	q        *Queue
 	opts     WorkerOptions
-	running  int           // jobs leased by this pool's runs; the loop's own
-	leased   atomic.Int64  // the same, for the runs to read
+	running  atomic.Int64  // runs started whose end the loop has not yet taken from done
 	slots    chan struct{} // one token per handler running
 	watch    *watch
 	seen     sightings     // expired leases not yet rescued
@@ -175,7 +174,7 @@ func (p *pool) loop(ctx context.Context) {
 		}
 		wake := q.wakeChan() // before looking, so that no Enqueue is missed
 		wait := pollInterval
-		if free := p.limit() - p.running; free > 0 {
+		if free := p.limit() - int(p.running.Load()); free > 0 {
 			started, next, err := p.fill(ctx, free)
 			switch {
 			case err != nil:
@@ -195,7 +194,7 @@ func (p *pool) loop(ctx context.Context) {
 		case <-q.closing:
 		case <-wake:
 		case <-p.done:
-			p.running--
+			p.running.Add(-1)
 			p.reap() // refill every free slot with one claim
 		case <-p.grow:
 		case <-t.C:
@@ -212,7 +211,7 @@ func (p *pool) reap() {
 	for {
 		select {
 		case <-p.done:
-			p.running--
+			p.running.Add(-1)
 		default:
 			return
 		}
@@ -271,8 +270,7 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 	leases, err := q.claim(ctx, *self, free)
 	p.busy = len(leases) == free
 	for _, l := range leases {
-		p.running++
-		p.leased.Add(1)
+		p.running.Add(1)
 		go p.run(ctx, l, self)
 	}
 	return len(leases), time.Time{}, err
@@ -290,7 +288,7 @@ func (p *pool) run(ctx context.Context, l *lease, self *claimer) {
 		abandon:  p.abandon,
 		ran:      p.ran,
 		next: func() *claimer {
-			if ctx.Err() != nil || q.isClosing() || p.leased.Load() > int64(p.limit()) {
+			if ctx.Err() != nil || q.isClosing() || p.running.Load() > int64(p.limit()) {
 				return nil
 			}
 			return self
@@ -302,7 +300,6 @@ func (p *pool) run(ctx context.Context, l *lease, self *claimer) {
 			q.opts.Logger.Error("litequeue: work", "err", err)
 		}
 	}
-	p.leased.Add(-1)
 	p.done <- struct{}{}
 }
 
@@ -333,10 +330,10 @@ func (p *pool) await(d time.Duration) bool {
 		defer t.Stop()
 		timeout = t.C
 	}
-	for p.running > 0 {
+	for p.running.Load() > 0 {
 		select {
 		case <-p.done:
-			p.running--
+			p.running.Add(-1)
 		case <-timeout:
 			return false
 		}
