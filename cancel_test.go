@@ -142,28 +142,19 @@ func TestQueue_CancelRunningBeforeRenewal(t *testing.T) {
 	var ev events
 	q1, path := openQueue(t, litequeue.Options{OnEvent: ev.record})
 	q2 := openAt(t, path, litequeue.Options{})
-	started, release := make(chan struct{}), make(chan struct{})
-	q1.Handle("slow", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
-		return nil
-	})
+	g := newGate()
+	q1.Handle("slow", g.handle)
 	job := enqueue(t, q1, "slow", nil)
 	done := runDueAsync(q1)
-	<-started
+	<-g.started
 	if err := q2.Cancel(context.Background(), job.ID); err != nil {
 		t.Fatalf("Cancel of a running job: %v", err)
 	}
-	close(release)
+	close(g.release)
 	if r := <-done; r.n != 1 || r.err != nil {
 		t.Fatalf("RunDue = %d, %v; want 1 run", r.n, r.err)
 	}
-	if got := get(t, q1, job.ID); got.State != litequeue.Cancelled {
-		t.Fatalf("state = %s, want cancelled", got.State)
-	}
-	if h := history(t, q1, job.ID); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCancelled {
-		t.Fatalf("history = %+v, want one cancelled run", h)
-	}
+	cancelledOnce(t, q1, job.ID)
 	if diff := cmp.Diff([]string{"job.enqueued", "job.started", "job.cancelled"}, ev.types()); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}

@@ -136,13 +136,11 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 		Clock: clk,
 		Retry: litequeue.Policy{Base: time.Hour, Ceiling: time.Hour, MaxTries: 3},
 	})
-	started := make(chan struct{})
-	release := make(chan struct{})
+	g := newGate()
 	results := make(chan error, 2)
 	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
 		if job.Attempt == 1 {
-			close(started)
-			<-release // past the timeout, and the context's cancellation
+			g.handle(ctx, job) // past the timeout, and the context's cancellation
 		}
 		err := placeOrder(context.WithoutCancel(ctx), q, job)
 		results <- err
@@ -151,7 +149,7 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 	job := enqueue(t, q, "order", nil)
 
 	done := runDueAsync(q)
-	<-started
+	<-g.started
 	waitFor(t, "the run to time out", func() bool {
 		select {
 		case r := <-done:
@@ -164,7 +162,7 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 			return false
 		}
 	})
-	close(release)
+	close(g.release)
 	if err := <-results; !errors.Is(err, litequeue.ErrLeaseLost) {
 		t.Fatalf("stale CompleteTx = %v, want ErrLeaseLost", err)
 	}
@@ -204,23 +202,21 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 // rolls back and the run is recorded as cancelled.
 func TestQueue_CompleteTxCancelled(t *testing.T) {
 	q, _ := openOrders(t, litequeue.Options{})
-	started := make(chan struct{})
-	release := make(chan struct{})
+	g := newGate()
 	results := make(chan error, 1)
 	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
+		g.handle(ctx, job)
 		err := placeOrder(ctx, q, job)
 		results <- err
 		return err
 	})
 	job := enqueue(t, q, "order", nil)
 	done := runDueAsync(q)
-	<-started
+	<-g.started
 	if err := q.Cancel(context.Background(), job.ID); err != nil {
 		t.Fatalf("Cancel of a running job: %v", err)
 	}
-	close(release)
+	close(g.release)
 	if r := <-done; r.n != 1 || r.err != nil {
 		t.Fatalf("RunDue = %d, %v; want 1 run", r.n, r.err)
 	}
@@ -230,10 +226,5 @@ func TestQueue_CompleteTxCancelled(t *testing.T) {
 	if n := orders(t, q, job.ID); n != 0 {
 		t.Fatalf("cancelled job's write committed: %d app rows", n)
 	}
-	if got := get(t, q, job.ID); got.State != litequeue.Cancelled {
-		t.Fatalf("state = %s, want cancelled", got.State)
-	}
-	if h := history(t, q, job.ID); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCancelled {
-		t.Fatalf("history = %+v, want one cancelled run", h)
-	}
+	cancelledOnce(t, q, job.ID)
 }

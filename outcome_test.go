@@ -159,11 +159,11 @@ func TestQueue_Panic(t *testing.T) {
 func TestQueue_Timeout(t *testing.T) {
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
-	started, release, returned := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	g := newGate()
+	returned := make(chan error, 1)
 	var sawCancel bool
 	q.Handle("slow", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
+		g.handle(ctx, job)
 		sawCancel = ctx.Err() != nil
 		returned <- nil
 		return nil
@@ -171,7 +171,7 @@ func TestQueue_Timeout(t *testing.T) {
 	job := enqueue(t, q, "slow", nil)
 
 	done := runDueAsync(q)
-	<-started
+	<-g.started
 	clk.Add(59 * time.Second)
 	select {
 	case <-done:
@@ -182,7 +182,7 @@ func TestQueue_Timeout(t *testing.T) {
 	if r := <-done; r.n != 1 || r.err != nil {
 		t.Fatalf("RunDue = %d, %v; want 1 run (a timed-out run counts)", r.n, r.err)
 	}
-	close(release)
+	close(g.release)
 	<-returned
 	if !sawCancel {
 		t.Error("the handler's context was not cancelled at the timeout")

@@ -68,17 +68,13 @@ func TestQueue_Stats(t *testing.T) {
 
 	// Running, on another Queue on the same file.
 	other := openAt(t, path, litequeue.Options{Clock: clk})
-	started, release := make(chan struct{}), make(chan struct{})
-	other.Handle("slow", func(ctx context.Context, job *litequeue.Job) error {
-		close(started)
-		<-release
-		return nil
-	})
+	g := newGate()
+	other.Handle("slow", g.handle)
 	enqueue(t, q, "slow", nil, reports)
 	done := runDueAsync(other)
-	<-started
+	<-g.started
 	defer func() {
-		close(release)
+		close(g.release)
 		<-done
 	}()
 
