@@ -290,8 +290,9 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 			if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
 				return err
 			}
-			// Room for the rows of our own leases, which are skipped.
-			batch := rescueBatch + q.holding()
+			// Room for the rows that are skipped: those of our own leases,
+			// and those seen expired too recently to rescue.
+			batch := rescueBatch + q.holding() + seen.waiting()
 			var rows []jobRow
 			if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), batch); err != nil {
 				return err

@@ -64,6 +64,15 @@ func (s *sightings) end() {
 	s.pass = nil
 }
 
+// waiting returns how many sightings wait to be confirmed; 0 for nil
+// sightings (RunDue's).
+func (s *sightings) waiting() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.seen)
+}
+
 // ripens returns when the earliest sighting will have waited long enough;
 // zero if there is none.
 func (s *sightings) ripens(wait time.Duration) time.Time {
