@@ -46,9 +46,9 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 // query returns the SELECT of the given columns of the jobs that match the
 // filter, ordered by ID and limited, and its arguments.
 func (f Filter) query(columns string) (string, []any) {
-	where, args := f.where()
+	where, args, index := f.where()
 	from := `litequeue_jobs`
-	if _, _, index := stateCond(f.State); index != "" {
+	if index != "" {
 		from += ` INDEXED BY ` + index
 	}
 	query := `SELECT ` + columns + ` FROM ` + from + where + ` ORDER BY id`
@@ -77,12 +77,12 @@ func stateCond(s State) (cond string, args []any, index string) {
 	return "state = ?", []any{s}, ""
 }
 
-// where returns the filter as a WHERE clause ("" for none) and its
-// arguments. The clause is built from fixed column names only; every value
-// is a parameter.
-func (f Filter) where() (string, []any) {
+// where returns the filter as a WHERE clause ("" for none), its arguments,
+// and the index that holds the filter's state ("" for none; see
+// stateCond). The clause is built from fixed column names and the fixed
+// literals of known states; every other value is a parameter.
+func (f Filter) where() (clause string, args []any, index string) {
 	var conds []string
-	var args []any
 	add := func(col, v string) {
 		if v != "" {
 			conds = append(conds, col+" = ?")
@@ -90,13 +90,14 @@ func (f Filter) where() (string, []any) {
 		}
 	}
 	if f.State != "" {
-		c, a, _ := stateCond(f.State)
-		conds, args = append(conds, c), append(args, a...)
+		var c string
+		c, args, index = stateCond(f.State)
+		conds = append(conds, c)
 	}
 	add("queue", f.Queue)
 	add("kind", f.Kind)
 	if len(conds) == 0 {
-		return "", nil
+		return "", nil, ""
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return " WHERE " + strings.Join(conds, " AND "), args, index
 }
