@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/pelletier/go-toml/v2/unstable"
 )
 
 // LoadConfig reads the Options in a litequeue.toml file:
@@ -37,10 +35,12 @@ import (
 //
 // Durations take Go syntax ("1h30m") with d for days of 24 hours as a
 // leading unit ("14d", "1d12h", "1.5d"); negative durations are refused.
-// As in Options, a key that is omitted or zero takes its default, and an
-// unset key of a named policy inherits the value of [retry]. Every policy is
-// validated after its unset keys are filled in. An empty file gives the
-// defaults. The returned Options carry every value filled in, and leave
+// A key that is omitted takes its default, and an omitted key of a named
+// policy inherits the value of [retry]. A key set to a zero value (0, "0s",
+// "") is an error: in Options zero means "unset", so in a file it would
+// silently mean the default, and "max_tries = 0" or "dead_ttl = \"0s\""
+// would not do what it says. Every policy is validated after its omitted
+// keys are filled in. An empty file gives the defaults. The returned Options carry every value filled in, and leave
 // Clock, Rand, Logger and OnEvent nil.
 //
 // An error in the file (an unknown key or table, a value of the wrong type,
@@ -274,16 +274,19 @@ func (c *configReader) unknown(path []string, v any) {
 	c.errorf(path, "unknown key")
 }
 
-// str returns v as a string, or records that it is not one.
+// str returns v as a string, or records that it is not one or is empty.
 func (c *configReader) str(path []string, v any) string {
 	s, ok := v.(string)
-	if !ok {
+	switch {
+	case !ok:
 		c.errorf(path, "%s is not a string", describe(v))
+	case s == "":
+		c.zero(path, v)
 	}
 	return s
 }
 
-// integer returns v as an int, or records that it is not one.
+// integer returns v as an int, or records that it is not one or is zero.
 func (c *configReader) integer(path []string, v any) int {
 	n, ok := v.(int64)
 	switch {
@@ -291,11 +294,14 @@ func (c *configReader) integer(path []string, v any) int {
 		c.errorf(path, "%s is not an integer", describe(v))
 	case int64(int(n)) != n:
 		c.errorf(path, "%d is out of range", n)
+	case n == 0:
+		c.zero(path, v)
 	}
 	return int(n)
 }
 
-// duration returns v as a duration, or records why it is not one.
+// duration returns v as a duration, or records why it is not one, or that
+// it is zero.
 func (c *configReader) duration(path []string, v any) time.Duration {
 	s, ok := v.(string)
 	if !ok {
@@ -303,43 +309,23 @@ func (c *configReader) duration(path []string, v any) time.Duration {
 		return 0
 	}
 	d, err := ParseDuration(s)
-	if err != nil {
+	switch {
+	case err != nil:
 		c.errorf(path, "%v", err)
+	case d == 0:
+		c.zero(path, v)
 	}
 	return d
 }
 
-// ParseDuration parses a duration as litequeue.toml writes them: Go syntax
-// ("1h30m", "2s", "500ms"), where d, for days of 24 hours, may come first
-// ("14d", "1d12h", "1.5d"). It refuses negative durations.
-func ParseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("%q is not a duration such as \"90s\", \"1h30m\" or \"14d\"", s)
-	if strings.HasPrefix(s, "-") {
-		return 0, fmt.Errorf("duration %q is negative", s)
+// zero records that the key at path is set to its zero value, which
+// Options read as unset: a file leaves a key unset by omitting it.
+func (c *configReader) zero(path []string, v any) {
+	instead := "keep the default"
+	if len(path) > 2 && path[0] == "retry" {
+		instead = "inherit the value of [retry]"
 	}
-	var d time.Duration
-	if days, rest, found := strings.Cut(s, "d"); found {
-		if days == "" || strings.Trim(days, "0123456789.") != "" {
-			return 0, bad
-		}
-		h, err := time.ParseDuration(days + "h")
-		if err != nil || h > math.MaxInt64/24 {
-			return 0, bad
-		}
-		d, s = 24*h, rest
-		if s == "" {
-			return d, nil
-		}
-	}
-	// What follows the days is Go syntax without a sign.
-	if s == "" || strings.IndexByte("0123456789.", s[0]) < 0 {
-		return 0, bad
-	}
-	r, err := time.ParseDuration(s)
-	if err != nil || r > math.MaxInt64-d {
-		return 0, bad
-	}
-	return d + r, nil
+	c.errorf(path, "%s is not allowed: omit the key to %s", describe(v), instead)
 }
 
 // describe shows a decoded TOML value in an error.
@@ -353,83 +339,4 @@ func describe(v any) string {
 		return "an array"
 	}
 	return fmt.Sprint(v)
-}
-
-// keyLines returns the line of each key and table header of a valid TOML
-// document, by its dotted path; for a key named more than once (a table
-// implied by several dotted keys, an array of tables), its first line.
-func keyLines(data []byte) map[string]int {
-	var newlines []int
-	for i, b := range data {
-		if b == '\n' {
-			newlines = append(newlines, i)
-		}
-	}
-	k := keyLiner{lines: make(map[string]int), newlines: newlines}
-	k.p.Reset(data)
-	var table []string
-	for k.p.NextExpression() {
-		switch e := k.p.Expression(); e.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			table = k.key(nil, e.Key())
-		case unstable.KeyValue:
-			k.keyValue(table, e)
-		}
-	}
-	return k.lines
-}
-
-// keyLiner is the state of keyLines.
-type keyLiner struct {
-	p        unstable.Parser
-	lines    map[string]int
-	newlines []int // offsets of '\n' in the document
-}
-
-// keyValue records the lines of the key-value kv under the table at prefix,
-// and of the keys of an inline table it holds.
-func (k *keyLiner) keyValue(prefix []string, kv *unstable.Node) {
-	path := k.key(prefix, kv.Key())
-	if v := kv.Value(); v.Kind == unstable.InlineTable {
-		it := v.Children()
-		for it.Next() {
-			if n := it.Node(); n.Kind == unstable.KeyValue {
-				k.keyValue(path, n)
-			}
-		}
-	}
-}
-
-// key records the line of each part of a dotted key under prefix, and
-// returns the full path.
-func (k *keyLiner) key(prefix []string, it unstable.Iterator) []string {
-	path := slices.Clone(prefix)
-	for it.Next() {
-		n := it.Node()
-		path = append(path, string(n.Data))
-		name := dotted(path)
-		if _, ok := k.lines[name]; !ok {
-			offset := int(n.Raw.Offset)
-			line, _ := slices.BinarySearch(k.newlines, offset)
-			k.lines[name] = line + 1
-		}
-	}
-	return path
-}
-
-// dotted writes a key path as TOML does, quoting the parts that are not
-// bare keys.
-func dotted(path []string) string {
-	var b strings.Builder
-	for i, part := range path {
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		if part != "" && strings.Trim(part, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == "" {
-			b.WriteString(part)
-		} else {
-			b.WriteString(strconv.Quote(part))
-		}
-	}
-	return b.String()
 }

@@ -79,7 +79,6 @@ func TestLoadConfig_Empty(t *testing.T) {
 		"empty":    "",
 		"comments": "# nothing to see\n\n",
 		"tables":   "[retry]\n[queue]\n",
-		"zeros":    "[retry]\nbase = \"0s\"\nmax_tries = 0\npolicy = \"\"\n[queue]\ndead_ttl = \"0d\"\nmax_payload = 0\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -110,7 +109,6 @@ base = "10s"
 [retry.mixed]
 policy = "constant"
 jitter = "none"
-max_tries = 0 # zero inherits, as an omitted key does
 `)
 	retry := litequeue.Policy{
 		Backoff:  litequeue.Linear,
@@ -239,6 +237,27 @@ func TestLoadConfig_Errors(t *testing.T) {
 			`:2: queue.keep_finished: duration "-1h" is negative`},
 		{"negative days", "[retry]\nceiling = \"-1d\"\n",
 			`:2: retry.ceiling: duration "-1d" is negative`},
+
+		// Zero values: in Options they mean "unset", which a file says by
+		// omitting the key.
+		{"zero max_tries", "[retry]\nmax_tries = 0 # no retries?\n",
+			`:2: retry.max_tries: 0 is not allowed: omit the key to keep the default`},
+		{"zero base", "[retry]\nbase = \"0s\"\n",
+			`:2: retry.base: "0s" is not allowed: omit the key to keep the default`},
+		{"zero ceiling in days", "[retry]\nceiling = \"0d\"\n",
+			`:2: retry.ceiling: "0d" is not allowed: omit the key to keep the default`},
+		{"empty policy", "[retry]\npolicy = \"\"\n",
+			`:2: retry.policy: "" is not allowed: omit the key to keep the default`},
+		{"zero in named policy", "[retry.payments]\nmax_tries = 0\n",
+			`:2: retry.payments.max_tries: 0 is not allowed: omit the key to inherit the value of [retry]`},
+		{"zero in inline policy", "[retry]\nfast = { jitter = \"\" }\n",
+			`:2: retry.fast.jitter: "" is not allowed: omit the key to inherit the value of [retry]`},
+		{"zero dead_ttl", "[queue]\ndead_ttl = \"0s\" # keep no dead jobs?\n",
+			`:2: queue.dead_ttl: "0s" is not allowed: omit the key to keep the default`},
+		{"zero max_payload", "[queue]\nmax_payload = 0\n",
+			`:2: queue.max_payload: 0 is not allowed: omit the key to keep the default`},
+		{"empty synchronous", "[queue]\nsynchronous = \"\"\n",
+			`:2: queue.synchronous: "" is not allowed: omit the key to keep the default`},
 
 		// Values out of their limits: the key is the table, the problem
 		// names the field.
