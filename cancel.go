@@ -9,11 +9,12 @@ const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND 
 // Cancel stops a job for good. A pending job — also one scheduled or
 // waiting to retry — becomes cancelled at once, with no history row, and
 // fires job.cancelled. For a running job Cancel records the request and
-// returns nil: its holder, in this process or another, cancels the
-// handler's context at its next lease renewal (within a third of
-// VisibilityTimeout) and records the run as cancelled whatever the handler
-// returns, unless the handler already committed CompleteTx; job.cancelled
-// fires then, from the holder's Queue. Cancel returns ErrNotFound for an
+// returns nil: its holder cancels the handler's context at its next lease
+// renewal and records the run as cancelled whatever the handler returns,
+// unless the handler already committed CompleteTx; job.cancelled fires
+// then, from the holder's Queue. A holder in another Queue, in this
+// process or another, renews within a third of VisibilityTimeout; when
+// this Queue holds the job, Cancel has it renew at once. Cancel returns ErrNotFound for an
 // ID that names no job, and an error naming the state of a job that has
 // already finished.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
@@ -22,9 +23,12 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		return err
 	}
 	defer leave()
-	var ev Event
+	var (
+		ev      Event
+		running bool
+	)
 	err = q.write(ctx, func(tx execer) error {
-		ev = Event{}
+		ev, running = Event{}, false
 		now := q.now()
 		var row jobRow
 		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
@@ -32,6 +36,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		}
 		switch row.State {
 		case Running:
+			running = true
 			_, err := tx.ExecContext(ctx, requestCancelSQL, id)
 			return err
 		case Pending:
@@ -47,6 +52,9 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	}
 	if ev.Type != "" {
 		q.emit(ev)
+	}
+	if running {
+		q.renewNow(id)
 	}
 	return nil
 }

@@ -135,6 +135,82 @@ func TestQueue_CancelRunning(t *testing.T) {
 	}
 }
 
+// TestQueue_CancelRunningInProcess cancels a running job from the Queue
+// that runs it, under RunDue and under Work: the handler's context is
+// cancelled at once, the mock clock standing still, and the run is
+// recorded as cancelled.
+func TestQueue_CancelRunningInProcess(t *testing.T) {
+	for _, runner := range []string{"RunDue", "Work"} {
+		t.Run(runner, func(t *testing.T) {
+			clk := newMock()
+			var ev events
+			q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
+			started := make(chan struct{})
+			causes := make(chan error, 1)
+			q.Handle("slow", func(ctx context.Context, job *litequeue.Job) error {
+				close(started)
+				<-ctx.Done()
+				causes <- context.Cause(ctx)
+				return nil
+			})
+			job := enqueue(t, q, "slow", nil)
+			var wait func()
+			if runner == "RunDue" {
+				done := runDueAsync(q)
+				wait = func() {
+					if r := <-done; r.n != 1 || r.err != nil {
+						t.Errorf("RunDue = %d, %v; want 1 run", r.n, r.err)
+					}
+				}
+			} else {
+				stop := startWork(t, q, litequeue.WorkerOptions{Concurrency: 2})
+				wait = func() {
+					if err := stop(); err != nil {
+						t.Errorf("Work = %v", err)
+					}
+				}
+			}
+			defer wait()
+			<-started
+			if err := q.Cancel(context.Background(), job.ID); err != nil {
+				t.Fatalf("Cancel of a running job: %v", err)
+			}
+			var cause error
+			select {
+			case cause = <-causes:
+			case <-time.After(10 * time.Second):
+				// Free the handler through the renewal, so the test ends.
+				waitFor(t, "the next renewal", func() bool {
+					select {
+					case cause = <-causes:
+						return true
+					default:
+						clk.Add(time.Second)
+						return false
+					}
+				})
+				t.Fatalf("the handler's context was cancelled only at the lease renewal")
+			}
+			if cause == nil || cause.Error() != "litequeue: job cancelled" {
+				t.Fatalf("handler's context cause = %v, want the cancel", cause)
+			}
+			waitFor(t, "the run to be recorded", func() bool { return get(t, q, job.ID).State != litequeue.Running })
+			got := get(t, q, job.ID)
+			if got.State != litequeue.Cancelled || !got.FinishedAt.Equal(epoch) {
+				t.Fatalf("job = %+v, want cancelled at %v", got, epoch)
+			}
+			want := []litequeue.Attempt{{Attempt: 1, StartedAt: epoch, FinishedAt: epoch,
+				Outcome: litequeue.OutcomeCancelled, Worker: workerName(t, q, job.ID)}}
+			if diff := cmp.Diff(want, history(t, q, job.ID)); diff != "" {
+				t.Fatalf("history (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"job.enqueued", "job.started", "job.cancelled"}, ev.types()); diff != "" {
+				t.Fatalf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestQueue_CancelRunningBeforeRenewal cancels a running job whose handler
 // then returns nil before any lease renewal saw the request: the run is
 // still recorded as cancelled, as Cancel promised, not completed.

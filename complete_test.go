@@ -199,9 +199,11 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 
 // TestQueue_CompleteTxCancelled checks that a job whose cancellation was
 // requested while it ran cannot be completed by CompleteTx: the app's write
-// rolls back and the run is recorded as cancelled.
+// rolls back and the run is recorded as cancelled. The request comes from
+// another Queue, so no renewal has shown it to the handler yet.
 func TestQueue_CompleteTxCancelled(t *testing.T) {
-	q, _ := openOrders(t, litequeue.Options{})
+	q, path := openOrders(t, litequeue.Options{})
+	other := openAt(t, path, litequeue.Options{})
 	g := newGate()
 	results := make(chan error, 1)
 	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
@@ -213,7 +215,7 @@ func TestQueue_CompleteTxCancelled(t *testing.T) {
 	job := enqueue(t, q, "order", nil)
 	done := runDueAsync(q)
 	<-g.started
-	if err := q.Cancel(context.Background(), job.ID); err != nil {
+	if err := other.Cancel(context.Background(), job.ID); err != nil {
 		t.Fatalf("Cancel of a running job: %v", err)
 	}
 	close(g.release)

@@ -25,6 +25,10 @@ type lease struct {
 	started time.Time
 	worker  string
 	delay   time.Duration // retry_delay: the wait if this run fails
+	// renewNow, sent to without blocking, asks the run to renew its lease
+	// at once rather than at its next turn: Cancel in this Queue uses it so
+	// that the run sees the request without waiting for the renewal.
+	renewNow chan struct{}
 }
 
 // claimSQL walks the claim index in claim order and stops at the limit.
@@ -129,7 +133,7 @@ func (q *Queue) hold(leases ...*lease) {
 	q.heldMu.Lock()
 	defer q.heldMu.Unlock()
 	for _, l := range leases {
-		q.held[l.job.ID] = l.job.token
+		q.held[l.job.ID] = l
 	}
 }
 
@@ -138,7 +142,7 @@ func (q *Queue) hold(leases ...*lease) {
 func (q *Queue) unhold(l *lease) {
 	q.heldMu.Lock()
 	defer q.heldMu.Unlock()
-	if q.held[l.job.ID] == l.job.token {
+	if q.held[l.job.ID] == l {
 		delete(q.held, l.job.ID)
 	}
 }
@@ -148,8 +152,21 @@ func (q *Queue) unhold(l *lease) {
 func (q *Queue) holds(id, token int64) bool {
 	q.heldMu.Lock()
 	defer q.heldMu.Unlock()
-	t, ok := q.held[id]
-	return ok && t == token
+	l, ok := q.held[id]
+	return ok && l.job.token == token
+}
+
+// renewNow asks the run of this Queue that holds the job's lease, if one
+// does, to renew the lease at once.
+func (q *Queue) renewNow(id int64) {
+	q.heldMu.Lock()
+	defer q.heldMu.Unlock()
+	if l, ok := q.held[id]; ok {
+		select {
+		case l.renewNow <- struct{}{}:
+		default: // a renewal is asked for already
+		}
+	}
 }
 
 // holding returns how many leases this Queue's runs hold.
@@ -219,7 +236,8 @@ func (q *Queue) lease(row *jobRow, worker string, now time.Time) *lease {
 	row.State, row.Attempt, row.Token, row.Cancel = Running, row.Attempt+1, row.Token+1, false
 	row.LeaseUntil, row.StartedAt = ms(now.Add(q.opts.VisibilityTimeout)), ms(now)
 	row.Worker, row.RetryDelay = worker, delay.Milliseconds()
-	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, delay: delay}
+	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, delay: delay,
+		renewNow: make(chan struct{}, 1)}
 }
 
 const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?

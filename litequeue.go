@@ -30,7 +30,7 @@ type Queue struct {
 	eventMu sync.Mutex
 
 	heldMu sync.Mutex
-	held   map[int64]int64 // job ID → token of each lease this Queue's runs hold
+	held   map[int64]*lease // by job ID, each lease this Queue's runs hold
 
 	walWarned atomic.Int64 // the -wal size last warned about (see walGrowth)
 
@@ -131,7 +131,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		path:     path,
 		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
 		handlers: make(map[string]*handler),
-		held:     make(map[int64]int64),
+		held:     make(map[int64]*lease),
 		wake:     make(chan struct{}),
 		closing:  make(chan struct{}),
 	}

@@ -50,8 +50,9 @@ type steer struct {
 
 // execute runs the lease's handler on a goroutine of its own and commits
 // how the run ended. While it waits it renews the lease every third of
-// VisibilityTimeout, and cancels the handler's context when Cancel asks
-// the job to stop or the lease is lost. When the handler's timeout passes
+// VisibilityTimeout, and at once when Cancel in this Queue asks (see
+// lease.renewNow), and cancels the handler's context when Cancel asks the
+// job to stop or the lease is lost. When the handler's timeout passes
 // it records the run as timed_out at once and leaves the handler behind:
 // its eventual result is discarded.
 //
@@ -116,6 +117,7 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 		start()
 	}
 	for {
+		renewing := false
 		select {
 		case waiting <- struct{}{}:
 			holding = true
@@ -141,20 +143,9 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 				delay:   l.delay,
 			}, next())
 		case <-renew.C:
-			switch err := q.renew(ctx, l); {
-			case result == nil && errors.Is(err, ErrLeaseLost):
-				return nil, nil // never started: nothing to record
-			case result == nil && errors.Is(err, errCancelRequested):
-				return q.settleRun(ctx, l, ending{outcome: OutcomeCancelled}, next())
-			case errors.Is(err, ErrLeaseLost), errors.Is(err, errCancelRequested):
-				if cause == nil {
-					cause = err
-					cancel(err)
-				}
-			case err != nil:
-				q.opts.Logger.Error("litequeue: renew lease", "job", l.job.ID, "err", err)
-			}
-			renew.Reset(every)
+			renewing = true
+		case <-l.renewNow:
+			renewing = true
 		case <-st.shutdown:
 			st.shutdown = nil
 			if result == nil {
@@ -167,6 +158,23 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 		case <-st.abandon:
 			return nil, nil
 		}
+		if !renewing {
+			continue
+		}
+		switch err := q.renew(ctx, l); {
+		case result == nil && errors.Is(err, ErrLeaseLost):
+			return nil, nil // never started: nothing to record
+		case result == nil && errors.Is(err, errCancelRequested):
+			return q.settleRun(ctx, l, ending{outcome: OutcomeCancelled}, next())
+		case errors.Is(err, ErrLeaseLost), errors.Is(err, errCancelRequested):
+			if cause == nil {
+				cause = err
+				cancel(err)
+			}
+		case err != nil:
+			q.opts.Logger.Error("litequeue: renew lease", "job", l.job.ID, "err", err)
+		}
+		renew.Reset(every)
 	}
 }
 
