@@ -19,13 +19,14 @@ const DefaultQueue = "default"
 type EnqueueOption func(*enqueueConfig)
 
 type enqueueConfig struct {
-	queue     string
-	delay     time.Duration
-	at        time.Time // used when atSet; else now + delay
-	atSet     bool
-	priority  int
-	uniqueKey string
-	maxTries  int
+	queue       string
+	delay       time.Duration
+	at          time.Time // used when atSet; else now + delay
+	atSet       bool
+	priority    int
+	uniqueKey   string
+	maxTries    int // used when maxTriesSet; else the handler's policy
+	maxTriesSet bool
 }
 
 // OnQueue puts the job on the named queue. Default: "default".
@@ -58,9 +59,10 @@ func UniqueKey(key string) EnqueueOption {
 	return func(c *enqueueConfig) { c.uniqueKey = key }
 }
 
-// MaxTries overrides the policy's MaxTries for this job, 1…50.
+// MaxTries overrides the policy's MaxTries for this job, 1…50; Enqueue
+// refuses any other n, 0 too.
 func MaxTries(n int) EnqueueOption {
-	return func(c *enqueueConfig) { c.maxTries = n }
+	return func(c *enqueueConfig) { c.maxTries, c.maxTriesSet = n, true }
 }
 
 // Enqueue adds a job of the given kind and returns it as stored, once the
@@ -164,7 +166,7 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 		return fail("empty queue name")
 	case !cfg.atSet && cfg.delay < 0:
 		return fail("negative delay %v", cfg.delay)
-	case cfg.maxTries != 0 && (cfg.maxTries < 1 || cfg.maxTries > MaxTriesLimit):
+	case cfg.maxTriesSet && (cfg.maxTries < 1 || cfg.maxTries > MaxTriesLimit):
 		return fail("max_tries %d is outside 1…%d", cfg.maxTries, MaxTriesLimit)
 	}
 	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads))}

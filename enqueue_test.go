@@ -73,6 +73,7 @@ func TestQueue_Enqueue(t *testing.T) {
 			{"", nil, nil, "empty kind"},
 			{"k", nil, []litequeue.EnqueueOption{litequeue.Delay(-time.Second)}, "negative delay -1s"},
 			{"k", nil, []litequeue.EnqueueOption{litequeue.MaxTries(51)}, "max_tries 51 is outside 1…50"},
+			{"k", nil, []litequeue.EnqueueOption{litequeue.MaxTries(0)}, "max_tries 0 is outside 1…50"},
 			{"k", nil, []litequeue.EnqueueOption{litequeue.OnQueue("")}, "empty queue name"},
 			{"k", strings.Repeat("x", 20), nil, "payload of 22 bytes is over the limit of 10 bytes"},
 			{"k", func() {}, nil, "encode payload"},
