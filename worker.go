@@ -168,7 +168,7 @@ func (p *pool) loop(ctx context.Context) {
 	for {
 		if now := q.now(); swept.IsZero() || now.Sub(swept) >= sweepEvery || now.Before(swept) { // Before: the clock went back
 			swept = now
-			if err := q.sweep(ctx); err != nil {
+			if err := q.sweep(ctx); err != nil && ctx.Err() == nil {
 				q.opts.Logger.Error("litequeue: retention", "err", err)
 			}
 		}
@@ -177,6 +177,10 @@ func (p *pool) loop(ctx context.Context) {
 		if free := p.limit() - int(p.running.Load()); free > 0 {
 			started, next, err := p.fill(ctx, free)
 			switch {
+			case err != nil && ctx.Err() != nil:
+				// Work is stopping and cut the claim short: its write
+				// rolled back, nothing was leased.
+				return
 			case err != nil:
 				q.opts.Logger.Error("litequeue: work", "err", err)
 				wait = errorBackoff

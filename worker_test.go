@@ -3,6 +3,9 @@ package litequeue_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,4 +250,65 @@ func TestQueue_StaleHolderRefused(t *testing.T) {
 	if diff := cmp.Diff(want, h[0]); diff != "" {
 		t.Fatalf("lease_expired row (-want +got):\n%s", diff)
 	}
+}
+
+// TestWork_StopsQuietly stops Work at many moments of a busy drain, so that
+// some stops cut a claim short: that is no error, and none is logged.
+func TestWork_StopsQuietly(t *testing.T) {
+	var logged errorLog
+	q, _ := openQueue(t, litequeue.Options{Logger: slog.New(&logged)})
+	var runs atomic.Int32
+	var stop atomic.Pointer[context.CancelFunc]
+	target := atomic.Int32{}
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		if runs.Add(1) == target.Load() {
+			(*stop.Load())()
+		}
+		return nil
+	})
+	for round := range 40 {
+		if _, err := q.EnqueueMany(context.Background(), "k", make([]any, 100)); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stop.Store(&cancel)
+		runs.Store(0)
+		target.Store(int32(1 + round%25))
+		if err := q.Work(ctx, litequeue.WorkerOptions{Concurrency: 8}); err != nil {
+			t.Fatalf("round %d: Work = %v", round, err)
+		}
+		cancel()
+	}
+	if errs := logged.errors(); len(errs) != 0 {
+		t.Fatalf("Work logged errors while stopping: %q", errs)
+	}
+}
+
+// errorLog is a slog.Handler that keeps the messages of errors.
+type errorLog struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *errorLog) Enabled(_ context.Context, level slog.Level) bool { return level >= slog.LevelError }
+
+func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		msg += fmt.Sprintf(" %s=%v", a.Key, a.Value)
+		return true
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msgs = append(l.msgs, msg)
+	return nil
+}
+
+func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *errorLog) WithGroup(string) slog.Handler      { return l }
+
+func (l *errorLog) errors() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.msgs)
 }
