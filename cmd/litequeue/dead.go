@@ -9,6 +9,20 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
+// deadUsage is the help of "dead".
+const deadUsage = `usage: litequeue dead list|retry|purge ...
+
+  dead list [--queue Q] [--kind K] [--limit N] [--json]
+                    the dead letters, oldest death first
+  dead retry ID...  replay dead jobs: pending again, tries reset, history kept
+  dead retry --all [--queue Q] [--kind K] [--dry-run] [--yes]
+                    replay every dead job the filter matches
+  dead purge [--older-than D] [--dry-run] [--yes]
+                    delete dead jobs and their history for good
+
+Run "litequeue dead COMMAND -h" for the flags of one.
+`
+
 // dead runs "dead list", "dead retry" and "dead purge".
 func (c *cli) dead(ctx context.Context, args []string) error {
 	const use = "dead list|retry|purge ..."
@@ -22,6 +36,9 @@ func (c *cli) dead(ctx context.Context, args []string) error {
 		return c.deadRetry(ctx, args[1:])
 	case "purge":
 		return c.deadPurge(ctx, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stdout, deadUsage)
+		return nil
 	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("unknown command \"dead %s\"", args[0]), hint: use}
 }
@@ -209,11 +226,11 @@ func (c *cli) deadPurge(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	which := "dead job"
 	if *olderThan > 0 {
-		which = fmt.Sprintf("job dead for %v or more", shortDur(*olderThan))
+		fmt.Fprintf(c.stdout, "%s dead for %s or more\n", plural(n, "job"), shortDur(*olderThan))
+	} else {
+		fmt.Fprintf(c.stdout, "%s\n", plural(n, "dead job"))
 	}
-	fmt.Fprintf(c.stdout, "%s\n", plural(n, which))
 	switch {
 	case n == 0:
 		return nil

@@ -204,6 +204,16 @@ func TestDeadPurge(t *testing.T) {
 	if got, want := r.stdout, "2 dead jobs\ndry run: nothing deleted\n"; got != want {
 		t.Errorf("dry run: %q, want %q", got, want)
 	}
+	for older, want := range map[string]string{
+		"50s": "2 jobs dead for 50s or more\n",
+		"1d":  "0 jobs dead for 1d or more\n",
+		"36h": "0 jobs dead for 1d12h or more\n",
+	} {
+		r := mustRun(t, fx.cli(""), "dead", "purge", "--older-than", older, "--dry-run")
+		if !strings.HasPrefix(r.stdout, want) {
+			t.Errorf("--older-than %s: %q, want %q first", older, r.stdout, want)
+		}
+	}
 	r = runCLI(t, fx.cli(""), "dead", "purge", "--older-than", "53s")
 	if r.code != exitUsage || r.stdout != "1 job dead for 53s or more\n" || !strings.Contains(r.stderr, "refusing to delete 1 job") {
 		t.Errorf("without --yes or a terminal: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)

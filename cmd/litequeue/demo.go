@@ -48,11 +48,15 @@ const (
 func (c *cli) demo(ctx context.Context, args []string) error {
 	const use = "demo [--db PATH] [--jobs N] [--resume]"
 	fs := c.flagSet("demo", use)
+	fs.Lookup("db").Usage = "the demo's database `path` (default ./" + demoDB + "; never $LITEQUEUE_DB, as the demo replaces the file)"
 	emails := fs.Int("jobs", 500, "how many `N` email jobs to run")
 	resume := fs.Bool("resume", false, "run the pending jobs of an earlier demo (those replayed since), with the causes of failure fixed")
 	_, err := fs.parse(args, 0, 0)
 	if err != nil {
 		return err
+	}
+	if c.config != "" {
+		return usageErrorf("the demo takes no --config: it runs on retry policies of its own")
 	}
 	if *emails < 1 || *emails > 100_000 {
 		return usageErrorf("--jobs %d is outside 1…100000", *emails)
@@ -145,7 +149,7 @@ func (d *demoRun) run(ctx context.Context) error {
 	w := c.stdout
 	fmt.Fprintf(w, "litequeue demo, in %s\n\n", d.path)
 	tw := newTable(w)
-	fmt.Fprintf(tw, "  email.send\t%d jobs on queue default; the mail server fails 30%% of sends, retried up to\n", d.emails)
+	fmt.Fprintf(tw, "  email.send\t%s on queue default; the mail server fails 30%% of sends, retried up to\n", plural(d.emails, "job"))
 	fmt.Fprintf(tw, "\t4 tries; and %s (1 address in %d) never answers\n", deadDomain, deadEvery)
 	fmt.Fprintf(tw, "  invoice.render\t%d jobs on queue billing; their template is missing: Permanent, dead at once\n", demoInvoices)
 	fmt.Fprintf(tw, "  retry policy\t%s\n", describePolicy(demoPolicy))
@@ -293,7 +297,7 @@ func (d *demoRun) progress(last bool) {
 	full := finished * width / d.total
 	bar := strings.Repeat("█", full) + strings.Repeat("░", width-full)
 	fmt.Fprintf(c.stderr, "\r  %s %d/%d jobs finished · %d retries · %d dead · %v ",
-		bar, finished, d.total, retries, deaths, time.Since(d.start).Round(100*time.Millisecond))
+		bar, finished, d.total, retries, deaths, time.Since(d.start).Round(10*time.Millisecond))
 	if last {
 		fmt.Fprintln(c.stderr)
 	}

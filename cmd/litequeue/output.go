@@ -149,6 +149,27 @@ func orDash(s string) string {
 	return s
 }
 
+// shortDur shows a duration as the command reads them, without trailing
+// zero units: "1m", not "1m0s"; "14d", not "336h0m0s"; "1d12h".
+func shortDur(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d >= day {
+		days := fmt.Sprintf("%dd", d/day)
+		if d%day == 0 {
+			return days
+		}
+		return days + shortDur(d%day)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
 // plural returns "1 job" or "2 jobs".
 func plural(n int, noun string) string {
 	if n == 1 {

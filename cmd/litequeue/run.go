@@ -40,7 +40,7 @@ Inspect (read-only, safe while the app runs; each takes --json):
   dead list               dead letters [--queue Q] [--kind K] [--limit N]
   check                   integrity, schema version, WAL size, counts; exit 1 if wrong
   policy [NAME]           the worst-case retry schedule of a policy
-  policy simulate [NAME] --jobs N --outage D [--svg FILE]
+  policy simulate [NAME] --jobs N --outage D [--svg FILE] [--seed S]
                           what a dependency sees when N jobs fail together
 
 Change (through the library's write path, beside running workers):
@@ -48,11 +48,13 @@ Change (through the library's write path, beside running workers):
   dead purge              delete dead jobs [--older-than D] [--dry-run] [--yes]
   cancel ID...            cancel pending or running jobs
   enqueue KIND [JSON]     add a job [--queue Q] [--delay D] [--priority P] [--unique KEY]
+                          [--max-tries N] [--json]
 
 Other:
   demo                    a self-contained tour on a new database [--db PATH] [--jobs N]
+                          [--resume]
   version                 the module and Go versions
-  help                    this text
+  help [COMMAND]          this text, or the flags of a command
 
 The database is --db, else $LITEQUEUE_DB, else ./litequeue.db; policies come
 from --config (a litequeue.toml), else the defaults. Flags may follow the
@@ -118,8 +120,16 @@ func selfName() string {
 // run runs args and turns the outcome into an exit status, writing the
 // error, if any, to stderr.
 func (c *cli) run(ctx context.Context, args []string) int {
+	out := &errWriter{w: c.stdout}
+	c.stdout = out
 	err := c.dispatch(ctx, args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, flag.ErrHelp) {
+		err = nil
+	}
+	if err == nil && out.err != nil {
+		err = fmt.Errorf("write output: %w", out.err)
+	}
+	if err == nil {
 		return exitOK
 	}
 	code := exitFailure
@@ -136,6 +146,23 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "usage: litequeue %s\n", ee.hint)
 	}
 	return code
+}
+
+// errWriter keeps the first error of its writes, so that output written
+// without checking each write (a table, a line of text) still fails the
+// command when it did not all get out: stdout on a full disk, say.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
 }
 
 // exitError carries an exit status other than 1. A nil err means the
@@ -188,7 +215,7 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 	fs.SetOutput(io.Discard)
 	c.globalFlags(fs)
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(c.stderr, usage)
+		fmt.Fprint(c.stdout, usage)
 		return err
 	} else if err != nil {
 		return &exitError{code: exitUsage, err: err, hint: "[--db PATH] [--config FILE] COMMAND [ARGS]"}
@@ -200,8 +227,12 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 	}
 	name, args := args[0], args[1:]
 	if name == "help" {
-		fmt.Fprint(c.stdout, usage)
-		return nil
+		if len(args) == 0 {
+			fmt.Fprint(c.stdout, usage)
+			return nil
+		}
+		// "help dead retry" is "dead retry -h".
+		name, args = args[0], append(args[1:], "-h")
 	}
 	i := slices.IndexFunc(commands(), func(cmd command) bool { return cmd.name == name })
 	if i < 0 {
@@ -212,8 +243,28 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 
 // globalFlags adds --db and --config to fs.
 func (c *cli) globalFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.db, "db", c.db, "the database `path` (default $LITEQUEUE_DB, else ./"+defaultDB+")")
-	fs.StringVar(&c.config, "config", c.config, "a litequeue.toml `file` with the retry policies")
+	fs.Var(pathFlag{&c.db}, "db", "the database `path` (default $LITEQUEUE_DB, else ./"+defaultDB+")")
+	fs.Var(pathFlag{&c.config}, "config", "a litequeue.toml `file` with the retry policies")
+}
+
+// pathFlag is a flag naming a file, which must not be empty: an empty
+// --db would quietly fall back to $LITEQUEUE_DB, an empty --config to the
+// default policies.
+type pathFlag struct{ p *string }
+
+func (f pathFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+func (f pathFlag) Set(s string) error {
+	if s == "" {
+		return errors.New("the path is empty")
+	}
+	*f.p = s
+	return nil
 }
 
 // flagSet is the flags of one command.
@@ -258,11 +309,11 @@ func (fs *flagSet) parse(args []string, lo, hi int) ([]string, error) {
 }
 
 // error turns an error of flag.Parse into a usage error, or writes the
-// help for flag.ErrHelp.
+// help, on stdout, for flag.ErrHelp.
 func (fs *flagSet) error(err error) error {
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(fs.c.stderr, "usage: litequeue %s\n\nflags:\n", fs.use)
-		fs.SetOutput(fs.c.stderr)
+		fmt.Fprintf(fs.c.stdout, "usage: litequeue %s\n\nflags:\n", fs.use)
+		fs.SetOutput(fs.c.stdout)
 		fs.PrintDefaults()
 		return err
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -39,6 +41,10 @@ func TestRun_ExitCodes(t *testing.T) {
 		{[]string{"policy", "simulate", "--outage", "40d"}, exitUsage, "--outage 960h0m0s is over the limit"},
 		{[]string{"policy", "simulate", "--outage", "soon"}, exitUsage, `"soon" is not a duration`},
 		{[]string{"show", "999"}, exitFailure, "no job 999"},
+		{[]string{"help", "frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{[]string{"--db=", "stats"}, exitUsage, `invalid value "" for flag -db: the path is empty`},
+		{[]string{"list", "--config", ""}, exitUsage, `invalid value "" for flag -config: the path is empty`},
+		{[]string{"--config", "testdata/bad.toml", "demo"}, exitUsage, "the demo takes no --config"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -58,9 +64,28 @@ func TestRun_Help(t *testing.T) {
 	if !strings.HasPrefix(r.stdout, "usage: litequeue") {
 		t.Errorf("help: %q", r.stdout)
 	}
-	r = mustRun(t, testCLI(""), "list", "-h")
-	if !strings.Contains(r.stderr, "usage: litequeue list") || !strings.Contains(r.stderr, "-state") {
-		t.Errorf("list -h: %q", r.stderr)
+	for _, args := range [][]string{{"-h"}, {"--help"}} {
+		if r := mustRun(t, testCLI(""), args...); !strings.HasPrefix(r.stdout, "usage: litequeue") || r.stderr != "" {
+			t.Errorf("%s: stdout %q, stderr %q", args, r.stdout, r.stderr)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string // the start of stdout
+		flag string // a flag the help shows
+	}{
+		{[]string{"list", "-h"}, "usage: litequeue list", "-state"},
+		{[]string{"help", "list"}, "usage: litequeue list", "-state"},
+		{[]string{"dead", "-h"}, "usage: litequeue dead list|retry|purge", "dead purge [--older-than D]"},
+		{[]string{"help", "dead"}, "usage: litequeue dead list|retry|purge", "dead purge [--older-than D]"},
+		{[]string{"help", "dead", "retry"}, "usage: litequeue dead retry", "-all"},
+		{[]string{"help", "policy", "simulate"}, "usage: litequeue policy simulate", "-outage"},
+		{[]string{"demo", "-h"}, "usage: litequeue demo", "never $LITEQUEUE_DB"},
+	} {
+		r := mustRun(t, testCLI(""), tt.args...)
+		if !strings.HasPrefix(r.stdout, tt.want) || !strings.Contains(r.stdout, tt.flag) || r.stderr != "" {
+			t.Errorf("%s: stdout %q, stderr %q; want %q with %q", tt.args, r.stdout, r.stderr, tt.want, tt.flag)
+		}
 	}
 }
 
@@ -77,3 +102,22 @@ func TestParse_FlagsAfterArguments(t *testing.T) {
 		t.Errorf("got %q, yes %v, queue %q", pos, *yes, *q)
 	}
 }
+
+// TestRun_OutputFails checks that a command whose output cannot be written
+// (stdout on a full disk) fails, also when it writes a table or text.
+func TestRun_OutputFails(t *testing.T) {
+	for _, args := range [][]string{{"policy"}, {"policy", "--json"}, {"version"}, {"help"}} {
+		c := testCLI("")
+		var stderr strings.Builder
+		c.stdout, c.stderr = fullDisk{}, &stderr
+		code := c.run(context.Background(), args)
+		if code != exitFailure || !strings.Contains(stderr.String(), "no space left on device") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 naming the write error", args, code, stderr.String())
+		}
+	}
+}
+
+// fullDisk is a writer that takes nothing.
+type fullDisk struct{}
+
+func (fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }

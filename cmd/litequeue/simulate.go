@@ -357,19 +357,6 @@ func timeAxis(n int, bucket time.Duration) string {
 	return b.String()
 }
 
-// shortDur shows a duration without trailing zero units: "1m", not
-// "1m0s".
-func shortDur(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
-}
-
 // fmtRate shows a rate of attempts per second.
 func fmtRate(r float64) string {
 	if r >= 10 || r == float64(int64(r)) {
