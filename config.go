@@ -158,6 +158,10 @@ func (c *configReader) retry(o *Options, path []string, t map[string]any) {
 			c.unknown(keyPath, v)
 			continue
 		}
+		if key == "" {
+			c.errorf(keyPath, "a named policy needs a name")
+			continue
+		}
 		var p Policy
 		for k, v := range named {
 			if kp := append(slices.Clip(keyPath), k); !c.policyKey(&p, kp, v) {

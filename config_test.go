@@ -197,6 +197,8 @@ func TestLoadConfig_Errors(t *testing.T) {
 			`:2: workers: unknown table`},
 		{"unknown top-level key", "\ndebug = true\n",
 			`:2: debug: unknown key`},
+		{"policy without a name", "[retry.\"\"]\nmax_tries = 3\n",
+			`:1: retry."": a named policy needs a name`},
 		{"quoted key", "[retry.\"a.b\"]\n\"max tries\" = 3\n",
 			`:2: retry."a.b"."max tries": unknown key`},
 

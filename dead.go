@@ -70,6 +70,9 @@ func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
 		return 0, err
 	}
 	defer leave()
+	if err := f.check(); err != nil {
+		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
+	}
 	if f.State != "" && f.State != Dead {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: the filter's state is %s, not dead", f.State)
 	}

@@ -41,7 +41,8 @@ func Delay(d time.Duration) EnqueueOption {
 }
 
 // At makes the job due at t; a t in the past makes it due at once. Delay
-// and At: the last one given wins.
+// and At: the last one given wins. The zero time.Time is refused: it is an
+// unset time far more often than a wish to run at once.
 func At(t time.Time) EnqueueOption {
 	return func(c *enqueueConfig) { c.at, c.atSet, c.delay = t, true, 0 }
 }
@@ -68,11 +69,11 @@ func MaxTries(n int) EnqueueOption {
 // Enqueue adds a job of the given kind and returns it as stored, once the
 // commit is durable. payload is encoded as JSON, except []byte and
 // json.RawMessage, which are stored byte for byte. It refuses, writing
-// nothing: an empty kind or queue, a negative delay, MaxTries outside 1…50,
-// and a payload over Options.MaxPayload. An in-process Work loop that is
+// nothing: an empty kind or queue, a negative delay, At the zero time,
+// MaxTries outside 1…50, and a payload over Options.MaxPayload. An in-process Work loop that is
 // idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
-	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts)
+	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -80,12 +81,11 @@ func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...E
 }
 
 // EnqueueMany adds one job per payload, all with the same options, in one
-// transaction: all are added or none. It refuses UniqueKey.
+// transaction: all are added or none. It refuses what Enqueue refuses, and
+// UniqueKey, even for one payload: one key cannot name many jobs. With no
+// payloads it checks its arguments and adds nothing.
 func (q *Queue) EnqueueMany(ctx context.Context, kind string, payloads []any, opts ...EnqueueOption) ([]*Job, error) {
-	if len(payloads) == 0 {
-		return nil, nil
-	}
-	return q.enqueue(ctx, kind, payloads, opts)
+	return q.enqueue(ctx, kind, payloads, opts, true)
 }
 
 // EnqueueTx adds a job inside the caller's transaction, begun on DB(): the
@@ -108,18 +108,21 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 	return jobs[0], nil
 }
 
-func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts []EnqueueOption) ([]*Job, error) {
+// enqueue is Enqueue, or EnqueueMany if many.
+func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts []EnqueueOption, many bool) ([]*Job, error) {
 	leave, err := q.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer leave()
 	batch, err := q.newBatch(kind, payloads, opts)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if len(payloads) > 1 && batch.cfg.uniqueKey != "" {
-		return nil, fmt.Errorf("litequeue: enqueue %s: UniqueKey %q cannot name %d jobs", kind, batch.cfg.uniqueKey, len(payloads))
+	case many && batch.cfg.uniqueKey != "":
+		return nil, fmt.Errorf("litequeue: enqueue %s: EnqueueMany refuses UniqueKey %q: one key cannot name many jobs", kind, batch.cfg.uniqueKey)
+	case len(payloads) == 0:
+		return nil, nil
 	}
 	var jobs []*Job
 	var at time.Time
@@ -166,6 +169,8 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 		return fail("empty queue name")
 	case !cfg.atSet && cfg.delay < 0:
 		return fail("negative delay %v", cfg.delay)
+	case cfg.atSet && cfg.at.IsZero():
+		return fail("At the zero time.Time (unset?)")
 	case cfg.maxTriesSet && (cfg.maxTries < 1 || cfg.maxTries > MaxTriesLimit):
 		return fail("max_tries %d is outside 1…%d", cfg.maxTries, MaxTriesLimit)
 	}

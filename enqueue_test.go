@@ -74,6 +74,7 @@ func TestQueue_Enqueue(t *testing.T) {
 			{"k", nil, []litequeue.EnqueueOption{litequeue.Delay(-time.Second)}, "negative delay -1s"},
 			{"k", nil, []litequeue.EnqueueOption{litequeue.MaxTries(51)}, "max_tries 51 is outside 1…50"},
 			{"k", nil, []litequeue.EnqueueOption{litequeue.MaxTries(0)}, "max_tries 0 is outside 1…50"},
+			{"k", nil, []litequeue.EnqueueOption{litequeue.At(time.Time{})}, "At the zero time.Time"},
 			{"k", nil, []litequeue.EnqueueOption{litequeue.OnQueue("")}, "empty queue name"},
 			{"k", strings.Repeat("x", 20), nil, "payload of 22 bytes is over the limit of 10 bytes"},
 			{"k", func() {}, nil, "encode payload"},
@@ -84,9 +85,14 @@ func TestQueue_Enqueue(t *testing.T) {
 				t.Errorf("Enqueue(%q, %v): err %v, want one containing %q", b.kind, b.payload, err, b.want)
 			}
 		}
-		_, err := q.EnqueueMany(ctx, "k", []any{1, 2}, litequeue.UniqueKey("u"))
-		if err == nil || !strings.Contains(err.Error(), `UniqueKey "u" cannot name 2 jobs`) {
-			t.Errorf("EnqueueMany with UniqueKey: err %v", err)
+		for _, payloads := range [][]any{{1, 2}, {1}} {
+			_, err := q.EnqueueMany(ctx, "k", payloads, litequeue.UniqueKey("u"))
+			if err == nil || !strings.Contains(err.Error(), `EnqueueMany refuses UniqueKey "u"`) {
+				t.Errorf("EnqueueMany of %d with UniqueKey: err %v", len(payloads), err)
+			}
+		}
+		if _, err := q.EnqueueMany(ctx, "", nil); err == nil || !strings.Contains(err.Error(), "empty kind") {
+			t.Errorf("EnqueueMany of nothing with an empty kind: err %v", err)
 		}
 		if jobs, err := q.List(ctx, litequeue.Filter{}); err != nil || len(jobs) != 0 {
 			t.Fatalf("List after refusals: %d jobs, err %v; want none", len(jobs), err)

@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -32,7 +33,9 @@ const historySQL = `SELECT attempt, started_at, finished_at, outcome, error, err
 // between two runs makes go backwards. It returns ErrNotFound for an ID
 // that names no job.
 func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
-	if _, err := q.Get(ctx, id); err != nil {
+	if _, err := q.Get(ctx, id); errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("litequeue: history of job %d: %w", id, ErrNotFound)
+	} else if err != nil {
 		return nil, err
 	}
 	leave, err := q.enter()

@@ -31,6 +31,9 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 		return nil, err
 	}
 	defer leave()
+	if err := f.check(); err != nil {
+		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
+	}
 	query, args := f.query(jobColumns)
 	var rows []jobRow
 	if err := q.db.SelectContext(ctx, &rows, query, args...); err != nil {

@@ -57,6 +57,16 @@ func (r *jobRow) job() *Job {
 // ms converts a time to the stored Unix milliseconds.
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
+// msUp is ms rounded up to the next whole millisecond, for an end that
+// must not come early.
+func msUp(t time.Time) int64 {
+	v := t.UnixMilli()
+	if fromMS(v).Before(t) {
+		v++
+	}
+	return v
+}
+
 // fromMS converts stored Unix milliseconds back to a time.
 func fromMS(v int64) time.Time { return time.UnixMilli(v) }
 

@@ -21,7 +21,9 @@ const markSQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
 	ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at`
 
 // Seen reports whether key was marked and has not expired: a key marked at
-// T with ttl D is seen while the injected clock reads before T+D.
+// T with ttl D is seen while the injected clock reads before T+D. Expiry is
+// kept in whole milliseconds, rounded up: a key may be seen for up to a
+// millisecond past T+D, never for less than D.
 func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 	leave, err := q.enter()
 	if err != nil {
@@ -89,6 +91,6 @@ func checkKey(key string, ttl time.Duration) error {
 
 // mark records key until expires in tx.
 func mark(ctx context.Context, tx execer, key string, expires time.Time) error {
-	_, err := tx.ExecContext(ctx, markSQL, key, ms(expires))
+	_, err := tx.ExecContext(ctx, markSQL, key, msUp(expires))
 	return err
 }

@@ -37,6 +37,31 @@ func TestQueue_Mark(t *testing.T) {
 	at(4*time.Hour, false)
 }
 
+// TestQueue_MarkBetweenMilliseconds marks keys on a clock between two
+// milliseconds, with ttls under one: each is seen for at least its ttl
+// (expiry is kept in milliseconds, rounded up), and gone a millisecond
+// later.
+func TestQueue_MarkBetweenMilliseconds(t *testing.T) {
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	start := epoch.Add(300 * time.Microsecond)
+	for _, ttl := range []time.Duration{time.Nanosecond, 500 * time.Microsecond, 2 * time.Millisecond} {
+		key := "k" + ttl.String()
+		clk.Set(start)
+		mark(t, q, key, ttl)
+		for _, d := range []time.Duration{0, ttl - time.Nanosecond} {
+			clk.Set(start.Add(d))
+			if !seen(t, q, key) {
+				t.Errorf("ttl %v: not seen at +%v", ttl, d)
+			}
+		}
+		clk.Set(start.Add(ttl + time.Millisecond))
+		if seen(t, q, key) {
+			t.Errorf("ttl %v: still seen at +%v", ttl, ttl+time.Millisecond)
+		}
+	}
+}
+
 func TestQueue_MarkErrors(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
 	ctx := context.Background()

@@ -157,6 +157,9 @@ func TestQueue_Close(t *testing.T) {
 	if _, err := q.Enqueue(ctx, "k", nil); !errors.Is(err, litequeue.ErrClosed) {
 		t.Errorf("Enqueue after Close: %v, want ErrClosed", err)
 	}
+	if _, err := q.EnqueueMany(ctx, "k", nil); !errors.Is(err, litequeue.ErrClosed) {
+		t.Errorf("EnqueueMany of nothing after Close: %v, want ErrClosed", err)
+	}
 	if _, err := q.RunDue(ctx); !errors.Is(err, litequeue.ErrClosed) {
 		t.Errorf("RunDue after Close: %v, want ErrClosed", err)
 	}
@@ -177,6 +180,7 @@ func TestOpen_BadOptions(t *testing.T) {
 		{litequeue.Options{Retry: litequeue.Policy{MaxTries: 51}}, "retry policy: max_tries 51 is over the limit of 50"},
 		{litequeue.Options{Policies: map[string]litequeue.Policy{"slow": {Ceiling: 25 * 3600e9}}}, `retry policy "slow": ceiling 25h0m0s is over the limit of 24h0m0s`},
 		{litequeue.Options{Synchronous: "off"}, `synchronous "off" is unknown`},
+		{litequeue.Options{Policies: map[string]litequeue.Policy{"": {MaxTries: 3}}}, `retry policy "": a named policy needs a name`},
 	} {
 		_, err := litequeue.Open(path, tt.opts)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -217,6 +221,13 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	if _, err := ro.Enqueue(context.Background(), "k", nil); !errors.Is(err, litequeue.ErrReadOnly) {
 		t.Fatalf("Enqueue on a read-only queue: %v, want ErrReadOnly", err)
+	}
+	ro.Handle("k", func(context.Context, *litequeue.Job) error { return nil })
+	if err := ro.Work(context.Background(), litequeue.WorkerOptions{}); !errors.Is(err, litequeue.ErrReadOnly) {
+		t.Fatalf("Work on a read-only queue: %v, want ErrReadOnly at once", err)
+	}
+	if _, err := ro.RunDue(context.Background()); !errors.Is(err, litequeue.ErrReadOnly) {
+		t.Fatalf("RunDue on a read-only queue: %v, want ErrReadOnly", err)
 	}
 	enqueue(t, q, "k", "more") // the writer goes on meanwhile
 	if jobs, err := ro.List(context.Background(), litequeue.Filter{}); err != nil || len(jobs) != 2 {

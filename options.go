@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -68,6 +69,14 @@ type Options struct {
 	// is one of "job.enqueued", "job.started", "job.completed", "job.retry",
 	// "job.snoozed", "job.dead", "job.discarded", "job.cancelled",
 	// "job.replayed". A panic in OnEvent is recovered and logged.
+	//
+	// OnEvent must not call the Queue's methods that fire events (Enqueue,
+	// EnqueueMany, Cancel, Replay, ReplayDead, RunDue) or Close: such a
+	// call waits for the OnEvent call in progress to return, which waits
+	// for it. Reads (Get, List, History, Stats, Seen) are fine. To enqueue a
+	// follow-up job on an event, call Enqueue from another goroutine, or
+	// from the handler. A call that has waited 10 seconds for OnEvent is
+	// logged as a warning.
 	OnEvent func(Event)
 
 	// MaxPayload is the largest payload, in bytes, Enqueue accepts.
@@ -90,6 +99,9 @@ func (o Options) resolve() (Options, error) {
 	}
 	policies := make(map[string]Policy, len(o.Policies))
 	for _, name := range sortedKeys(o.Policies) {
+		if name == "" {
+			return o, errors.New(`retry policy "": a named policy needs a name (UsePolicy("") is the default policy)`)
+		}
 		p := o.Policies[name].withDefaults(o.Retry)
 		if err := p.Validate(); err != nil {
 			return o, fmt.Errorf("retry policy %q: %w", name, err)

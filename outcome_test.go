@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,20 @@ func TestQueue_Panic(t *testing.T) {
 	}
 	if got := get(t, q, job.ID).State; got != litequeue.Pending {
 		t.Fatalf("state = %s, want pending (retry)", got)
+	}
+}
+
+// TestQueue_PanicWithError panics with a wrapped error: the ErrorClass is
+// that of the innermost error, as for one returned.
+func TestQueue_PanicWithError(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{Retry: fixedPolicy})
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		panic(fmt.Errorf("fetch: %w", &fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}))
+	})
+	job := enqueue(t, q, "k", nil)
+	runDue(t, q)
+	if h := history(t, q, job.ID); len(h) != 1 || h[0].ErrorClass != "*errors.errorString" {
+		t.Fatalf("history = %+v, want one row of class *errors.errorString (fs.ErrNotExist)", h)
 	}
 }
 

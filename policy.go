@@ -87,6 +87,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("max_tries %d is over the limit of %d", p.MaxTries, MaxTriesLimit)
 	case p.Base <= 0:
 		return fmt.Errorf("base %v must be positive", p.Base)
+	case p.Ceiling <= 0:
+		return fmt.Errorf("ceiling %v must be positive", p.Ceiling)
 	case p.Ceiling > CeilingLimit:
 		return fmt.Errorf("ceiling %v is over the limit of %v", p.Ceiling, CeilingLimit)
 	case p.Base > p.Ceiling:

@@ -26,6 +26,15 @@ type panicError struct {
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n\n%s", e.value, e.stack) }
 
+// class is the ErrorClass of the panic: that of an error value, as for a
+// returned error, else the Go type of the value.
+func (e *panicError) class() string {
+	if err, ok := e.value.(error); ok {
+		return errorClass(err)
+	}
+	return fmt.Sprintf("%T", e.value)
+}
+
 // steer is how Work steers the runs of its pool; RunDue passes the zero
 // value, with which a run starts at once and nothing stops it.
 type steer struct {
@@ -229,7 +238,7 @@ func runEnding(l *lease, err error, cause error) ending {
 	case errors.Is(cause, errShutdown):
 		return ending{} // released: no try used
 	case errors.As(err, &pe):
-		return ending{outcome: OutcomePanicked, errText: pe.Error(), class: fmt.Sprintf("%T", pe.value), delay: l.delay}
+		return ending{outcome: OutcomePanicked, errText: pe.Error(), class: pe.class(), delay: l.delay}
 	case errors.As(err, &se):
 		return ending{outcome: OutcomeSnoozed, delay: se.delay}
 	case errors.Is(err, ErrDiscard):

@@ -61,8 +61,13 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	q.mu.Unlock()
 	defer q.works.Done()
 
-	if opts.Concurrency < 0 || opts.ShutdownGrace < 0 {
-		return fmt.Errorf("litequeue: work: negative Concurrency %d or ShutdownGrace %v", opts.Concurrency, opts.ShutdownGrace)
+	switch {
+	case q.readOnly():
+		return ErrReadOnly
+	case opts.Concurrency < 0:
+		return fmt.Errorf("litequeue: work: Concurrency %d is negative", opts.Concurrency)
+	case opts.ShutdownGrace < 0:
+		return fmt.Errorf("litequeue: work: ShutdownGrace %v is negative", opts.ShutdownGrace)
 	}
 	if opts.Concurrency == 0 {
 		opts.Concurrency = DefaultConcurrency

@@ -312,3 +312,20 @@ func (l *errorLog) errors() []string {
 	defer l.mu.Unlock()
 	return slices.Clone(l.msgs)
 }
+
+// TestWork_BadOptions checks that Work refuses negative options, naming
+// the one at fault.
+func TestWork_BadOptions(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{})
+	for _, tt := range []struct {
+		opts litequeue.WorkerOptions
+		want string
+	}{
+		{litequeue.WorkerOptions{Concurrency: -1}, "litequeue: work: Concurrency -1 is negative"},
+		{litequeue.WorkerOptions{ShutdownGrace: -time.Second}, "litequeue: work: ShutdownGrace -1s is negative"},
+	} {
+		if err := q.Work(context.Background(), tt.opts); err == nil || err.Error() != tt.want {
+			t.Errorf("Work(%+v) = %v, want %q", tt.opts, err, tt.want)
+		}
+	}
+}
