@@ -320,6 +320,13 @@ func (fs *flagSet) error(err error) error {
 	return &exitError{code: exitUsage, err: err, hint: fs.use}
 }
 
+// isSet reports whether the flag was given, also with its default value.
+func (fs *flagSet) isSet(name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // wantArgs checks the number of positional arguments.
 func wantArgs(usageLine string, args []string, lo, hi int) error {
 	switch {

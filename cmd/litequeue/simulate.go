@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -36,12 +37,24 @@ func (c *cli) simulate(_ context.Context, args []string) error {
 	switch {
 	case *jobs < 1 || *jobs > maxSimJobs:
 		return usageErrorf("--jobs %d is outside 1…%d", *jobs, maxSimJobs)
+	case *outage == 0:
+		return usageErrorf("--outage 0s: with no outage nothing fails (give its length, e.g. 30s)")
 	case *outage > maxSimOutage:
-		return usageErrorf("--outage %v is over the limit of %v", *outage, maxSimOutage)
+		return usageErrorf("--outage %v is over the limit of %v", shortDur(*outage), shortDur(maxSimOutage))
+	}
+	if *svgPath == "" && fs.isSet("svg") {
+		return usageErrorf("--svg is empty: name the file to write")
 	}
 	name, p, err := c.lookupPolicy(pos)
 	if err != nil {
 		return err
+	}
+	var svgFile *os.File
+	if *svgPath != "" { // before the chart, so that a bad path prints nothing
+		if svgFile, err = os.Create(*svgPath); err != nil {
+			return err
+		}
+		defer svgFile.Close()
 	}
 	ch := newSimChart(name, p, *jobs, *outage, *seed)
 	if *asJSON {
@@ -51,8 +64,10 @@ func (c *cli) simulate(_ context.Context, args []string) error {
 	} else {
 		c.writeChart(ch)
 	}
-	if *svgPath != "" {
-		if err := writeSVGFile(*svgPath, ch); err != nil {
+	if svgFile != nil {
+		w := &errWriter{w: svgFile}
+		writeSVG(w, ch)
+		if err := cmp.Or(w.err, svgFile.Close()); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.stderr, "wrote %s\n", *svgPath)
@@ -61,9 +76,9 @@ func (c *cli) simulate(_ context.Context, args []string) error {
 }
 
 // simChart is what a dependency sees when jobs fail together during an
-// outage: attempts per second over time, for a policy's jitter and
+// outage: retries per second over time, for a policy's jitter and
 // without jitter. A column of the chart spans bucket; its height is the
-// busiest stretch of width res inside it, as attempts per second, so that
+// busiest stretch of width res inside it, as retries per second, so that
 // a spike stays as high as it is however wide the columns are.
 type simChart struct {
 	name   string // the policy's
@@ -80,7 +95,7 @@ type simSeries struct {
 	label    string // e.g. "full jitter"
 	color    string // its colour on a terminal
 	svgColor string
-	counts   []int // per column: the most attempts in one res
+	counts   []int // per column: the most retries in one res
 	attempts int
 	dead     int           // jobs whose last try fell in the outage
 	end      time.Duration // when the last attempt ran
@@ -105,7 +120,7 @@ type simSeriesJSON struct {
 	Dead        int    `json:"dead"`
 	EndMS       int64  `json:"end_ms"`
 	PeakRetries int    `json:"peak_retries"` // in one resolution
-	Columns     []int  `json:"columns"`      // per column: the most attempts in one resolution
+	Columns     []int  `json:"columns"`      // per column: the most retries in one resolution
 }
 
 // json returns the chart's JSON form.
@@ -145,6 +160,8 @@ func newSimChart(name string, p litequeue.Policy, jobs int, outage time.Duration
 	ch.res = resolution(ch.bucket, outage)
 	cols, fine := int(end/ch.bucket)+1, int(end/ch.res)+1
 	for i, s := range ch.series {
+		// The columns show retries: the first attempts, all at 0, are the
+		// same with jitter or without.
 		attempts, retries := make([]int, fine), make([]int, fine)
 		s.dead = simRun(pols[i], jobs, outage, seed, func(t time.Duration, try int) {
 			f := int(t / ch.res)
@@ -155,10 +172,10 @@ func newSimChart(name string, p litequeue.Policy, jobs int, outage time.Duration
 		})
 		s.counts = make([]int, cols)
 		per := int(ch.bucket / ch.res)
-		for f, n := range attempts {
+		for f, n := range retries {
 			s.counts[f/per] = max(s.counts[f/per], n)
-			s.attempts += n
-			s.peak = max(s.peak, retries[f])
+			s.attempts += attempts[f]
+			s.peak = max(s.peak, n)
 		}
 	}
 	return ch
@@ -256,9 +273,9 @@ func (ch *simChart) conclusion() string {
 // yLabel says what the height of a column is.
 func (ch *simChart) yLabel() string {
 	if ch.res == ch.bucket {
-		return fmt.Sprintf("Attempts per second, a column for each %v", shortDur(ch.bucket))
+		return fmt.Sprintf("Retries per second, a column for each %v", shortDur(ch.bucket))
 	}
-	return fmt.Sprintf("Attempts per second, a column for each %v showing its busiest %v", shortDur(ch.bucket), shortDur(ch.res))
+	return fmt.Sprintf("Retries per second, a column for each %v showing its busiest %v", shortDur(ch.bucket), shortDur(ch.res))
 }
 
 // maxCount returns the largest bucket of either series.
@@ -366,11 +383,3 @@ func fmtRate(r float64) string {
 }
 
 // writeSVGFile writes the chart as an SVG plot to path.
-func writeSVGFile(path string, ch *simChart) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	writeSVG(f, ch)
-	return f.Close()
-}

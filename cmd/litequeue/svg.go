@@ -29,7 +29,7 @@ const (
 )
 
 // writeSVG writes the chart as an SVG plot: for each time bucket, a bar of
-// attempts per second without jitter beside one with the policy's jitter,
+// retries per second without jitter beside one with the policy's jitter,
 // over the shaded outage, with axes, a title and a legend, on the same
 // scale as the terminal's. It is written by
 // hand: an SVG document is a few lines of text.
@@ -63,7 +63,7 @@ func writeSVG(w io.Writer, ch *simChart) {
 			svgLeft, y(r), svgLeft+svgPlotW, y(r), svgGrid)
 		text(w, svgLeft-8, y(r)+4, "end", "", fmtRate(r))
 	}
-	fmt.Fprintf(w, `<text transform="translate(20 %d) rotate(-90)" text-anchor="middle">attempts per second</text>`+"\n",
+	fmt.Fprintf(w, `<text transform="translate(20 %d) rotate(-90)" text-anchor="middle">retries per second</text>`+"\n",
 		svgTop+svgPlotH/2)
 
 	// The bars: for each bucket, no jitter on the left, jitter on the right.
