@@ -146,8 +146,8 @@ func TestOpen_MissingDirectory(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no", "such")
 	path := filepath.Join(missing, "q.db")
 	_, err := litequeue.Open(path, litequeue.Options{})
-	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), path) {
-		t.Fatalf("Open: %v, want ErrNotExist naming %s", err, path)
+	if !errors.Is(err, os.ErrNotExist) || strings.Count(err.Error(), path) != 1 {
+		t.Fatalf("Open: %v, want ErrNotExist naming %s once", err, path)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Open created the directory: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -57,9 +58,20 @@ const readPoolSize = 4
 func Open(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, false)
 	if err != nil {
-		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return q, nil
+}
+
+// openError is err, from opening the file at path, as "litequeue: open
+// <path>: <problem>", naming the path once: an error of the os package
+// names it already.
+func openError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path && err.Error() == pe.Error() {
+		err = pe.Err
+	}
+	return fmt.Errorf("litequeue: open %s: %w", path, err)
 }
 
 // OpenReadOnly opens an existing litequeue file for inspection — Get, List,
@@ -72,7 +84,7 @@ func Open(path string, opts Options) (*Queue, error) {
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, true)
 	if err != nil {
-		return nil, fmt.Errorf("litequeue: open %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return q, nil
 }
@@ -89,7 +101,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		}
 	}()
 	if readOnly {
-		_, err = os.Stat(path)
+		err = checkReadable(path)
 	} else {
 		err = prepareFile(path)
 	}

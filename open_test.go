@@ -203,6 +203,18 @@ func TestOpenReadOnly(t *testing.T) {
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("OpenReadOnly created the file")
 	}
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte("not a database, and long enough to have a header\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{text: "the file is not a SQLite database", dir: "it is a directory"} {
+		if _, err := litequeue.OpenReadOnly(path, litequeue.Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("OpenReadOnly(%s): %v, want an error saying %q", path, err, want)
+		}
+		if _, err := litequeue.Open(path, litequeue.Options{}); err == nil || !strings.Contains(err.Error(), want) && !strings.Contains(err.Error(), "is a directory") {
+			t.Errorf("Open(%s): %v, want an error saying %q", path, err, want)
+		}
+	}
 	plain := filepath.Join(dir, "plain.db")
 	sqliteFile(t, plain, `CREATE TABLE notes (body TEXT)`)
 	if _, err := litequeue.OpenReadOnly(plain, litequeue.Options{}); err == nil || !strings.Contains(err.Error(), "no litequeue tables") {

@@ -149,11 +149,32 @@ func prepareFile(path string) error {
 		return err
 	}
 	defer f.Close()
+	return checkHeader(f)
+}
+
+// checkReadable checks that path is a file this process may read, and
+// either empty or a SQLite file, for OpenReadOnly: the same refusals, in
+// the same words, as Open's.
+func checkReadable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return checkHeader(f)
+}
+
+// checkHeader refuses a file that does not start as a SQLite file does,
+// unless it is empty (an empty file is an empty database).
+func checkHeader(f *os.File) error {
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		return errors.New("it is a directory, not a database file")
+	}
 	header := make([]byte, len(sqliteHeader))
 	n, err := io.ReadFull(f, header)
 	switch {
 	case n == 0 && (err == io.EOF):
-		return nil // an empty file is an empty database
+		return nil
 	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
 		return err
 	case !bytes.Equal(header[:n], sqliteHeader):
