@@ -234,7 +234,11 @@ func TestLoadConfig_Errors(t *testing.T) {
 		{"empty", "[queue]\nkeep_finished = \"\"\n",
 			`:2: queue.keep_finished: "" is not a duration such as "90s", "1h30m" or "14d"`},
 		{"too many days", "[queue]\ndead_ttl = \"200000d\"\n",
-			`:2: queue.dead_ttl: "200000d" is not a duration such as "90s", "1h30m" or "14d"`},
+			`:2: queue.dead_ttl: duration "200000d" is over the longest, 106751d`},
+		{"too many hours", "[queue]\ndead_ttl = \"99999999999h\"\n",
+			`:2: queue.dead_ttl: duration "99999999999h" is over the longest, 106751d`},
+		{"days and hours too long", "[queue]\ndead_ttl = \"106751d24h\"\n",
+			`:2: queue.dead_ttl: duration "106751d24h" is over the longest, 106751d`},
 		{"negative", "[queue]\nkeep_finished = \"-1h\"\n",
 			`:2: queue.keep_finished: duration "-1h" is negative`},
 		{"negative days", "[retry]\nceiling = \"-1d\"\n",
@@ -352,6 +356,10 @@ func TestParseDuration(t *testing.T) {
 		{"1d-1h", 0, false},
 		{"5", 0, false},
 		{"1w", 0, false},
+		{"1h1", 0, false},
+		{"106751d", 106751 * 24 * time.Hour, true},
+		{"106752d", 0, false},
+		{"9999999999999999999ns", 0, false},
 	}
 	for _, tt := range tests {
 		got, err := litequeue.ParseDuration(tt.in)

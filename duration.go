@@ -9,9 +9,11 @@ import (
 
 // ParseDuration parses a duration as litequeue.toml writes them: Go syntax
 // ("1h30m", "2s", "500ms"), where d, for days of 24 hours, may come first
-// ("14d", "1d12h", "1.5d"). It refuses negative durations.
+// ("14d", "1d12h", "1.5d"). It refuses negative durations, and durations
+// over the longest a time.Duration holds (about 106,751 days).
 func ParseDuration(s string) (time.Duration, error) {
 	bad := fmt.Errorf("%q is not a duration such as \"90s\", \"1h30m\" or \"14d\"", s)
+	tooLong := fmt.Errorf("duration %q is over the longest, %dd", s, math.MaxInt64/int64(24*time.Hour))
 	if strings.HasPrefix(s, "-") {
 		return 0, fmt.Errorf("duration %q is negative", s)
 	}
@@ -21,8 +23,13 @@ func ParseDuration(s string) (time.Duration, error) {
 			return 0, bad
 		}
 		h, err := time.ParseDuration(days + "h")
-		if err != nil || h > math.MaxInt64/24 {
+		switch {
+		case err != nil && wellFormed(days+"h"):
+			return 0, tooLong
+		case err != nil:
 			return 0, bad
+		case h > math.MaxInt64/24:
+			return 0, tooLong
 		}
 		d, s = 24*h, rest
 		if s == "" {
@@ -34,8 +41,32 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, bad
 	}
 	r, err := time.ParseDuration(s)
-	if err != nil || r > math.MaxInt64-d {
+	switch {
+	case err != nil && wellFormed(s):
+		return 0, tooLong
+	case err != nil:
 		return 0, bad
+	case r > math.MaxInt64-d:
+		return 0, tooLong
 	}
 	return d + r, nil
+}
+
+// wellFormed reports whether s is in Go's duration syntax, whatever its
+// numbers: time.ParseDuration refuses it only because it is too long. It
+// tries s with every run of digits made 1.
+func wellFormed(s string) bool {
+	var b strings.Builder
+	digits := false
+	for _, r := range s {
+		isDigit := r >= '0' && r <= '9'
+		if !isDigit {
+			b.WriteRune(r)
+		} else if !digits {
+			b.WriteByte('1')
+		}
+		digits = isDigit
+	}
+	_, err := time.ParseDuration(b.String())
+	return err == nil
 }

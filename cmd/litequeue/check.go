@@ -33,19 +33,20 @@ const (
 
 // checkJSON is the output of "check --json".
 type checkJSON struct {
-	Path          string         `json:"path"`
-	OK            bool           `json:"ok"`
-	Problems      []string       `json:"problems"`
-	Warnings      []string       `json:"warnings"`
-	Integrity     []string       `json:"integrity"` // ["ok"] when sound
-	SchemaVersion string         `json:"schema_version"`
-	ApplicationID int64          `json:"application_id"`
-	JournalMode   string         `json:"journal_mode"`
-	FileBytes     int64          `json:"file_bytes"`
-	WALBytes      int64          `json:"wal_bytes"`
-	Jobs          map[string]int `json:"jobs"` // by state, every state present
-	HistoryRows   int            `json:"history_rows"`
-	Keys          int            `json:"keys"`
+	Path          string   `json:"path"`
+	OK            bool     `json:"ok"`
+	Problems      []string `json:"problems"`
+	Warnings      []string `json:"warnings"`
+	Integrity     []string `json:"integrity"` // ["ok"] when sound
+	SchemaVersion string   `json:"schema_version"`
+	ApplicationID int64    `json:"application_id"`
+	JournalMode   string   `json:"journal_mode"`
+	FileBytes     int64    `json:"file_bytes"`
+	WALBytes      int64    `json:"wal_bytes"`
+	// The counts are null when the file could not be counted.
+	Jobs        map[string]int `json:"jobs"` // by state, every state present
+	HistoryRows *int           `json:"history_rows"`
+	Keys        *int           `json:"keys"`
 }
 
 // check runs "check".
@@ -82,7 +83,7 @@ func (c *cli) check(ctx context.Context, args []string) error {
 // the end of it.
 func inspectFile(ctx context.Context, q *litequeue.Queue, path string) (*checkJSON, error) {
 	db := q.DB()
-	r := &checkJSON{Path: path, Problems: []string{}, Warnings: []string{}, Jobs: make(map[string]int)}
+	r := &checkJSON{Path: path, Problems: []string{}, Warnings: []string{}}
 	problem := func(format string, args ...any) {
 		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 	}
@@ -114,24 +115,30 @@ func inspectFile(ctx context.Context, q *litequeue.Queue, path string) (*checkJS
 		State string `db:"state"`
 		N     int    `db:"n"`
 	}
-	for _, st := range states {
-		r.Jobs[string(st)] = 0
-	}
 	if err := db.SelectContext(ctx, &counts, stateCountSQL); err != nil {
 		problem("count jobs: %v", err)
-	}
-	for _, n := range counts {
-		if _, known := r.Jobs[n.State]; !known {
-			problem("%d jobs are in the unknown state %q", n.N, n.State)
+	} else {
+		r.Jobs = make(map[string]int)
+		for _, st := range states {
+			r.Jobs[string(st)] = 0
 		}
-		r.Jobs[n.State] = n.N
+		for _, n := range counts {
+			if _, known := r.Jobs[n.State]; !known {
+				problem("%d jobs are in the unknown state %q", n.N, n.State)
+			}
+			r.Jobs[n.State] = n.N
+		}
 	}
-	if err := db.GetContext(ctx, &r.HistoryRows, historySQL); err != nil {
-		problem("count history rows: %v", err)
+	count := func(query, what string) *int {
+		var n int
+		if err := db.GetContext(ctx, &n, query); err != nil {
+			problem("count %s: %v", what, err)
+			return nil
+		}
+		return &n
 	}
-	if err := db.GetContext(ctx, &r.Keys, keysSQL); err != nil {
-		problem("count idempotency keys: %v", err)
-	}
+	r.HistoryRows = count(historySQL, "history rows")
+	r.Keys = count(keysSQL, "idempotency keys")
 	var err error
 	if r.FileBytes, err = fileSize(path); err != nil {
 		return nil, err
@@ -171,15 +178,19 @@ func (c *cli) writeCheck(r *checkJSON) {
 	fmt.Fprintf(tw, "application id\t%#x\n", r.ApplicationID)
 	fmt.Fprintf(tw, "journal mode\t%s\n", r.JournalMode)
 	fmt.Fprintf(tw, "WAL\t%s\n", fmtBytes(r.WALBytes))
-	var jobs []string
-	total := 0
-	for _, st := range states {
-		jobs = append(jobs, fmt.Sprintf("%d %s", r.Jobs[string(st)], st))
-		total += r.Jobs[string(st)]
+	if r.Jobs == nil {
+		fmt.Fprintf(tw, "jobs\t-\n")
+	} else {
+		var jobs []string
+		total := 0
+		for _, st := range states {
+			jobs = append(jobs, fmt.Sprintf("%d %s", r.Jobs[string(st)], st))
+			total += r.Jobs[string(st)]
+		}
+		fmt.Fprintf(tw, "jobs\t%d: %s\n", total, strings.Join(jobs, ", "))
 	}
-	fmt.Fprintf(tw, "jobs\t%d: %s\n", total, strings.Join(jobs, ", "))
-	fmt.Fprintf(tw, "history rows\t%d\n", r.HistoryRows)
-	fmt.Fprintf(tw, "idempotency keys\t%d\n", r.Keys)
+	fmt.Fprintf(tw, "history rows\t%s\n", orDashInt(r.HistoryRows))
+	fmt.Fprintf(tw, "idempotency keys\t%s\n", orDashInt(r.Keys))
 	tw.Flush()
 	for _, w := range r.Warnings {
 		fmt.Fprintf(c.stdout, "warning: %s\n", w)

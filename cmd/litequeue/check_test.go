@@ -25,8 +25,8 @@ func TestCheck(t *testing.T) {
 	if diff := cmp.Diff(want, got.Jobs); diff != "" {
 		t.Errorf("jobs (-want +got):\n%s", diff)
 	}
-	if got.HistoryRows != 6 {
-		t.Errorf("%d history rows, want 6", got.HistoryRows)
+	if got.HistoryRows == nil || *got.HistoryRows != 6 || got.Keys == nil || *got.Keys != 0 {
+		t.Errorf("history rows %s, keys %s; want 6 and 0", orDashInt(got.HistoryRows), orDashInt(got.Keys))
 	}
 
 	r = mustRun(t, fx.cli(""), "check")
@@ -59,6 +59,11 @@ func TestCheck_Corrupt(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "problem: ") {
 		t.Errorf("check does not say what is wrong:\n%s%s", r.stdout, r.stderr)
+	}
+	// The damaged page is the keys table's: its count shows as unknown,
+	// not as 0.
+	if !strings.Contains(r.stdout, "idempotency keys  -\n") || !strings.Contains(r.stdout, "problem: count idempotency keys") {
+		t.Errorf("check shows a count it could not make:\n%s", r.stdout)
 	}
 }
 

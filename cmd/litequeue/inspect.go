@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,7 +39,10 @@ func parseState(s string) (litequeue.State, error) {
 // parseID checks a job ID argument.
 func parseID(s string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 {
+	switch {
+	case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-"):
+		return 0, usageErrorf("job ID %s is over the largest, %d", s, int64(math.MaxInt64))
+	case err != nil || id <= 0:
 		return 0, usageErrorf("job ID %q is not a positive whole number", s)
 	}
 	return id, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -168,6 +169,14 @@ func shortDur(d time.Duration) string {
 		s = s[:len(s)-2]
 	}
 	return s
+}
+
+// orDashInt shows a count that may be missing.
+func orDashInt(n *int) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.Itoa(*n)
 }
 
 // plural returns "1 job" or "2 jobs".

@@ -25,6 +25,7 @@ func TestRun_ExitCodes(t *testing.T) {
 		{[]string{"show"}, exitUsage, "missing arguments"},
 		{[]string{"show", "abc"}, exitUsage, `job ID "abc" is not a positive whole number`},
 		{[]string{"show", "0"}, exitUsage, `job ID "0" is not a positive whole number`},
+		{[]string{"show", "99999999999999999999"}, exitUsage, "job ID 99999999999999999999 is over the largest, 9223372036854775807"},
 		{[]string{"show", "1", "2"}, exitUsage, `unexpected argument "2"`},
 		{[]string{"dead"}, exitUsage, "dead needs a command"},
 		{[]string{"dead", "bury"}, exitUsage, `unknown command "dead bury"`},
