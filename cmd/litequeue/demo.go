@@ -203,12 +203,7 @@ func (d *demoRun) resume(ctx context.Context) error {
 	}
 	fmt.Fprintf(w, "%s finished in %v: %d retries, %d dead.\n\n",
 		plural(d.total, "job"), time.Since(d.start).Round(10*time.Millisecond), d.retries, d.deaths)
-	st, err := q.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	d.c.writeStats(st)
-	return nil
+	return d.c.showStats(ctx, q, false)
 }
 
 // enqueue adds the demo's jobs.
@@ -309,11 +304,9 @@ func (d *demoRun) report(ctx context.Context, q *litequeue.Queue) error {
 	c, w := d.c, d.c.stdout
 	fmt.Fprintf(w, "All %d jobs finished in %v: %d retries, %d dead.\n\n",
 		d.total, time.Since(d.start).Round(10*time.Millisecond), d.retries, d.deaths)
-	st, err := q.Stats(ctx)
-	if err != nil {
+	if err := c.showStats(ctx, q, false); err != nil {
 		return err
 	}
-	c.writeStats(st)
 	dead, err := q.List(ctx, litequeue.Filter{State: litequeue.Dead})
 	if err != nil {
 		return err

@@ -18,7 +18,7 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"All 46 jobs finished in",
 		"QUEUE    DUE  SCHEDULED",
-		"invoice.render  6\n",
+		"invoice.render  *main.templateError  6\n",
 		"dead letters:",
 		"litequeue --db " + path + " dead list",
 		"litequeue --db " + path + " dead retry ",

@@ -316,19 +316,21 @@ func outcomeColor(o litequeue.Outcome) string {
 type statsJSON struct {
 	Queues          map[string]queueStatsJSON `json:"queues"`
 	RetriesLastHour []errorCountJSON          `json:"retries_last_hour"`
-	DeathsLastHour  map[string]int            `json:"deaths_last_hour"`
+	DeathsLastHour  map[string]int            `json:"deaths_last_hour"` // per kind
+	// DeathsByClassLastHour is per kind and error class.
+	DeathsByClassLastHour []errorCountJSON `json:"deaths_by_class_last_hour"`
 }
 
 // queueStatsJSON is one queue's counts in "stats --json".
 type queueStatsJSON struct {
-	Due         int   `json:"due"`
-	Scheduled   int   `json:"scheduled"`
-	Running     int   `json:"running"`
-	Dead        int   `json:"dead"`
-	Completed   int   `json:"completed"`
-	Discarded   int   `json:"discarded"`
-	Cancelled   int   `json:"cancelled"`
-	OldestDueMS int64 `json:"oldest_due_ms"`
+	Due         int    `json:"due"`
+	Scheduled   int    `json:"scheduled"`
+	Running     int    `json:"running"`
+	Dead        int    `json:"dead"`
+	Completed   int    `json:"completed"`
+	Discarded   int    `json:"discarded"`
+	Cancelled   int    `json:"cancelled"`
+	OldestDueMS *int64 `json:"oldest_due_ms"` // null when none is due
 }
 
 // errorCountJSON is a count of retries in "stats --json".
@@ -351,15 +353,50 @@ func (c *cli) stats(ctx context.Context, args []string) error {
 		return err
 	}
 	defer q.Close()
+	return c.showStats(ctx, q, *asJSON)
+}
+
+// showStats writes the figures of q's file, as tables or as JSON.
+func (c *cli) showStats(ctx context.Context, q *litequeue.Queue, asJSON bool) error {
 	st, err := q.Stats(ctx)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return writeJSON(c.stdout, toStatsJSON(st))
+	deaths, err := deathsByClass(ctx, q, c.now())
+	if err != nil {
+		return err
 	}
-	c.writeStats(st)
+	if asJSON {
+		out := toStatsJSON(st)
+		out.DeathsByClassLastHour = errorCountsJSON(deaths)
+		return writeJSON(c.stdout, out)
+	}
+	c.writeStats(st, deaths)
 	return nil
+}
+
+// deathsByClassSQL counts the last hour's deaths per kind and error class,
+// as Stats counts its retries: Stats gives the deaths per kind only.
+const deathsByClassSQL = `SELECT kind, error_class, COUNT(*) AS count FROM litequeue_attempts
+	WHERE finished_at > ? AND next_state = 'dead'
+	GROUP BY kind, error_class ORDER BY count DESC, kind, error_class`
+
+// deathsByClass returns the deaths of the hour before now, per kind and
+// error class.
+func deathsByClass(ctx context.Context, q *litequeue.Queue, now time.Time) ([]litequeue.ErrorCount, error) {
+	var rows []struct {
+		Kind       string `db:"kind"`
+		ErrorClass string `db:"error_class"`
+		Count      int    `db:"count"`
+	}
+	if err := q.DB().SelectContext(ctx, &rows, deathsByClassSQL, now.Add(-time.Hour).UnixMilli()); err != nil {
+		return nil, fmt.Errorf("count deaths: %w", err)
+	}
+	deaths := make([]litequeue.ErrorCount, len(rows))
+	for i, r := range rows {
+		deaths[i] = litequeue.ErrorCount(r)
+	}
+	return deaths, nil
 }
 
 // toStatsJSON returns the JSON form of st. It leaves out Unhandled: the
@@ -367,14 +404,16 @@ func (c *cli) stats(ctx context.Context, args []string) error {
 func toStatsJSON(st litequeue.Stats) statsJSON {
 	out := statsJSON{
 		Queues:          make(map[string]queueStatsJSON, len(st.Queues)),
-		RetriesLastHour: make([]errorCountJSON, len(st.RetriesLastHour)),
+		RetriesLastHour: errorCountsJSON(st.RetriesLastHour),
 		DeathsLastHour:  st.DeathsLastHour,
 	}
 	for name, s := range st.Queues {
-		out.Queues[name] = queueStatsJSON{s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.OldestDue.Milliseconds()}
-	}
-	for i, e := range st.RetriesLastHour {
-		out.RetriesLastHour[i] = errorCountJSON(e)
+		qs := queueStatsJSON{s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, nil}
+		if s.Due > 0 {
+			oldest := s.OldestDue.Milliseconds()
+			qs.OldestDueMS = &oldest
+		}
+		out.Queues[name] = qs
 	}
 	if out.DeathsLastHour == nil {
 		out.DeathsLastHour = map[string]int{}
@@ -382,9 +421,18 @@ func toStatsJSON(st litequeue.Stats) statsJSON {
 	return out
 }
 
+// errorCountsJSON is the JSON form of counts, never null.
+func errorCountsJSON(counts []litequeue.ErrorCount) []errorCountJSON {
+	out := make([]errorCountJSON, len(counts))
+	for i, e := range counts {
+		out[i] = errorCountJSON(e)
+	}
+	return out
+}
+
 // writeStats writes st as tables: the jobs of each queue by state, then
-// the last hour's retries and deaths.
-func (c *cli) writeStats(st litequeue.Stats) {
+// the last hour's retries, and its deaths per kind and error class.
+func (c *cli) writeStats(st litequeue.Stats, deaths []litequeue.ErrorCount) {
 	w := c.stdout
 	if len(st.Queues) == 0 {
 		fmt.Fprintln(w, "no jobs")
@@ -405,29 +453,23 @@ func (c *cli) writeStats(st litequeue.Stats) {
 		tw.Flush()
 	}
 
-	fmt.Fprint(w, "\nretries in the last hour")
-	if len(st.RetriesLastHour) == 0 {
-		fmt.Fprintln(w, ": none")
-	} else {
-		fmt.Fprintln(w, ":")
-		tw := newTable(w)
-		fmt.Fprintln(tw, "  KIND\tERROR CLASS\tRETRIES")
-		for _, e := range st.RetriesLastHour {
-			fmt.Fprintf(tw, "  %s\t%s\t%d\n", e.Kind, orDash(e.ErrorClass), e.Count)
-		}
-		tw.Flush()
-	}
+	writeErrorCounts(w, "retries", st.RetriesLastHour)
+	writeErrorCounts(w, "deaths", deaths)
+}
 
-	fmt.Fprint(w, "\ndeaths in the last hour")
-	if len(st.DeathsLastHour) == 0 {
+// writeErrorCounts writes the last hour's counts of what (retries or
+// deaths) per kind and error class.
+func writeErrorCounts(w io.Writer, what string, counts []litequeue.ErrorCount) {
+	fmt.Fprintf(w, "\n%s in the last hour", what)
+	if len(counts) == 0 {
 		fmt.Fprintln(w, ": none")
 		return
 	}
 	fmt.Fprintln(w, ":")
 	tw := newTable(w)
-	fmt.Fprintln(tw, "  KIND\tDEATHS")
-	for _, kind := range slices.Sorted(maps.Keys(st.DeathsLastHour)) {
-		fmt.Fprintf(tw, "  %s\t%d\n", kind, st.DeathsLastHour[kind])
+	fmt.Fprintf(tw, "  KIND\tERROR CLASS\t%s\n", strings.ToUpper(what))
+	for _, e := range counts {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\n", e.Kind, orDash(e.ErrorClass), e.Count)
 	}
 	tw.Flush()
 }

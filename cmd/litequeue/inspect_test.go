@@ -243,11 +243,15 @@ func TestStats(t *testing.T) {
 	}
 	want := statsJSON{
 		Queues: map[string]queueStatsJSON{
-			"default": {Due: 1, Scheduled: 1, Dead: 1, Completed: 1, Discarded: 1, OldestDueMS: 60000},
+			"default": {Due: 1, Scheduled: 1, Dead: 1, Completed: 1, Discarded: 1, OldestDueMS: new(int64(60000))},
 			"reports": {Scheduled: 1, Dead: 1},
 		},
 		RetriesLastHour: []errorCountJSON{{"email.send", "*main.mailboxError", 2}},
 		DeathsLastHour:  map[string]int{"email.send": 1, "report.render": 1},
+		DeathsByClassLastHour: []errorCountJSON{
+			{"email.send", "*main.mailboxError", 1},
+			{"report.render", "*errors.errorString", 1},
+		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stats --json (-want +got):\n%s", diff)
