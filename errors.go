@@ -53,7 +53,10 @@ func RetryAfter(d time.Duration, err error) error {
 
 // Snooze asks for the job to run again after d without using a try: the run
 // is recorded as snoozed and the next one carries the same Attempt number.
-// d is clamped to [0, 24h] and truncated to whole milliseconds.
+// d is clamped to [0, 24h] and truncated to whole milliseconds. A job
+// snoozed for 0 is due at once, and RunDue runs it again in the same call:
+// a handler that always snoozes for 0 keeps RunDue (and a worker) busy
+// with it, a history row a run, until it does something else.
 func Snooze(d time.Duration) error {
 	return &snoozeError{delay: clampDelay(d)}
 }
