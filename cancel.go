@@ -14,9 +14,9 @@ const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND 
 // unless the handler already committed CompleteTx; job.cancelled fires
 // then, from the holder's Queue. A holder in another Queue, in this
 // process or another, renews within a third of VisibilityTimeout; when
-// this Queue holds the job, Cancel has it renew at once. Cancel returns ErrNotFound for an
-// ID that names no job, and an error naming the state of a job that has
-// already finished.
+// this Queue holds the job, Cancel has it renew at once. Cancel returns
+// ErrNotFound for an ID that names no job, and an error naming the state
+// of a job that has already finished.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	leave, err := q.enter()
 	if err != nil {

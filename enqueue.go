@@ -70,8 +70,8 @@ func MaxTries(n int) EnqueueOption {
 // commit is durable. payload is encoded as JSON, except []byte and
 // json.RawMessage, which are stored byte for byte. It refuses, writing
 // nothing: an empty kind or queue, a negative delay, At the zero time,
-// MaxTries outside 1…50, and a payload over Options.MaxPayload. An in-process Work loop that is
-// idle picks the job up at once.
+// MaxTries outside 1…50, and a payload over Options.MaxPayload. An
+// in-process Work loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
 	if err != nil {

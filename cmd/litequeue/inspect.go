@@ -333,7 +333,7 @@ type queueStatsJSON struct {
 	OldestDueMS *int64 `json:"oldest_due_ms"` // null when none is due
 }
 
-// errorCountJSON is a count of retries in "stats --json".
+// errorCountJSON is a count of retries or deaths in "stats --json".
 type errorCountJSON struct {
 	Kind       string `json:"kind"`
 	ErrorClass string `json:"error_class"`
