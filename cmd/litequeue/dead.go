@@ -67,6 +67,13 @@ func (c *cli) deadList(ctx context.Context, args []string) error {
 		fmt.Fprintln(c.stdout, "no dead jobs")
 		return nil
 	}
+	c.deadTable(jobs)
+	c.moreNote(len(jobs), more)
+	return nil
+}
+
+// deadTable writes dead jobs as a table: when each died, and of what.
+func (c *cli) deadTable(jobs []*litequeue.Job) {
 	tw := newTable(c.stdout)
 	fmt.Fprintln(tw, "ID\tQUEUE\tKIND\tTRIES\tDIED\tLAST ERROR")
 	for _, j := range jobs {
@@ -74,8 +81,6 @@ func (c *cli) deadList(ctx context.Context, args []string) error {
 			fmtTime(j.FinishedAt), orDash(oneLine(j.LastError, 80)))
 	}
 	tw.Flush()
-	c.moreNote(len(jobs), more)
-	return nil
 }
 
 // deadRetry runs "dead retry": a replay of the dead jobs named, or of every
@@ -167,7 +172,7 @@ func (c *cli) replayAll(ctx context.Context, f litequeue.Filter, dryRun, yes boo
 		return nil
 	}
 	if dryRun {
-		c.jobTable(jobs)
+		c.deadTable(jobs)
 		fmt.Fprintln(c.stdout, "dry run: nothing replayed")
 		return nil
 	}

@@ -141,6 +141,7 @@ func TestDeadRetry_All(t *testing.T) {
 		{"a kind", []string{"--kind", "email.send", "--yes"}, false, "", exitOK, 1, "replayed 1 job: pending, due now\n", ""},
 		{"nothing matches", []string{"--kind", "nothing"}, false, "", exitOK, 0, "0 dead jobs of kind nothing\n", ""},
 		{"dry run", []string{"--dry-run"}, false, "", exitOK, 0, "dry run: nothing replayed\n", ""},
+		{"dry run lists the dead letters", []string{"--dry-run"}, false, "", exitOK, 0, "ID  QUEUE    KIND           TRIES  DIED", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
