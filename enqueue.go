@@ -246,6 +246,9 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 	}
 	jobs := make([]*Job, len(b.payloads))
 	for i, p := range b.payloads {
+		if len(p) == 0 {
+			p = nil // as Get reads an empty payload
+		}
 		jobs[i] = &Job{
 			ID: ids[i], Queue: b.cfg.queue, Kind: b.kind, Payload: p, State: Pending,
 			Priority: b.cfg.priority, MaxTries: b.maxTries,

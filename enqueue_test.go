@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/litequeue/litequeue"
 )
@@ -165,7 +166,11 @@ func TestQueue_EnqueueManyBytes(t *testing.T) {
 		case json.RawMessage:
 			wantBytes = w
 		}
-		stored := get(t, q, j.ID).Payload
+		got := get(t, q, j.ID)
+		if diff := cmp.Diff(got, j, cmpopts.IgnoreUnexported(litequeue.Job{})); diff != "" {
+			t.Errorf("payload %d: EnqueueMany returned another job than Get (-get +returned):\n%s", i, diff)
+		}
+		stored := got.Payload
 		var typ string
 		if err := q.DB().Get(&typ, `SELECT typeof(payload) FROM litequeue_jobs WHERE id = ?`, j.ID); err != nil {
 			t.Fatal(err)
