@@ -230,3 +230,44 @@ func TestQueue_CompleteTxCancelled(t *testing.T) {
 	}
 	cancelledOnce(t, q, job.ID)
 }
+
+// TestQueue_CompleteTxThenShutdown commits CompleteTx and then waits out
+// Work's shutdown grace: the handler's return after the cancel would
+// release the job, but its completion stands.
+func TestQueue_CompleteTxThenShutdown(t *testing.T) {
+	clk := newMock()
+	q, _ := openOrders(t, litequeue.Options{Clock: clk})
+	committed, stopped := make(chan error, 1), make(chan struct{})
+	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+		committed <- placeOrder(ctx, q, job)
+		<-ctx.Done()
+		close(stopped)
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{ShutdownGrace: 10 * time.Second}) }()
+	job := enqueue(t, q, "order", nil)
+	if err := <-committed; err != nil {
+		t.Fatalf("CompleteTx: %v", err)
+	}
+	cancel()
+	waitFor(t, "the grace to run out", func() bool {
+		select {
+		case <-stopped:
+			return true
+		default:
+			clk.Add(100 * time.Millisecond)
+			return false
+		}
+	})
+	if err := <-done; err != nil {
+		t.Fatalf("Work returned %v", err)
+	}
+	if got := get(t, q, job.ID); got.State != litequeue.Completed || orders(t, q, job.ID) != 1 {
+		t.Fatalf("job %+v with %d orders, want completed with 1", got, orders(t, q, job.ID))
+	}
+	if h := history(t, q, job.ID); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCompleted {
+		t.Fatalf("history = %+v, want one completed row", h)
+	}
+}

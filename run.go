@@ -45,7 +45,8 @@ type steer struct {
 	// for a slot, without using a try.
 	stop <-chan struct{}
 	// shutdown, when closed, cancels the handler's context; a job whose
-	// handler then returns an error is released without using a try.
+	// handler then returns is released without using a try, whatever it
+	// returned (see runEnding).
 	shutdown <-chan struct{}
 	// abandon, when closed, makes execute return at once without recording
 	// anything: the job comes back through lease expiry.
@@ -222,7 +223,11 @@ func call(ctx context.Context, l *lease) (err error) {
 }
 
 // runEnding classifies what a handler returned, given why its context was
-// cancelled, if it was.
+// cancelled, if it was. A handler that returns after the shutdown grace
+// cancelled its context is released, whatever it returned (DESIGN.md,
+// Shutdown): nil too, since a handler cut short may return nil without
+// having done its work. One that completed through CompleteTx stays
+// completed (see settleStale).
 func runEnding(l *lease, err error, cause error) ending {
 	var (
 		pe *panicError
@@ -233,10 +238,10 @@ func runEnding(l *lease, err error, cause error) ending {
 	switch {
 	case errors.Is(cause, errCancelRequested):
 		return ending{outcome: OutcomeCancelled, errText: errText(err)}
-	case err == nil:
-		return ending{outcome: OutcomeCompleted}
 	case errors.Is(cause, errShutdown):
 		return ending{} // released: no try used
+	case err == nil:
+		return ending{outcome: OutcomeCompleted}
 	case errors.As(err, &pe):
 		return ending{outcome: OutcomePanicked, errText: pe.Error(), class: pe.class(), delay: l.delay}
 	case errors.As(err, &se):

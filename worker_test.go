@@ -91,8 +91,19 @@ func TestWork_WakesOnEnqueue(t *testing.T) {
 
 // TestWork_ShutdownReleases cancels Work while a handler runs: after the
 // grace the handler's context is cancelled, and the job, whose handler
-// returned, is released without using a try.
+// returned, is released without using a try, whatever the handler
+// returned: its context's error, nil, or a snooze.
 func TestWork_ShutdownReleases(t *testing.T) {
+	for name, returns := range map[string]func(ctx context.Context) error{
+		"its context's error": context.Cause,
+		"nil":                 func(context.Context) error { return nil },
+		"a snooze":            func(context.Context) error { return litequeue.Snooze(time.Minute) },
+	} {
+		t.Run(name, func(t *testing.T) { testShutdownReleases(t, returns) })
+	}
+}
+
+func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error) {
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
@@ -101,7 +112,7 @@ func TestWork_ShutdownReleases(t *testing.T) {
 		close(started)
 		<-ctx.Done()
 		close(stopped)
-		return context.Cause(ctx)
+		return returns(ctx)
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
