@@ -47,7 +47,7 @@ import (
 // a bad duration, a value over a limit) reads "<file>:<line>: <key>:
 // <problem>", on the line of the offending key. For a value over a limit the
 // key is the table being checked and the problem names the field, as in
-// "litequeue.toml:9: retry.payments: max_tries 80 is over the limit of 50".
+// "litequeue.toml:10: retry.payments: max_tries 80 is over the limit of 50".
 // A file that is not valid TOML gives "<file>:<line>: <problem>", where the
 // problem names the key if there is one.
 // A file that cannot be read gives the error of os.ReadFile, which names

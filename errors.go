@@ -16,10 +16,11 @@ var (
 	// that names no job.
 	ErrNotFound = errors.New("litequeue: job not found")
 
-	// ErrLeaseLost is returned by CompleteTx, and recorded for a run, when
-	// the caller no longer holds the job's lease: it expired and another
-	// worker rescued the job, the run timed out, or the job was cancelled.
-	// The stale holder's write changes nothing.
+	// ErrLeaseLost is returned by CompleteTx when the caller no longer
+	// holds the job's lease: it expired and another worker rescued the
+	// job, the run timed out, or the job was cancelled. The stale holder's
+	// write changes nothing. It is also the cause of a handler's context
+	// when a renewal found the lease lost.
 	ErrLeaseLost = errors.New("litequeue: lease lost")
 
 	// ErrClosed is returned by every method of a Queue after Close.

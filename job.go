@@ -85,7 +85,7 @@ type Attempt struct {
 	Attempt               int
 	StartedAt, FinishedAt time.Time
 	Outcome               Outcome
-	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "*net.OpError"
+	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "*net.OpError"; "timeout" for timed_out, "" for lease_expired
 	Delay                 time.Duration // wait chosen after this attempt; 0 if none
 	Worker                string
 }

@@ -198,12 +198,13 @@ func (q *Queue) Close() error {
 }
 
 // DB returns the queue's connection pool, for the app's own tables and
-// transactions in the same file. Transactions begun on it take SQLite's
-// write lock at BEGIN (IMMEDIATE), so they can be passed to EnqueueTx,
-// MarkTx and CompleteTx. A transaction held open blocks litequeue's own
-// writes until it ends; a *sql.Rows left open holds a read that keeps
-// SQLite from emptying the WAL, which grows with every commit until the
-// read ends. On a Queue from OpenReadOnly no transaction can begin.
+// transactions in the same file. Transactions begun on it with default
+// options take SQLite's write lock at BEGIN (IMMEDIATE), so they can be
+// passed to EnqueueTx, MarkTx and CompleteTx; one held open blocks
+// litequeue's own writes until it ends. A transaction begun ReadOnly, or a
+// *sql.Rows left open, holds a read that keeps SQLite from emptying the
+// WAL, which grows with every commit until the read ends. On a Queue from
+// OpenReadOnly only ReadOnly transactions can begin.
 func (q *Queue) DB() *sqlx.DB { return q.db }
 
 // enter admits one public call, returning ErrClosed after Close; Close

@@ -13,7 +13,7 @@ import (
 const deadUsage = `usage: litequeue dead list|retry|purge ...
 
   dead list [--queue Q] [--kind K] [--limit N] [--json]
-                    the dead letters, oldest death first
+                    the dead letters, in ID order
   dead retry ID...  replay dead jobs: pending again, tries reset, history kept
   dead retry --all [--queue Q] [--kind K] [--dry-run] [--yes]
                     replay every dead job the filter matches

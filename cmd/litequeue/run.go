@@ -40,7 +40,7 @@ Inspect (read-only, safe while the app runs; each takes --json):
   dead list               dead letters [--queue Q] [--kind K] [--limit N]
   check                   integrity, schema version, WAL size, counts; exit 1 if wrong
   policy [NAME]           the worst-case retry schedule of a policy
-  policy simulate [NAME] --jobs N --outage D [--svg FILE] [--seed S]
+  policy simulate [NAME] [--jobs N] [--outage D] [--svg FILE] [--seed S]
                           what a dependency sees when N jobs fail together
 
 Change (through the library's write path, beside running workers):

@@ -23,7 +23,7 @@ const (
 
 // simulate runs "policy simulate".
 func (c *cli) simulate(_ context.Context, args []string) error {
-	const use = "policy simulate [NAME] --jobs N --outage D [--svg FILE] [--seed S] [--json]"
+	const use = "policy simulate [NAME] [--jobs N] [--outage D] [--svg FILE] [--seed S] [--json]"
 	fs := c.flagSet("policy simulate", use)
 	jobs := fs.Int("jobs", 1000, "how many `N` jobs fail together")
 	outage := durationFlag(fs.FlagSet, "outage", 30*time.Second, "how long the dependency is down: every attempt before it fails")
