@@ -252,15 +252,7 @@ func TestQueue_CompleteTxThenShutdown(t *testing.T) {
 		t.Fatalf("CompleteTx: %v", err)
 	}
 	cancel()
-	waitFor(t, "the grace to run out", func() bool {
-		select {
-		case <-stopped:
-			return true
-		default:
-			clk.Add(100 * time.Millisecond)
-			return false
-		}
-	})
+	stepUntilClosed(t, clk, "the grace to run out", stopped, 100*time.Millisecond)
 	if err := <-done; err != nil {
 		t.Fatalf("Work returned %v", err)
 	}

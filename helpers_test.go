@@ -132,6 +132,22 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	waitWithin(tb, 10*time.Second, what, cond)
 }
 
+// stepUntilClosed steps the mock clock by step until ch is closed, failing
+// the test after a real-time deadline: for a wait that the clock ends, such
+// as Work's shutdown grace, stepped no further than it takes.
+func stepUntilClosed(tb testing.TB, clk *clock.Mock, what string, ch <-chan struct{}, step time.Duration) {
+	tb.Helper()
+	waitFor(tb, what, func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			clk.Add(step)
+			return false
+		}
+	})
+}
+
 // waitWithin is waitFor with a deadline of d, for long runs of work.
 func waitWithin(tb testing.TB, d time.Duration, what string, cond func() bool) {
 	tb.Helper()

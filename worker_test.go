@@ -123,15 +123,8 @@ func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error)
 	// Step the clock through the grace until the handler's context is
 	// cancelled, and no further: the handler returns at once, and Work,
 	// its clock standing still, must wait for that rather than abandon it.
-	waitFor(t, "the grace to run out", func() bool {
-		select {
-		case <-stopped:
-			return true
-		default:
-			clk.Add(100 * time.Millisecond) // small steps: the release window (5s) stays far
-			return false
-		}
-	})
+	// Small steps: the release window (5s) stays far.
+	stepUntilClosed(t, clk, "the grace to run out", stopped, 100*time.Millisecond)
 	if err := <-done; err != nil {
 		t.Fatalf("Work returned %v", err)
 	}
