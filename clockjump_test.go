@@ -288,11 +288,7 @@ func TestClock_ForwardWhileRunning(t *testing.T) {
 	if n := orders(t, q1, j.ID); n != 1 {
 		t.Fatalf("%d orders for the job, want exactly 1", n)
 	}
-	var outcomes []litequeue.Outcome
-	for _, a := range history(t, q1, j.ID) {
-		outcomes = append(outcomes, a.Outcome)
-	}
-	if diff := cmp.Diff([]litequeue.Outcome{litequeue.OutcomeLeaseExpired, litequeue.OutcomeCompleted}, outcomes); diff != "" {
+	if diff := cmp.Diff([]litequeue.Outcome{litequeue.OutcomeLeaseExpired, litequeue.OutcomeCompleted}, outcomes(history(t, q1, j.ID))); diff != "" {
 		t.Fatalf("history outcomes (-want +got):\n%s", diff)
 	}
 }
@@ -448,12 +444,8 @@ func TestClock_HistoryAfterBackJump(t *testing.T) {
 		t.Fatal(err)
 	}
 	runDue(t, q)
-	var got []litequeue.Outcome
-	for _, a := range history(t, q, j.ID) {
-		got = append(got, a.Outcome)
-	}
 	want := []litequeue.Outcome{litequeue.OutcomeFailed, litequeue.OutcomeReplayed, litequeue.OutcomeFailed}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, outcomes(history(t, q, j.ID))); diff != "" {
 		t.Fatalf("history outcomes (-want +got):\n%s", diff)
 	}
 }

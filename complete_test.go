@@ -184,11 +184,7 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 	if err := <-results; err != nil {
 		t.Fatalf("CompleteTx of the retry: %v", err)
 	}
-	var outcomes []litequeue.Outcome
-	for _, a := range history(t, q, job.ID) {
-		outcomes = append(outcomes, a.Outcome)
-	}
-	if diff := cmp.Diff([]litequeue.Outcome{litequeue.OutcomeTimedOut, litequeue.OutcomeCompleted}, outcomes); diff != "" {
+	if diff := cmp.Diff([]litequeue.Outcome{litequeue.OutcomeTimedOut, litequeue.OutcomeCompleted}, outcomes(history(t, q, job.ID))); diff != "" {
 		t.Fatalf("history (-want +got):\n%s", diff)
 	}
 	var attempt int

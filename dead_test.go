@@ -252,11 +252,7 @@ func TestQueue_ReplayDeadWhileWorking(t *testing.T) {
 	}
 	want := []litequeue.Outcome{litequeue.OutcomeFailed, litequeue.OutcomeReplayed, litequeue.OutcomeCompleted}
 	for _, j := range done {
-		var got []litequeue.Outcome
-		for _, a := range history(t, q, j.ID) {
-			got = append(got, a.Outcome)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, outcomes(history(t, q, j.ID))); diff != "" {
 			t.Fatalf("job %d history (-want +got):\n%s", j.ID, diff)
 		}
 	}

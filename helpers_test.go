@@ -115,6 +115,15 @@ func history(tb testing.TB, q *litequeue.Queue, id int64) []litequeue.Attempt {
 	return h
 }
 
+// outcomes lists the outcome of each row of a history, in order.
+func outcomes(h []litequeue.Attempt) []litequeue.Outcome {
+	out := make([]litequeue.Outcome, len(h))
+	for i, a := range h {
+		out[i] = a.Outcome
+	}
+	return out
+}
+
 // runDue calls RunDue and fails the test on error.
 func runDue(tb testing.TB, q *litequeue.Queue) int {
 	tb.Helper()

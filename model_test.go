@@ -93,8 +93,8 @@ const (
 	snoozeFor = time.Minute
 )
 
-// outcomes a run of kind "k" may have, chosen by the test per run.
-var outcomes = []string{"succeed", "fail", "snooze", "permanent", "discard"}
+// runPlans are the outcomes a run of kind "k" may have, chosen by the test per run.
+var runPlans = []string{"succeed", "fail", "snooze", "permanent", "discard"}
 
 // modelJob is what the model knows of a job.
 type modelJob struct {
@@ -328,7 +328,7 @@ func (m *opsModel) runDue(t *rapid.T) {
 	m.mu.Lock()
 	m.ran = nil
 	for _, j := range due {
-		m.plan[j.id] = rapid.SampledFrom(outcomes).Draw(t, fmt.Sprintf("outcome of job %d", j.id))
+		m.plan[j.id] = rapid.SampledFrom(runPlans).Draw(t, fmt.Sprintf("outcome of job %d", j.id))
 		want = append(want, j.id)
 	}
 	m.mu.Unlock()

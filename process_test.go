@@ -320,12 +320,8 @@ func TestProcess_PausedWorker(t *testing.T) {
 		t.Fatalf("%d side effects, want 1", fx[j.ID])
 	}
 	h := history(t, q, j.ID)
-	var outcomes []litequeue.Outcome
-	for _, a := range h {
-		outcomes = append(outcomes, a.Outcome)
-	}
 	if len(h) != 2 || h[0].Outcome != litequeue.OutcomeLeaseExpired || h[0].Worker != "paused" ||
 		h[1].Outcome != litequeue.OutcomeCompleted || h[1].Worker != "other" {
-		t.Fatalf("history outcomes %v, want lease_expired by paused, completed by other: %+v", outcomes, h)
+		t.Fatalf("history outcomes %v, want lease_expired by paused, completed by other: %+v", outcomes(h), h)
 	}
 }

@@ -56,9 +56,7 @@ func TestWork_RetriesUntilSuccess(t *testing.T) {
 		t.Fatalf("Work returned %v, want nil", err)
 	}
 	h := history(t, q, job.ID)
-	var outcomes []litequeue.Outcome
 	for i, a := range h {
-		outcomes = append(outcomes, a.Outcome)
 		if a.Worker != "w1" {
 			t.Errorf("row %d: worker %q, want w1", i, a.Worker)
 		}
@@ -67,7 +65,7 @@ func TestWork_RetriesUntilSuccess(t *testing.T) {
 		}
 	}
 	want := []litequeue.Outcome{litequeue.OutcomeFailed, litequeue.OutcomeFailed, litequeue.OutcomeCompleted}
-	if diff := cmp.Diff(want, outcomes); diff != "" {
+	if diff := cmp.Diff(want, outcomes(h)); diff != "" {
 		t.Fatalf("outcomes (-want +got):\n%s", diff)
 	}
 }
