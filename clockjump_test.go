@@ -261,10 +261,8 @@ func TestClock_ForwardFourteenDays(t *testing.T) {
 func TestClock_ForwardWhileRunning(t *testing.T) {
 	p := openPausedPair(t)
 	clk2, q1, q2 := p.clk2, p.q1, p.q2
-	started, release, stale := p.gate.started, p.gate.release, p.stale
-	j := enqueue(t, q1, "order", nil)
-	first := runDueAsync(q1)
-	<-started
+	release, stale := p.gate.release, p.stale
+	j, first := p.pauseOne(t)
 
 	jump := epoch.Add(14 * 24 * time.Hour)
 	clk2.Set(jump)

@@ -19,11 +19,9 @@ import (
 // and its completion must still be refused: the lease was on another job.
 func TestQueue_StaleHolderAfterPurge(t *testing.T) {
 	p := openPausedPair(t)
-	clk2, q1, q2 := p.clk2, p.q1, p.q2
-	started, release, stale := p.gate.started, p.gate.release, p.stale
-	old := enqueue(t, q1, "order", nil)
-	first := runDueAsync(q1)
-	<-started
+	clk2, q2 := p.clk2, p.q2
+	release, stale := p.gate.release, p.stale
+	old, first := p.pauseOne(t)
 	defer close(release)
 
 	clk2.Add(litequeue.DefaultVisibilityTimeout)
@@ -87,4 +85,15 @@ func openPausedPair(t *testing.T) *pausedPair {
 		return placeOrder(ctx, p.q2, job)
 	})
 	return p
+}
+
+// pauseOne enqueues an order and runs it on q1 until its handler waits at
+// the gate, holding the lease: the paused worker. It returns the job, and
+// the channel q1's RunDue reports on once the gate is released.
+func (p *pausedPair) pauseOne(t *testing.T) (*litequeue.Job, <-chan runResult) {
+	t.Helper()
+	j := enqueue(t, p.q1, "order", nil)
+	first := runDueAsync(p.q1)
+	<-p.gate.started
+	return j, first
 }
