@@ -263,13 +263,12 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 // of the payloads: one statement per row for one job, one for all for
 // many (a statement per row costs several times the row itself).
 func (b *enqueueBatch) insertRows(ctx context.Context, tx execer, runAt, now time.Time) ([]int64, error) {
-	for i, p := range b.payloads {
-		if p == nil {
-			b.payloads[i] = []byte{}
-		}
-	}
 	if len(b.payloads) == 1 {
-		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, b.payloads[0], b.cfg.priority,
+		payload := b.payloads[0]
+		if payload == nil {
+			payload = []byte{} // an empty BLOB: the driver writes a nil slice as NULL
+		}
+		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payload, b.cfg.priority,
 			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey))
 		if err != nil {
 			return nil, err

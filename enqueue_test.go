@@ -149,7 +149,8 @@ func TestQueue_EnqueueMany(t *testing.T) {
 }
 
 // TestQueue_EnqueueManyBytes stores binary payloads of a batch byte for
-// byte, empty and nil ones included, each under the ID returned for it.
+// byte, empty and nil ones included, each under the ID returned for it;
+// and the same payloads enqueued one by one.
 func TestQueue_EnqueueManyBytes(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
 	payloads := []any{[]byte{0, 1, 0xff, '"', '\\'}, []byte(nil), []byte{}, json.RawMessage(`{"a":"\u00e9"}`), []byte("é\n")}
@@ -157,7 +158,11 @@ func TestQueue_EnqueueManyBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, j := range jobs {
+	for _, p := range payloads {
+		jobs = append(jobs, enqueue(t, q, "b", p))
+	}
+	for n, j := range jobs {
+		i := n % len(payloads)
 		want := payloads[i]
 		var wantBytes []byte
 		switch w := want.(type) {
@@ -168,7 +173,7 @@ func TestQueue_EnqueueManyBytes(t *testing.T) {
 		}
 		got := get(t, q, j.ID)
 		if diff := cmp.Diff(got, j, cmpopts.IgnoreUnexported(litequeue.Job{})); diff != "" {
-			t.Errorf("payload %d: EnqueueMany returned another job than Get (-get +returned):\n%s", i, diff)
+			t.Errorf("job %d (payload %d): the job returned differs from Get's (-get +returned):\n%s", n, i, diff)
 		}
 		stored := got.Payload
 		var typ string
