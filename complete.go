@@ -18,7 +18,10 @@ import (
 //
 // CompleteTx fires no event and adds no history row: when the handler
 // returns, its worker records the run as completed and fires job.completed,
-// whatever the handler returns after a committed CompleteTx. If the caller
+// whatever the handler returns after a committed CompleteTx. Once the
+// commit is made the handler's context stays alive until the handler
+// returns (the lease renewals stop, and the lease is not lost); only the
+// handler's timeout or a shutdown's grace still cancels it. If the caller
 // rolls back instead, the run ends as the handler's return value says.
 // Calling it again under the same lease after a commit returns nil.
 func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {

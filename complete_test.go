@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/litequeue/litequeue"
@@ -257,5 +259,63 @@ func TestQueue_CompleteTxThenShutdown(t *testing.T) {
 	}
 	if h := history(t, q, job.ID); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCompleted {
 		t.Fatalf("history = %+v, want one completed row", h)
+	}
+}
+
+// TestQueue_CompleteTxKeepsContext commits CompleteTx and then keeps the
+// handler busy through several lease renewals, under RunDue and under
+// Work: the handler's context stays alive until the handler returns, so its
+// follow-up work on ctx succeeds, and the run is recorded once, completed.
+// It runs in a synctest bubble, whose fake time the real clock reads: the
+// renewals, every third of VisibilityTimeout, all happen while the handler
+// waits two VisibilityTimeouts.
+func TestQueue_CompleteTxKeepsContext(t *testing.T) {
+	t.Parallel()
+	for _, under := range []string{"RunDue", "Work"} {
+		t.Run(under, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) { testCompleteTxKeepsContext(t, under) })
+		})
+	}
+}
+
+func testCompleteTxKeepsContext(t *testing.T, under string) {
+	q, _ := openOrders(t, litequeue.Options{Clock: clock.New()})
+	after := make(chan error, 1) // the follow-up work's error
+	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+		if err := placeOrder(ctx, q, job); err != nil {
+			after <- err
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * litequeue.DefaultVisibilityTimeout):
+		}
+		_, err := q.DB().ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`, job.ID, job.Attempt)
+		after <- err
+		return nil
+	})
+	job := enqueue(t, q, "order", nil)
+	if under == "RunDue" {
+		if n := runDue(t, q); n != 1 {
+			t.Fatalf("RunDue ran %d jobs, want 1", n)
+		}
+	} else {
+		stop := startWork(t, q, litequeue.WorkerOptions{})
+		defer func() {
+			if err := stop(); err != nil {
+				t.Errorf("Work returned %v", err)
+			}
+		}()
+	}
+	if err := <-after; err != nil {
+		t.Fatalf("follow-up work on ctx after CompleteTx: %v", err)
+	}
+	synctest.Wait() // the run is recorded
+	if got := get(t, q, job.ID); got.State != litequeue.Completed || orders(t, q, job.ID) != 2 {
+		t.Fatalf("job %s with %d orders, want completed with 2", got.State, orders(t, q, job.ID))
+	}
+	if diff := cmp.Diff([]litequeue.Outcome{litequeue.OutcomeCompleted}, outcomes(history(t, q, job.ID))); diff != "" {
+		t.Fatalf("history (-want +got):\n%s", diff)
 	}
 }

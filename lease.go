@@ -248,21 +248,39 @@ const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
 // asked its job to stop.
 var errCancelRequested = errors.New("litequeue: job cancelled")
 
+// completedUnderSQL reports whether the job is completed under the token:
+// CompleteTx committed it.
+const completedUnderSQL = `SELECT EXISTS (SELECT 1 FROM litequeue_jobs
+	WHERE id = ? AND token = ? AND created_at = ? AND state = 'completed')`
+
+// errCompletedTx is what renew returns when CompleteTx committed the run:
+// no lease is left to renew, and none was lost.
+var errCompletedTx = errors.New("litequeue: completed through CompleteTx")
+
 // renew extends the lease by VisibilityTimeout. It returns ErrLeaseLost if
-// the lease is no longer held, and errCancelRequested if Cancel asked the
-// job to stop (the lease is still renewed: the run's outcome is recorded by
-// its holder).
+// the lease is no longer held, errCompletedTx if CompleteTx completed the
+// job under it, and errCancelRequested if Cancel asked the job to stop (the
+// lease is still renewed: the run's outcome is recorded by its holder).
 func (q *Queue) renew(ctx context.Context, l *lease) error {
-	var cancel bool
+	var cancel, gone, completed bool
 	err := q.submit(&writeOp{ctx: ctx, light: true, fn: func(tx execer) error {
+		cancel, gone, completed = false, false, false
 		until := q.now().Add(q.opts.VisibilityTimeout)
-		return tx.GetContext(ctx, &cancel, renewSQL, ms(until), l.job.ID, l.job.token, ms(l.job.CreatedAt))
+		id, token, created := l.job.ID, l.job.token, ms(l.job.CreatedAt)
+		err := tx.GetContext(ctx, &cancel, renewSQL, ms(until), id, token, created)
+		if !errors.Is(err, errNoRows) {
+			return err
+		}
+		gone = true
+		return tx.GetContext(ctx, &completed, completedUnderSQL, id, token, created)
 	}})
 	switch {
-	case errors.Is(err, errNoRows):
-		return ErrLeaseLost
 	case err != nil:
 		return err
+	case completed:
+		return errCompletedTx
+	case gone:
+		return ErrLeaseLost
 	case cancel:
 		return errCancelRequested
 	}

@@ -62,7 +62,8 @@ type steer struct {
 // how the run ended. While it waits it renews the lease every third of
 // VisibilityTimeout, and at once when Cancel in this Queue asks (see
 // lease.renewNow), and cancels the handler's context when Cancel asks the
-// job to stop or the lease is lost. When the handler's timeout passes
+// job to stop or the lease is lost. Once a committed CompleteTx completed
+// the job it stops renewing and leaves the context alive. When the handler's timeout passes
 // it records the run as timed_out at once and leaves the handler behind:
 // its eventual result is discarded.
 //
@@ -172,6 +173,10 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 			continue
 		}
 		switch err := q.renew(ctx, l); {
+		case errors.Is(err, errCompletedTx):
+			// CompleteTx committed the run: no lease is left to renew,
+			// and the handler's context lives on until it returns.
+			continue
 		case result == nil && errors.Is(err, ErrLeaseLost):
 			return nil, nil // never started: nothing to record
 		case result == nil && errors.Is(err, errCancelRequested):
