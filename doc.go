@@ -136,5 +136,6 @@
 //	}
 //
 // Drive the clock from the test's goroutine where possible: the mock's Add
-// and Set do not wait for other goroutines to react.
+// and Set do not wait for other goroutines to react. Under [WithTimeout] a
+// handler's ctx.Deadline lies on the mock's timeline too.
 package litequeue

@@ -10,8 +10,9 @@ import (
 // failed attempt, retried with backoff (see Permanent, RetryAfter, Snooze
 // and ErrDiscard for the other endings). A panic is recovered and counts as
 // a failure with its stack in the history. ctx is cancelled when the
-// handler's timeout passes, when the job is cancelled, when the worker
-// loses the lease, and at the end of a shutdown's grace period.
+// handler's timeout passes (ctx.Deadline reports it; see [WithTimeout]), when
+// the job is cancelled, when the worker loses the lease, and at the end of
+// a shutdown's grace period.
 type Handler func(ctx context.Context, job *Job) error
 
 // HandlerOption configures one kind's handler in Handle.
@@ -34,6 +35,13 @@ func UsePolicy(name string) HandlerOption {
 // past it the run is recorded as timed_out (a failed try), its context is
 // cancelled, and whatever it returns later is discarded. 0, the default,
 // means no timeout.
+//
+// The handler's ctx.Deadline() reports the run's start plus d, read from
+// the injected clock: with the real clock, the wall-clock deadline. Under a
+// mock clock it lies on the mock's timeline, and code that compares it with
+// the wall clock (context.WithTimeout, net.Dialer, time.Until) sees it
+// wherever the mock stands, perhaps long past or far ahead; the
+// cancellation still comes when the mock passes the deadline.
 func WithTimeout(d time.Duration) HandlerOption {
 	return func(h *handler) { h.timeout = d }
 }

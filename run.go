@@ -111,15 +111,16 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 		}
 	}()
 	start := func() {
+		l.started = q.now()
+		var hctx context.Context
+		hctx, cancel = context.WithCancelCause(ctx)
 		// The timers exist before the handler starts, so that a test that
 		// advances the mock clock once the handler runs always moves them.
 		if l.h.timeout > 0 {
 			timer = q.clock.Timer(l.h.timeout)
 			timeout = timer.C
+			hctx = deadlineContext{hctx, l.started.Add(l.h.timeout)}
 		}
-		var hctx context.Context
-		hctx, cancel = context.WithCancelCause(ctx)
-		l.started = q.now()
 		result = make(chan error, 1)
 		go func() { result <- call(hctx, l) }()
 		waiting, stop = nil, nil
@@ -192,6 +193,16 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 		renew.Reset(every)
 	}
 }
+
+// deadlineContext reports a handler's timeout as its deadline, on the
+// injected clock's timeline; the timeout timer of execute, not the
+// context, cancels it when the deadline passes.
+type deadlineContext struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // renewEvery is how often a running job's lease is renewed.
 func (q *Queue) renewEvery() time.Duration {
