@@ -47,7 +47,8 @@ func WithTimeout(d time.Duration) HandlerOption {
 }
 
 // Handle registers h for jobs of the given kind. Only kinds with a handler
-// on this Queue are claimed by its Work and RunDue. Handle panics, like
+// on this Queue are claimed by its Work and RunDue; a kind registered while
+// Work runs is claimed from then on, its due jobs at once. Handle panics, like
 // http.ServeMux, on an empty kind, a nil handler, a kind that already has
 // one, an unknown policy name or a negative timeout: these are mistakes in
 // the program, not in its data.
@@ -71,11 +72,15 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if _, dup := q.handlers[kind]; dup {
+	_, dup := q.handlers[kind]
+	if !dup {
+		q.handlers[kind] = hd
+	}
+	q.mu.Unlock()
+	if dup {
 		panic(fmt.Sprintf("litequeue: Handle(%q) twice", kind))
 	}
-	q.handlers[kind] = hd
+	q.notify() // idle Work loops look again, now for this kind too
 }
 
 // policy returns the named policy, or Options.Retry for "".
@@ -95,6 +100,14 @@ func (q *Queue) handler(kind string) *handler {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	return q.handlers[kind]
+}
+
+// handled returns how many kinds have a handler. Handle only adds kinds,
+// so a Work loop that saw the same number saw the same kinds.
+func (q *Queue) handled() int {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return len(q.handlers)
 }
 
 // kinds returns the kinds with a handler, sorted.

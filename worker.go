@@ -38,8 +38,8 @@ const errorBackoff = time.Second
 // up to four times Concurrency jobs: the extra ones are running (leased,
 // their leases renewed) while they wait for a handler slot, so that a
 // worker starts its next job while the commit that records its last one
-// is under way, and many runs share one commit. An idle Work wakes
-// at once on an Enqueue in this process, within a second for writes by
+// is under way, and many runs share one commit. An idle Work wakes at once
+// on an Enqueue or a Handle in this process, within a second for writes by
 // other processes, and otherwise sleeps until the next RunAt or lease
 // expiry on the injected clock. Any worker rescues expired leases, and
 // enforces retention (DeadTTL, KeepFinished, expired idempotency keys) at
@@ -125,6 +125,7 @@ type pool struct {
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
 	looked   time.Time     // when fill last looked
+	kinds    int           // how many kinds had a handler then (see Queue.handled)
 	next     time.Time     // what that look found: when work is next due; zero for never
 	done     chan struct{} // one send per finished run
 	grow     chan struct{} // a send when handlers turned short
@@ -241,10 +242,11 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 		if err != nil {
 			return 0, time.Time{}, err
 		}
-		if !changed && (p.next.IsZero() || now.Before(p.next)) && !now.Before(p.looked) {
-			return 0, p.next, nil // nothing written, nothing due yet, the clock not set back
+		kinds := q.handled()
+		if !changed && kinds == p.kinds && (p.next.IsZero() || now.Before(p.next)) && !now.Before(p.looked) {
+			return 0, p.next, nil // nothing written, no new kind, nothing due yet, the clock not set back
 		}
-		p.looked = now
+		p.looked, p.kinds = now, kinds
 		due, err := q.nextDue(ctx, p.opts.Queues)
 		if err != nil {
 			return 0, time.Time{}, err

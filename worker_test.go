@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -330,4 +331,30 @@ func TestWork_BadOptions(t *testing.T) {
 			t.Errorf("Work(%+v) = %v, want %q", tt.opts, err, tt.want)
 		}
 	}
+}
+
+// TestWork_HandleWakes registers a kind's handler while Work is idle: its
+// job, enqueued before, runs at once, though nothing else is written and
+// no time passes. It runs in a synctest bubble, whose fake time the real
+// clock reads, so that "idle" and "at once" are exact.
+func TestWork_HandleWakes(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		q, _ := openQueue(t, litequeue.Options{Clock: clock.New()})
+		ok := func(ctx context.Context, job *litequeue.Job) error { return nil }
+		q.Handle("early", ok)
+		late := enqueue(t, q, "late", nil)
+		early := enqueue(t, q, "early", nil)
+		stop := startWork(t, q, litequeue.WorkerOptions{})
+		defer stop()
+		synctest.Wait() // Work ran the early job and sleeps
+		if got := get(t, q, early.ID).State; got != litequeue.Completed {
+			t.Fatalf("early job %s, want completed", got)
+		}
+		q.Handle("late", ok)
+		synctest.Wait() // no time passes: Work must wake for the new kind
+		if got := get(t, q, late.ID).State; got != litequeue.Completed {
+			t.Fatalf("job of a kind handled after Work started: %s, want completed", got)
+		}
+	})
 }
