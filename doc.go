@@ -83,7 +83,8 @@
 // ignored. When the context of Work is done, workers stop claiming and wait
 // up to WorkerOptions.ShutdownGrace (30s by default) before they cancel the
 // handlers still running; a job whose handler then returns is released
-// without using a try.
+// without using a try. [Queue.Close] shuts down every Work so, and every
+// RunDue with a grace of DefaultShutdownGrace.
 //
 // # Dead letters
 //

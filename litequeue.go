@@ -176,9 +176,17 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 	return q, nil
 }
 
-// Close stops every Work call on the queue (as if its context were done,
-// with the same grace for running handlers), then closes the file. It is
-// safe to call more than once; later calls return nil.
+// Close stops every Work and RunDue call on the queue from claiming and
+// shuts their runs down, then closes the file, and returns once nothing of
+// the Queue runs. Each Work shuts down as if its context were done, with
+// its ShutdownGrace; a RunDue, which has no options, with a grace of
+// DefaultShutdownGrace on the injected clock (see [Queue.RunDue]). Past the
+// grace the running handlers' contexts are cancelled, a job whose handler
+// then returns is released without using a try, and a handler that does
+// not return within a further min(grace, 5s) is abandoned: its job comes
+// back through lease expiry. So Close called from a handler, which cannot
+// wait for itself, returns after the grace and that further wait. Close is
+// safe to call more than once; later calls return nil at once.
 func (q *Queue) Close() error {
 	q.mu.Lock()
 	if q.closed {

@@ -20,6 +20,13 @@ import (
 // retention (DeadTTL, KeepFinished, expired idempotency keys). With a mock
 // clock, a test steps a schedule with NextDue, clock.Set and RunDue,
 // deterministically.
+//
+// Close stops RunDue from claiming and shuts its run down as Work's
+// shutdown does, with a grace of DefaultShutdownGrace on the injected
+// clock: then the handler's context is cancelled, and a job whose handler
+// returns is released without using a try; after a further 5s a handler
+// that has not returned is abandoned, and its job comes back through lease
+// expiry. RunDue then returns its runs and ErrClosed.
 func (q *Queue) RunDue(ctx context.Context) (int, error) {
 	leave, err := q.enter()
 	if err != nil {
@@ -36,17 +43,26 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 	return runs, nil
 }
 
-// runDue is RunDue's runs.
+// runDue is RunDue's runs. It returns ErrClosed if Close began.
 func (q *Queue) runDue(ctx context.Context) (int, error) {
 	if _, err := q.rescue(ctx, nil); err != nil {
 		return 0, fmt.Errorf("litequeue: rescue expired leases: %w", err)
 	}
 	self := &claimer{worker: q.worker}
 	next := func() *claimer {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || q.isClosing() {
 			return nil
 		}
 		return self
+	}
+	stopped := func() error {
+		if q.isClosing() {
+			return ErrClosed
+		}
+		return ctx.Err()
+	}
+	if q.isClosing() {
+		return 0, ErrClosed
 	}
 	leases, err := q.claim(ctx, *self, 1)
 	if err != nil {
@@ -55,14 +71,59 @@ func (q *Queue) runDue(ctx context.Context) (int, error) {
 	if len(leases) == 0 {
 		return 0, nil
 	}
+	st, end := q.closeSteer()
+	defer end()
+	st.next = next
 	runs := 0
 	for l := leases[0]; l != nil; {
 		runs++
-		if l, err = q.execute(ctx, l, steer{next: next}); err != nil {
+		if l, err = q.execute(ctx, l, st); err != nil {
 			return runs, err
 		}
 	}
-	return runs, ctx.Err()
+	return runs, stopped()
+}
+
+// closeSteer returns the steer of RunDue's runs, which shuts them down
+// once Close begins: it cancels the running handler's context after
+// DefaultShutdownGrace on the injected clock, and abandons the run after a
+// further wait of the same length (at most maxReleaseWait), as Work's drain
+// does. end stops its goroutine and waits for it to return.
+func (q *Queue) closeSteer() (st steer, end func()) {
+	shutdown, abandon := make(chan struct{}), make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-q.closing:
+		case <-done:
+			return
+		}
+		if !q.wait(DefaultShutdownGrace, done) {
+			return
+		}
+		close(shutdown)
+		if q.wait(min(DefaultShutdownGrace, maxReleaseWait), done) {
+			close(abandon)
+		}
+	}()
+	return steer{shutdown: shutdown, abandon: abandon}, func() {
+		close(done)
+		<-exited
+	}
+}
+
+// wait waits d on the injected clock and reports true, or false if done
+// is closed first.
+func (q *Queue) wait(d time.Duration, done <-chan struct{}) bool {
+	t := q.clock.Timer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-done:
+		return false
+	}
 }
 
 // NextDue reports the earliest moment RunDue would have work: the RunAt of
