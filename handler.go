@@ -10,9 +10,9 @@ import (
 // failed attempt, retried with backoff (see Permanent, RetryAfter, Snooze
 // and ErrDiscard for the other endings). A panic is recovered and counts as
 // a failure with its stack in the history. ctx is cancelled when the
-// handler's timeout passes (ctx.Deadline reports it; see [WithTimeout]), when
-// the job is cancelled, when the worker loses the lease, and at the end of
-// a shutdown's grace period.
+// handler's timeout passes (ctx.Deadline reports it; see [WithTimeout]),
+// when the job is cancelled, when the worker loses the lease, and at the
+// end of a shutdown's grace period.
 type Handler func(ctx context.Context, job *Job) error
 
 // HandlerOption configures one kind's handler in Handle.
@@ -48,10 +48,10 @@ func WithTimeout(d time.Duration) HandlerOption {
 
 // Handle registers h for jobs of the given kind. Only kinds with a handler
 // on this Queue are claimed by its Work and RunDue; a kind registered while
-// Work runs is claimed from then on, its due jobs at once. Handle panics, like
-// http.ServeMux, on an empty kind, a nil handler, a kind that already has
-// one, an unknown policy name or a negative timeout: these are mistakes in
-// the program, not in its data.
+// Work runs is claimed from then on, its due jobs at once. Handle panics,
+// like http.ServeMux, on an empty kind, a nil handler, a kind that already
+// has one, an unknown policy name or a negative timeout: these are
+// mistakes in the program, not in its data.
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if kind == "" {
 		panic("litequeue: Handle with an empty kind")

@@ -63,9 +63,9 @@ type steer struct {
 // VisibilityTimeout, and at once when Cancel in this Queue asks (see
 // lease.renewNow), and cancels the handler's context when Cancel asks the
 // job to stop or the lease is lost. Once a committed CompleteTx completed
-// the job it stops renewing and leaves the context alive. When the handler's timeout passes
-// it records the run as timed_out at once and leaves the handler behind:
-// its eventual result is discarded.
+// the job it stops renewing and leaves the context alive. When the
+// handler's timeout passes it records the run as timed_out at once and
+// leaves the handler behind: its eventual result is discarded.
 //
 // Under Work a leased job may first wait for a slot (see steer); its lease
 // is renewed meanwhile as a running one's. If Cancel asks it to stop while

@@ -48,6 +48,9 @@ func (q *Queue) runDue(ctx context.Context) (int, error) {
 	if _, err := q.rescue(ctx, nil); err != nil {
 		return 0, fmt.Errorf("litequeue: rescue expired leases: %w", err)
 	}
+	if q.isClosing() {
+		return 0, ErrClosed
+	}
 	self := &claimer{worker: q.worker}
 	next := func() *claimer {
 		if ctx.Err() != nil || q.isClosing() {
@@ -60,9 +63,6 @@ func (q *Queue) runDue(ctx context.Context) (int, error) {
 			return ErrClosed
 		}
 		return ctx.Err()
-	}
-	if q.isClosing() {
-		return 0, ErrClosed
 	}
 	leases, err := q.claim(ctx, *self, 1)
 	if err != nil {
