@@ -212,7 +212,7 @@ const insertJobSQL = `INSERT INTO litequeue_jobs
 
 // insertJobsSQL adds many jobs in one statement. Its last argument is a
 // JSON array of the payloads, in hex; each new row's id is one more than
-// the largest before it, so the ids, in order, follow the array.
+// the one before it, so the ids, in order, follow the array.
 const insertJobsSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at)
 	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
