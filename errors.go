@@ -85,9 +85,10 @@ func clampDelay(d time.Duration) time.Duration {
 	return min(max(d, 0), CeilingLimit).Truncate(time.Millisecond)
 }
 
-// errorClass names the Go type of the innermost error in err's chain, as in
-// "*net.OpError", looking through litequeue's own wrappers. A joined error
-// (one that unwraps to several) is its own innermost error.
+// errorClass names the Go type of the innermost error in err's chain,
+// looking through litequeue's own wrappers: "syscall.Errno" for a refused
+// dial, whose *net.OpError wraps an *os.SyscallError that wraps the errno.
+// A joined error (one that unwraps to several) is its own innermost error.
 func errorClass(err error) string {
 	for {
 		next := errors.Unwrap(err)

@@ -85,7 +85,7 @@ type Attempt struct {
 	Attempt               int
 	StartedAt, FinishedAt time.Time
 	Outcome               Outcome
-	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "*net.OpError"; "timeout" for timed_out, "" for lease_expired
+	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "syscall.Errno" for a refused dial (inside *net.OpError and *os.SyscallError); "timeout" for timed_out, "" for lease_expired
 	Delay                 time.Duration // wait chosen after this attempt; 0 if none
 	Worker                string
 }
