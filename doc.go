@@ -39,6 +39,8 @@
 //     at once.
 //   - An error that errors.Is [ErrDiscard] ends the job as discarded: no
 //     retry, no alert, for input that can never succeed.
+//   - [CancelJob](err) ends the job as cancelled, as [Queue.Cancel] would:
+//     no retry, no alert, err's text in the history.
 //
 // # Retries
 //

@@ -62,6 +62,24 @@ func Snooze(d time.Duration) error {
 	return &snoozeError{delay: clampDelay(d)}
 }
 
+// CancelJob wraps err so that the run ends the job as cancelled, for good,
+// whatever tries remain: the run is recorded as cancelled with err's text
+// and class, it is not a failure (no retry, no alert), and job.cancelled
+// fires. It is the handler's own [Queue.Cancel], for a job that should no
+// longer run (the order was withdrawn while it waited). A nil err is
+// replaced by an error saying the handler cancelled the job.
+func CancelJob(err error) error {
+	if err == nil {
+		err = errors.New("cancelled by its handler")
+	}
+	return &cancelJobError{err}
+}
+
+type cancelJobError struct{ err error }
+
+func (e *cancelJobError) Error() string { return e.err.Error() }
+func (e *cancelJobError) Unwrap() error { return e.err }
+
 type permanentError struct{ err error }
 
 func (e *permanentError) Error() string { return e.err.Error() }
