@@ -98,6 +98,13 @@
 // by default). The event job.dead fires exactly once per death, and
 // [Queue.Stats] counts deaths per kind over the last hour.
 //
+// An operator can also make a scheduled or retrying job due at once
+// ([Queue.RunNow], "litequeue run-now <id>"), stop a pending or running
+// one ([Queue.Cancel], "litequeue cancel <id>"), and delete a finished or
+// dead one with its history before its retention ends ([Queue.Delete],
+// "litequeue delete <id>"). A job's ID is never given to another job, so
+// none of these reaches a job other than the one named.
+//
 // # Idempotency
 //
 // A job may run more than once: a worker can die after its handler's effect

@@ -12,8 +12,8 @@ var (
 	// that can never succeed, such as a deleted account.
 	ErrDiscard = errors.New("litequeue: discard job")
 
-	// ErrNotFound is returned by Get, History, Cancel and Replay for an ID
-	// that names no job.
+	// ErrNotFound is returned by Get, History, Cancel, Replay, RunNow and
+	// Delete for an ID that names no job.
 	ErrNotFound = errors.New("litequeue: job not found")
 
 	// ErrLeaseLost is returned by CompleteTx when the caller no longer
@@ -122,10 +122,15 @@ type stateError struct {
 	op    string
 	id    int64
 	state State
+	hint  string // what to do instead, if anything
 }
 
 func (e *stateError) Error() string {
-	return fmt.Sprintf("litequeue: %s job %d: it is %s", e.op, e.id, e.state)
+	msg := fmt.Sprintf("litequeue: %s job %d: it is %s", e.op, e.id, e.state)
+	if e.hint != "" {
+		msg += " (" + e.hint + ")"
+	}
+	return msg
 }
 
 // jobError wraps err from an operation on job id as "litequeue: <op> job

@@ -67,7 +67,7 @@ func (j *Job) Decode(v any) error {
 // Outcome is how one run of a job ended, as recorded in its history.
 type Outcome string
 
-// The outcomes of a run, and of a replay.
+// The outcomes of a run, of a replay, and of a RunNow.
 const (
 	OutcomeCompleted    Outcome = "completed"
 	OutcomeFailed       Outcome = "failed"
@@ -78,9 +78,11 @@ const (
 	OutcomeCancelled    Outcome = "cancelled"
 	OutcomeSnoozed      Outcome = "snoozed"
 	OutcomeReplayed     Outcome = "replayed"
+	OutcomeRunNow       Outcome = "run_now" // Queue.RunNow made the pending job due at once
 )
 
-// Attempt is one row of a job's history: one run, or one replay.
+// Attempt is one row of a job's history: one run, one replay, or one
+// RunNow.
 type Attempt struct {
 	Attempt               int
 	StartedAt, FinishedAt time.Time
