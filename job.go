@@ -38,7 +38,7 @@ func (s State) terminal() bool {
 
 // Job is one unit of work and its current state, as stored.
 type Job struct {
-	ID         int64
+	ID         int64 // never given to another job, also once this one is purged or deleted
 	Queue      string
 	Kind       string
 	Payload    []byte // JSON; []byte and json.RawMessage payloads are stored byte for byte, not validated

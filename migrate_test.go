@@ -151,6 +151,13 @@ func TestOpen_MigratesToVersion3(t *testing.T) {
 			if got := enqueue(t, q, "k", nil).ID; got != 13 {
 				t.Errorf("first new ID %d, want 13: above job 12 of the history", got)
 			}
+			// The newest job gone, its ID is not handed out again.
+			if err := errors.Join(q.Cancel(t.Context(), 13), q.Delete(t.Context(), 13)); err != nil {
+				t.Fatal(err)
+			}
+			if got := enqueue(t, q, "k", nil).ID; got != 14 {
+				t.Errorf("new ID after job 13 was deleted: %d, want 14", got)
+			}
 			// The migrated unique index still holds job 4's key.
 			if dup := enqueue(t, q, "later", nil, litequeue.UniqueKey("digest")); !dup.Duplicate || dup.ID != 4 {
 				t.Errorf("enqueue with job 4's key: %+v, want job 4 as a duplicate", dup)
@@ -158,14 +165,14 @@ func TestOpen_MigratesToVersion3(t *testing.T) {
 			if err := q.Close(); err != nil {
 				t.Fatal(err)
 			}
-			// Opening again changes nothing and goes on from 13.
+			// Opening again changes nothing and goes on from 14.
 			again := dumpFile(t, path)
 			q = openAt(t, path, litequeue.Options{})
 			if diff := cmp.Diff(again, dumpFile(t, path)); diff != "" {
 				t.Errorf("rows changed by opening a version 3 file (-before +after):\n%s", diff)
 			}
-			if got := enqueue(t, q, "k", nil).ID; got != 14 {
-				t.Errorf("new ID after reopening %d, want 14", got)
+			if got := enqueue(t, q, "k", nil).ID; got != 15 {
+				t.Errorf("new ID after reopening %d, want 15", got)
 			}
 		})
 	}
