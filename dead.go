@@ -12,8 +12,8 @@ import (
 // Dead letters: a job that used its last try, or failed with Permanent, is
 // dead with its whole history. Nothing runs it again on its own; List with
 // Filter{State: Dead} shows the dead jobs, Replay and ReplayDead put them
-// back, PurgeDead deletes them early, and the janitor purges them after
-// DeadTTL (see janitor.go).
+// back, PurgeDead (or Delete, one at a time) deletes them early, and the
+// janitor purges them after DeadTTL (see janitor.go).
 
 // replayBatch bounds the jobs one ReplayDead transaction replays, so that a
 // large replay never holds the write lock for long.

@@ -39,6 +39,8 @@
 //     at once.
 //   - An error that errors.Is [ErrDiscard] ends the job as discarded: no
 //     retry, no alert, for input that can never succeed.
+//   - [CancelJob](err) ends the job as cancelled, as [Queue.Cancel] would:
+//     no retry, no alert, err's text in the history.
 //
 // # Retries
 //
@@ -96,6 +98,13 @@
 // running on the file. Dead jobs are purged after Options.DeadTTL (14 days
 // by default). The event job.dead fires exactly once per death, and
 // [Queue.Stats] counts deaths per kind over the last hour.
+//
+// An operator can also make a scheduled or retrying job due at once
+// ([Queue.RunNow], "litequeue run-now <id>"), stop a pending or running
+// one ([Queue.Cancel], "litequeue cancel <id>"), and delete a finished or
+// dead one with its history before its retention ends ([Queue.Delete],
+// "litequeue delete <id>"). A job's ID is never given to another job, so
+// none of these reaches a job other than the one named.
 //
 // # Idempotency
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -35,16 +36,39 @@ func OnQueue(name string) EnqueueOption {
 }
 
 // Delay makes the job due d after it is enqueued. Delay and At: the last
-// one given wins. A negative d is refused.
+// one given wins. A negative d is refused, and so is a d that makes the
+// job due after the latest time At takes.
 func Delay(d time.Duration) EnqueueOption {
 	return func(c *enqueueConfig) { c.delay, c.atSet = d, false }
 }
 
 // At makes the job due at t; a t in the past makes it due at once. Delay
 // and At: the last one given wins. The zero time.Time is refused: it is an
-// unset time far more often than a wish to run at once.
+// unset time far more often than a wish to run at once. So is a t that
+// Unix milliseconds in an int64 cannot hold, the form RunAt is stored in:
+// before -292275055-05-16T16:47:04.192Z or after
+// 292278994-08-17T07:12:55.807Z (t is truncated to whole milliseconds).
 func At(t time.Time) EnqueueOption {
 	return func(c *enqueueConfig) { c.at, c.atSet, c.delay = t, true, 0 }
+}
+
+// The earliest and latest RunAt: what Unix milliseconds in an int64 hold,
+// and time.UnixMilli gives back.
+var (
+	earliestRunAt = time.UnixMilli(math.MinInt64)
+	latestRunAt   = time.UnixMilli(math.MaxInt64)
+)
+
+// storable reports whether a job can be due at t: whether t, truncated to
+// whole milliseconds, lies between earliestRunAt and latestRunAt.
+func storable(t time.Time) bool {
+	return !t.Before(earliestRunAt) && t.Before(latestRunAt.Add(time.Millisecond))
+}
+
+// runAtLimits names the range of storable times, for errors.
+func runAtLimits() string {
+	return fmt.Sprintf("the Unix milliseconds an int64 holds, %s … %s",
+		earliestRunAt.UTC().Format(time.RFC3339Nano), latestRunAt.UTC().Format(time.RFC3339Nano))
 }
 
 // Priority orders due jobs: higher runs first. Default 0.
@@ -69,7 +93,8 @@ func MaxTries(n int) EnqueueOption {
 // Enqueue adds a job of the given kind and returns it as stored, once the
 // commit is durable. payload is encoded as JSON, except []byte and
 // json.RawMessage, which are stored byte for byte. It refuses, writing
-// nothing: an empty kind or queue, a negative delay, At the zero time,
+// nothing: an empty kind or queue, a negative delay, At the zero time, a
+// due time that Unix milliseconds in an int64 cannot hold (see At),
 // MaxTries outside 1…50, and a payload over Options.MaxPayload. An
 // in-process Work loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
@@ -171,6 +196,8 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 		return fail("negative delay %v", cfg.delay)
 	case cfg.atSet && cfg.at.IsZero():
 		return fail("At the zero time.Time (unset?)")
+	case cfg.atSet && !storable(cfg.at):
+		return fail("At %s is outside %s", cfg.at.Format(time.RFC3339Nano), runAtLimits())
 	case cfg.maxTriesSet && (cfg.maxTries < 1 || cfg.maxTries > MaxTriesLimit):
 		return fail("max_tries %d is outside 1…%d", cfg.maxTries, MaxTriesLimit)
 	}
@@ -212,7 +239,7 @@ const insertJobSQL = `INSERT INTO litequeue_jobs
 
 // insertJobsSQL adds many jobs in one statement. Its last argument is a
 // JSON array of the payloads, in hex; each new row's id is one more than
-// the largest before it, so the ids, in order, follow the array.
+// the one before it, so the ids, in order, follow the array.
 const insertJobsSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at)
 	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
@@ -239,6 +266,9 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 	runAt := now.Add(b.cfg.delay)
 	if b.cfg.atSet {
 		runAt = b.cfg.at
+	} else if !storable(runAt) {
+		return nil, fmt.Errorf("delay %v makes the job due at %s, outside %s",
+			b.cfg.delay, runAt.UTC().Format(time.RFC3339Nano), runAtLimits())
 	}
 	ids, err := b.insertRows(ctx, tx, runAt, now)
 	if err != nil {

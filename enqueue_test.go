@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,6 +98,48 @@ func TestQueue_Enqueue(t *testing.T) {
 		}
 		if jobs, err := q.List(ctx, litequeue.Filter{}); err != nil || len(jobs) != 0 {
 			t.Fatalf("List after refusals: %d jobs, err %v; want none", len(jobs), err)
+		}
+	})
+	t.Run("times beyond Unix milliseconds in an int64 are refused", func(t *testing.T) {
+		t.Parallel()
+		clk := newMock()
+		q, _ := openQueue(t, litequeue.Options{Clock: clk})
+		latest := time.UnixMilli(math.MaxInt64)
+		earliest := time.UnixMilli(math.MinInt64)
+		const limits = "-292275055-05-16T16:47:04.192Z … 292278994-08-17T07:12:55.807Z"
+		for _, at := range []time.Time{
+			time.Unix(1<<62, 0), // stored as 1970 before
+			time.Date(300_000_000, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Date(-300_000_000, 1, 1, 0, 0, 0, 0, time.UTC),
+			latest.Add(time.Millisecond),
+			earliest.Add(-time.Nanosecond),
+		} {
+			_, err := q.Enqueue(ctx, "k", nil, litequeue.At(at))
+			if err == nil || !strings.Contains(err.Error(), "is outside the Unix milliseconds an int64 holds, "+limits) {
+				t.Errorf("At(%v): err %v, want one naming the limits", at, err)
+			}
+		}
+		if _, err := q.EnqueueMany(ctx, "k", nil, litequeue.At(time.Unix(1<<62, 0))); err == nil {
+			t.Errorf("EnqueueMany of nothing At year 146,138,514,283: no error")
+		}
+		if jobs, err := q.List(ctx, litequeue.Filter{}); err != nil || len(jobs) != 0 {
+			t.Fatalf("List after refusals: %d jobs, err %v; want none", len(jobs), err)
+		}
+		for _, at := range []time.Time{latest, earliest, latest.Add(time.Millisecond - 1)} {
+			j := enqueue(t, q, "k", nil, litequeue.At(at))
+			if got := get(t, q, j.ID).RunAt; !got.Equal(at.Truncate(time.Millisecond)) || !j.RunAt.Equal(got) {
+				t.Errorf("At(%v): RunAt %v stored, %v returned", at, got, j.RunAt)
+			}
+		}
+
+		// Delay: the clock an hour before the latest time.
+		clk.Set(latest.Add(-time.Hour))
+		_, err := q.Enqueue(ctx, "k", nil, litequeue.Delay(2*time.Hour))
+		if err == nil || !strings.Contains(err.Error(), "delay 2h0m0s makes the job due at 292278994-08-17T08:12:55.807Z, outside the Unix milliseconds an int64 holds") {
+			t.Errorf("Delay(2h) an hour before the limit: err %v", err)
+		}
+		if j := enqueue(t, q, "k", nil, litequeue.Delay(time.Hour)); !get(t, q, j.ID).RunAt.Equal(latest) {
+			t.Errorf("Delay(1h) an hour before the limit: RunAt %v, want %v", get(t, q, j.ID).RunAt, latest)
 		}
 	})
 	t.Run("unique key returns the live job", func(t *testing.T) {

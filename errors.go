@@ -12,8 +12,8 @@ var (
 	// that can never succeed, such as a deleted account.
 	ErrDiscard = errors.New("litequeue: discard job")
 
-	// ErrNotFound is returned by Get, History, Cancel and Replay for an ID
-	// that names no job.
+	// ErrNotFound is returned by Get, History, Cancel, Replay, RunNow and
+	// Delete for an ID that names no job.
 	ErrNotFound = errors.New("litequeue: job not found")
 
 	// ErrLeaseLost is returned by CompleteTx when the caller no longer
@@ -62,6 +62,24 @@ func Snooze(d time.Duration) error {
 	return &snoozeError{delay: clampDelay(d)}
 }
 
+// CancelJob wraps err so that the run ends the job as cancelled, for good,
+// whatever tries remain: the run is recorded as cancelled with err's text
+// and class, it is not a failure (no retry, no alert), and job.cancelled
+// fires. It is the handler's own [Queue.Cancel], for a job that should no
+// longer run (the order was withdrawn while it waited). A nil err is
+// replaced by an error saying the handler cancelled the job.
+func CancelJob(err error) error {
+	if err == nil {
+		err = errors.New("cancelled by its handler")
+	}
+	return &cancelJobError{err}
+}
+
+type cancelJobError struct{ err error }
+
+func (e *cancelJobError) Error() string { return e.err.Error() }
+func (e *cancelJobError) Unwrap() error { return e.err }
+
 type permanentError struct{ err error }
 
 func (e *permanentError) Error() string { return e.err.Error() }
@@ -85,9 +103,10 @@ func clampDelay(d time.Duration) time.Duration {
 	return min(max(d, 0), CeilingLimit).Truncate(time.Millisecond)
 }
 
-// errorClass names the Go type of the innermost error in err's chain, as in
-// "*net.OpError", looking through litequeue's own wrappers. A joined error
-// (one that unwraps to several) is its own innermost error.
+// errorClass names the Go type of the innermost error in err's chain,
+// looking through litequeue's own wrappers: "syscall.Errno" for a refused
+// dial, whose *net.OpError wraps an *os.SyscallError that wraps the errno.
+// A joined error (one that unwraps to several) is its own innermost error.
 func errorClass(err error) string {
 	for {
 		next := errors.Unwrap(err)
@@ -103,10 +122,15 @@ type stateError struct {
 	op    string
 	id    int64
 	state State
+	hint  string // what to do instead, if anything
 }
 
 func (e *stateError) Error() string {
-	return fmt.Sprintf("litequeue: %s job %d: it is %s", e.op, e.id, e.state)
+	msg := fmt.Sprintf("litequeue: %s job %d: it is %s", e.op, e.id, e.state)
+	if e.hint != "" {
+		msg += " (" + e.hint + ")"
+	}
+	return msg
 }
 
 // jobError wraps err from an operation on job id as "litequeue: <op> job

@@ -13,10 +13,10 @@ import (
 
 // TestQueue_StaleHolderAfterPurge plays a worker paused for longer than
 // KeepFinished. Meanwhile its job was rescued, completed elsewhere and
-// purged, and SQLite gave its ID to a new job (it reuses the highest ID
-// once that row is gone), which completed under the same token number as
-// the paused worker's lease. When the paused worker wakes, its CompleteTx
-// and its completion must still be refused: the lease was on another job.
+// purged, and a new job, with a new ID (IDs are never reused), completed
+// under the same token number as the paused worker's lease. When the
+// paused worker wakes, its CompleteTx and its completion must still be
+// refused: its job is gone.
 func TestQueue_StaleHolderAfterPurge(t *testing.T) {
 	p := openPausedPair(t)
 	clk2, q2 := p.clk2, p.q2
@@ -35,9 +35,9 @@ func TestQueue_StaleHolderAfterPurge(t *testing.T) {
 	if exists(t, q2, old.ID) {
 		t.Fatal("the completed job was not purged")
 	}
-	reused := enqueue(t, q2, "order", nil)
-	if reused.ID != old.ID {
-		t.Skipf("SQLite gave the new job ID %d, not the purged job's %d", reused.ID, old.ID)
+	next := enqueue(t, q2, "order", nil)
+	if next.ID <= old.ID {
+		t.Fatalf("the new job got ID %d, not above the purged job's %d", next.ID, old.ID)
 	}
 	if n := runDue(t, q2); n != 1 {
 		t.Fatalf("q2 ran %d, want the new job", n)
@@ -50,10 +50,10 @@ func TestQueue_StaleHolderAfterPurge(t *testing.T) {
 	if r := <-first; r.err != nil {
 		t.Fatal(r.err)
 	}
-	if n := orders(t, q2, old.ID); n != 2 {
-		t.Fatalf("%d orders under ID %d, want 2: one per job", n, old.ID)
+	if n, m := orders(t, q2, old.ID), orders(t, q2, next.ID); n != 1 || m != 1 {
+		t.Fatalf("%d orders under ID %d and %d under %d, want 1 each: one per job", n, old.ID, m, next.ID)
 	}
-	if h := history(t, q2, reused.ID); len(h) != 1 {
+	if h := history(t, q2, next.ID); len(h) != 1 {
 		t.Fatalf("the new job has %d history rows, want its one run: %+v", len(h), h)
 	}
 }

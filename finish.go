@@ -171,10 +171,12 @@ const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ?`
 // else ErrLeaseLost. A job already completed under the same token
 // (CompleteTx) is reported through done.
 //
-// The row must also be the same job: once a job is purged SQLite may give
-// its ID to a new job (it reuses the highest ID once that row is gone), and
-// the new job's token, counted from 0, may reach the number a worker paused
-// for longer than the retention held. CreatedAt tells the two apart.
+// An ID names one job for good: it is never given to another job, also
+// after retention purged the job (litequeue_jobs.id is AUTOINCREMENT since
+// schema version 3), so a worker paused for longer than the retention finds
+// no row. CreatedAt is compared as well, as settleHeld does: a file
+// migrated from version 2 may hold a job that got the ID of a job purged
+// before the upgrade.
 func holder(ctx context.Context, tx execer, job *Job) (row *jobRow, done bool, err error) {
 	row = new(jobRow)
 	if err := tx.GetContext(ctx, row, jobByIDSQL, job.ID); err != nil {

@@ -38,7 +38,7 @@ func (s State) terminal() bool {
 
 // Job is one unit of work and its current state, as stored.
 type Job struct {
-	ID         int64
+	ID         int64 // never given to another job, also once this one is purged or deleted
 	Queue      string
 	Kind       string
 	Payload    []byte // JSON; []byte and json.RawMessage payloads are stored byte for byte, not validated
@@ -67,7 +67,7 @@ func (j *Job) Decode(v any) error {
 // Outcome is how one run of a job ended, as recorded in its history.
 type Outcome string
 
-// The outcomes of a run, and of a replay.
+// The outcomes of a run, of a replay, and of a RunNow.
 const (
 	OutcomeCompleted    Outcome = "completed"
 	OutcomeFailed       Outcome = "failed"
@@ -78,14 +78,16 @@ const (
 	OutcomeCancelled    Outcome = "cancelled"
 	OutcomeSnoozed      Outcome = "snoozed"
 	OutcomeReplayed     Outcome = "replayed"
+	OutcomeRunNow       Outcome = "run_now" // Queue.RunNow made the pending job due at once
 )
 
-// Attempt is one row of a job's history: one run, or one replay.
+// Attempt is one row of a job's history: one run, one replay, or one
+// RunNow.
 type Attempt struct {
 	Attempt               int
 	StartedAt, FinishedAt time.Time
 	Outcome               Outcome
-	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "*net.OpError"; "timeout" for timed_out, "" for lease_expired
+	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "syscall.Errno" for a refused dial (inside *net.OpError and *os.SyscallError); "timeout" for timed_out, "" for lease_expired
 	Delay                 time.Duration // wait chosen after this attempt; 0 if none
 	Worker                string
 }

@@ -68,15 +68,16 @@ type Options struct {
 	// before the call that caused it returns, one call at a time. Event.Type
 	// is one of "job.enqueued", "job.started", "job.completed", "job.retry",
 	// "job.snoozed", "job.dead", "job.discarded", "job.cancelled",
-	// "job.replayed". A panic in OnEvent is recovered and logged.
+	// "job.replayed", "job.run_now", "job.deleted". A panic in OnEvent is
+	// recovered and logged.
 	//
 	// OnEvent must not call the Queue's methods that fire events (Enqueue,
-	// EnqueueMany, Cancel, Replay, ReplayDead, RunDue) or Close: such a
-	// call waits for the OnEvent call in progress to return, which waits
-	// for it. Reads (Get, List, History, Stats, Seen) are fine. To enqueue a
-	// follow-up job on an event, call Enqueue from another goroutine, or
-	// from the handler. A call that has waited 10 seconds for OnEvent is
-	// logged as a warning.
+	// EnqueueMany, Cancel, Replay, ReplayDead, RunNow, Delete, RunDue) or
+	// Close: such a call waits for the OnEvent call in progress to return,
+	// which waits for it. Reads (Get, List, History, Stats, Seen) are fine.
+	// To enqueue a follow-up job on an event, call Enqueue from another
+	// goroutine, or from the handler. A call that has waited 10 seconds
+	// for OnEvent is logged as a warning.
 	OnEvent func(Event)
 
 	// MaxPayload is the largest payload, in bytes, Enqueue accepts.

@@ -262,6 +262,8 @@ func runEnding(l *lease, err error, cause error) ending {
 		return ending{outcome: OutcomePanicked, errText: pe.Error(), class: pe.class(), delay: l.delay}
 	case errors.As(err, &se):
 		return ending{outcome: OutcomeSnoozed, delay: se.delay}
+	case errors.As(err, new(*cancelJobError)):
+		return ending{outcome: OutcomeCancelled, errText: err.Error(), class: errorClass(err)}
 	case errors.Is(err, ErrDiscard):
 		return ending{outcome: OutcomeDiscarded, errText: err.Error(), class: errorClass(err)}
 	case errors.As(err, &pm):

@@ -1,9 +1,14 @@
--- litequeue schema, version 2. Times are Unix milliseconds from the
+-- litequeue schema, version 3. Times are Unix milliseconds from the
 -- injected clock (a mock clock may well stand at 0, so "unset" is NULL in
--- the columns that a Job shows, and 0 only in internal ones). Written to run on PostgreSQL too with two
--- substitutions: INTEGER PRIMARY KEY -> BIGSERIAL PRIMARY KEY, BLOB -> BYTEA.
+-- the columns that a Job shows, and 0 only in internal ones). Written to
+-- run on PostgreSQL too with three substitutions: INTEGER PRIMARY KEY
+-- AUTOINCREMENT -> BIGSERIAL PRIMARY KEY (a job ID is never handed out
+-- twice, also once its job is purged: SQLite's AUTOINCREMENT and
+-- PostgreSQL's sequence both promise it), INTEGER PRIMARY KEY -> BIGSERIAL
+-- PRIMARY KEY, BLOB -> BYTEA.
 -- It runs whole on a new file and on a file of an older version: every
--- statement can run again without harm.
+-- statement can run again without harm. A file of version 1 or 2 has its
+-- litequeue_jobs rebuilt first, to add AUTOINCREMENT (see migrate.go).
 
 CREATE TABLE IF NOT EXISTS litequeue_meta (
 	name  TEXT PRIMARY KEY,
@@ -11,7 +16,7 @@ CREATE TABLE IF NOT EXISTS litequeue_meta (
 );
 
 CREATE TABLE IF NOT EXISTS litequeue_jobs (
-	id            INTEGER PRIMARY KEY,
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
 	queue         TEXT    NOT NULL,
 	kind          TEXT    NOT NULL,
 	payload       BLOB    NOT NULL,

@@ -23,7 +23,7 @@ var schemaSQL string
 
 const (
 	// schemaVersion is the version of schema.sql, kept in litequeue_meta.
-	schemaVersion = 2
+	schemaVersion = 3
 
 	// applicationID marks a SQLite file as litequeue's ("LQUE"), set only
 	// where the file's application_id is 0.
@@ -238,65 +238,4 @@ func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 		return 0, nil
 	}
 	return version, err
-}
-
-// migrate switches the file to WAL and creates or upgrades litequeue's
-// tables. Schema changes only ever add: opening never destroys data.
-//
-// A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
-// accepts only before the file's first page is written, so that the
-// janitor can give the space of purged jobs back to the file system (see
-// vacuum). A file that already has pages keeps its auto_vacuum: changing
-// it needs a VACUUM, which rewrites the whole file.
-func migrate(ctx context.Context, db *sqlx.DB) error {
-	var pages int
-	if err := db.GetContext(ctx, &pages, `PRAGMA page_count`); err != nil {
-		return fmt.Errorf("read page_count: %w", err)
-	}
-	if pages == 0 {
-		if _, err := db.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
-			return fmt.Errorf("set auto_vacuum: %w", err)
-		}
-	}
-	var mode string
-	if err := db.GetContext(ctx, &mode, `PRAGMA journal_mode = WAL`); err != nil {
-		return fmt.Errorf("set journal_mode: %w", err)
-	}
-	if mode != "wal" {
-		return fmt.Errorf("set journal_mode: got %q, want wal", mode)
-	}
-	tx, err := db.BeginTxx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	version, err := readSchemaVersion(ctx, tx)
-	if err != nil {
-		return err
-	}
-	if version > schemaVersion { // another process upgraded it meanwhile
-		return fmt.Errorf("schema version %d is newer than this binary's %d", version, schemaVersion)
-	}
-	if version == schemaVersion {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	_, err = tx.ExecContext(ctx,
-		`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', ?)
-		 ON CONFLICT (name) DO UPDATE SET value = excluded.value`, fmt.Sprint(schemaVersion))
-	if err != nil {
-		return err
-	}
-	var appID int64
-	if err := tx.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
-		return err
-	}
-	if appID == 0 {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
 }

@@ -17,7 +17,7 @@ func TestCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("%v in:\n%s", err, r.stdout)
 	}
-	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "2" || got.JournalMode != "wal" ||
+	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "3" || got.JournalMode != "wal" ||
 		got.ApplicationID != litequeueAppID || got.FileBytes == 0 {
 		t.Errorf("check --json: %+v", got)
 	}

@@ -303,7 +303,7 @@ func outcomeColor(o litequeue.Outcome) string {
 	switch o {
 	case litequeue.OutcomeCompleted:
 		return green
-	case litequeue.OutcomeReplayed, litequeue.OutcomeSnoozed:
+	case litequeue.OutcomeReplayed, litequeue.OutcomeSnoozed, litequeue.OutcomeRunNow:
 		return blue
 	case litequeue.OutcomeDiscarded, litequeue.OutcomeCancelled:
 		return yellow

@@ -47,6 +47,8 @@ Change (through the library's write path, beside running workers):
   dead retry ID...        replay dead jobs; or --all [--queue Q] [--kind K] [--dry-run] [--yes]
   dead purge              delete dead jobs [--older-than D] [--dry-run] [--yes]
   cancel ID...            cancel pending or running jobs
+  run-now ID...           make pending jobs (scheduled, waiting to retry) due now
+  delete ID...            delete finished or dead jobs and their history
   enqueue KIND [JSON]     add a job [--queue Q] [--delay D] [--priority P] [--unique KEY]
                           [--max-tries N] [--json]
 
@@ -203,6 +205,8 @@ func commands() []command {
 		{"check", (*cli).check},
 		{"policy", (*cli).policy},
 		{"cancel", (*cli).cancel},
+		{"run-now", (*cli).runNow},
+		{"delete", (*cli).deleteJobs},
 		{"enqueue", (*cli).enqueue},
 		{"demo", (*cli).demo},
 		{"version", (*cli).version},

@@ -1,0 +1,123 @@
+package litequeue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// migrate switches the file to WAL and creates or upgrades litequeue's
+// tables. It does so in one write transaction that reads the version again
+// once it holds the lock, so that when several processes open an old file
+// at once one of them migrates it and the others find it done. Opening
+// never destroys data: schema.sql only adds, and the one rebuild, that of
+// version 3 (see setAsideJobsSQL), copies every row.
+//
+// A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
+// accepts only before the file's first page is written, so that the
+// janitor can give the space of purged jobs back to the file system (see
+// vacuum). A file that already has pages keeps its auto_vacuum: changing
+// it needs a VACUUM, which rewrites the whole file.
+func migrate(ctx context.Context, db *sqlx.DB) error {
+	var pages int
+	if err := db.GetContext(ctx, &pages, `PRAGMA page_count`); err != nil {
+		return fmt.Errorf("read page_count: %w", err)
+	}
+	if pages == 0 {
+		if _, err := db.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+			return fmt.Errorf("set auto_vacuum: %w", err)
+		}
+	}
+	var mode string
+	if err := db.GetContext(ctx, &mode, `PRAGMA journal_mode = WAL`); err != nil {
+		return fmt.Errorf("set journal_mode: %w", err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("set journal_mode: got %q, want wal", mode)
+	}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	version, err := readSchemaVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if version > schemaVersion { // another process upgraded it meanwhile
+		return fmt.Errorf("schema version %d is newer than this binary's %d", version, schemaVersion)
+	}
+	if version == schemaVersion {
+		return nil
+	}
+	rebuild := version == 1 || version == 2 // litequeue_jobs without AUTOINCREMENT
+	if rebuild {
+		if _, err := tx.ExecContext(ctx, setAsideJobsSQL); err != nil {
+			return fmt.Errorf("set aside the jobs table of version %d: %w", version, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	if rebuild {
+		if _, err := tx.ExecContext(ctx, moveJobsSQL); err != nil {
+			return fmt.Errorf("copy the jobs of version %d: %w", version, err)
+		}
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', ?)
+		 ON CONFLICT (name) DO UPDATE SET value = excluded.value`, fmt.Sprint(schemaVersion))
+	if err != nil {
+		return err
+	}
+	var appID int64
+	if err := tx.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
+		return err
+	}
+	if appID == 0 {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Version 3 declares litequeue_jobs.id AUTOINCREMENT, so that no ID is
+// ever handed out twice (DESIGN.md, Identity). Before, SQLite gave a new
+// job one more than the highest ID in the table, which is the ID of a job
+// that retention had just purged, if that was the newest one. SQLite
+// cannot add AUTOINCREMENT to a table, so a file of version 1 or 2 gets a
+// new table in the migration's transaction: setAsideJobsSQL renames the
+// old table and drops its indexes, schema.sql creates the new table and
+// its indexes, and moveJobsSQL copies every row as it is and drops the old
+// table. The history and the keys are not touched.
+//
+// The new table's sequence (sqlite_sequence, SQLite's own) starts above
+// every ID the file shows was handed out: the highest job's, and the
+// highest a history row names (a job deleted by the app with its history
+// left behind). An ID above those, handed out and purged before the
+// upgrade, has left no trace and may be handed out once more. PostgreSQL
+// needs none of this: a BIGSERIAL never reuses a value.
+const setAsideJobsSQL = `ALTER TABLE litequeue_jobs RENAME TO litequeue_jobs_old;
+DROP INDEX IF EXISTS litequeue_jobs_claim;
+DROP INDEX IF EXISTS litequeue_jobs_next;
+DROP INDEX IF EXISTS litequeue_jobs_lease;
+DROP INDEX IF EXISTS litequeue_jobs_unique;
+DROP INDEX IF EXISTS litequeue_jobs_state;
+DROP INDEX IF EXISTS litequeue_jobs_finished;`
+
+// moveJobsSQL: see setAsideJobsSQL. The sequence also keeps what the old
+// table's was, should it have had one.
+const moveJobsSQL = `INSERT INTO litequeue_jobs
+	(id, queue, kind, payload, state, priority, attempt, max_tries, own_max_tries, run_at, created_at,
+	 finished_at, last_error, unique_key, token, lease_until, started_at, worker, retry_delay, cancel)
+	SELECT id, queue, kind, payload, state, priority, attempt, max_tries, own_max_tries, run_at, created_at,
+	 finished_at, last_error, unique_key, token, lease_until, started_at, worker, retry_delay, cancel
+	FROM litequeue_jobs_old;
+DELETE FROM sqlite_sequence WHERE name = 'litequeue_jobs';
+INSERT INTO sqlite_sequence (name, seq) VALUES ('litequeue_jobs', max(
+	(SELECT coalesce(max(id), 0) FROM litequeue_jobs_old),
+	(SELECT coalesce(max(job_id), 0) FROM litequeue_attempts),
+	(SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'litequeue_jobs_old')));
+DROP TABLE litequeue_jobs_old;`

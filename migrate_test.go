@@ -1,0 +1,235 @@
+package litequeue_test
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/litequeue/litequeue"
+)
+
+// oldFileRows are jobs and history rows as litequeue versions 1 and 2 wrote
+// them: every state, NULLs, a BLOB payload that is not JSON, an empty one, a
+// unique key, a running job's lease. Job 12 was deleted from the jobs table
+// (by the app, through DB()) but its history rows remain: its ID was handed
+// out too.
+var oldFileRows = []string{
+	`INSERT INTO litequeue_jobs (id, queue, kind, payload, state, priority, attempt, max_tries, own_max_tries,
+		run_at, created_at, finished_at, last_error, unique_key, token, lease_until, started_at, worker, retry_delay, cancel) VALUES
+		(1, 'default', 'ok', X'226122', 'completed', 0, 1, 8, 0, NULL, 1000, 2000, '', NULL, 1, 0, 1500, 'w:1', 2000, 0),
+		(2, 'mail', 'send', X'6e6f74206a736f6e', 'dead', 3, 2, 2, 2, 3000, 1000, 4000, 'smtp: 550', 'welcome-ada', 2, 0, 3500, 'w:1', 0, 0),
+		(4, 'default', 'later', X'', 'pending', -1, 0, 8, 0, 999999999, 1000, NULL, '', 'digest', 0, 0, 0, '', 0, 0),
+		(5, 'default', 'slow', X'7b7d', 'running', 0, 1, 8, 0, 5000, 1000, NULL, 'boom', NULL, 7, 65000, 5000, 'w:2', 4000, 1),
+		(7, 'default', 'spam', X'6e756c6c', 'discarded', 0, 1, 8, 0, 6000, 1000, 6000, '', NULL, 1, 0, 6000, 'w:1', 2000, 0)`,
+	`INSERT INTO litequeue_attempts (id, job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state) VALUES
+		(1, 1, 1, 1500, 2000, 'completed', '', '', 0, 'w:1', 'ok', 'completed'),
+		(2, 2, 1, 1500, 2500, 'failed', 'smtp: 451', '*main.smtpError', 500, 'w:1', 'send', 'pending'),
+		(3, 2, 2, 3500, 4000, 'failed', 'smtp: 550', '*errors.errorString', 0, 'w:1', 'send', 'dead'),
+		(4, 12, 1, 7000, 8000, 'completed', '', '', 0, 'w:3', 'gone', 'completed'),
+		(5, 7, 1, 6000, 6000, 'discarded', 'spam', '*errors.errorString', 0, 'w:1', 'spam', 'discarded')`,
+}
+
+// oldFile writes a litequeue file of the given schema version, as that
+// version's binary left it, holding oldFileRows.
+func oldFile(t *testing.T, version int) string {
+	t.Helper()
+	ddl, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("schema-v%d.sql", version)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	sqliteFile(t, path, append([]string{
+		`PRAGMA auto_vacuum = INCREMENTAL`,
+		`PRAGMA journal_mode = WAL`,
+		string(ddl),
+		fmt.Sprintf(`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', '%d')`, version),
+		`PRAGMA application_id = 1280398661`, // "LQUE"
+	}, oldFileRows...)...)
+	return path
+}
+
+// dumpTable returns every row of a table as SQL literals (quote()), in id
+// order: equal dumps are equal bytes and equal storage classes.
+func dumpTable(t *testing.T, db *sql.DB, table string) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, "quote("+c+")")
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err = db.Query(`SELECT ` + strings.Join(cols, " || ',' || ") + ` FROM ` + table + ` ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var dump []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		dump = append(dump, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return dump
+}
+
+// dumpFile dumps the jobs and the history of the file at path.
+func dumpFile(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	return map[string][]string{
+		"litequeue_jobs":     dumpTable(t, db, "litequeue_jobs"),
+		"litequeue_attempts": dumpTable(t, db, "litequeue_attempts"),
+	}
+}
+
+// schemaOf lists the file's schema objects (type, name, SQL) as a new file
+// of the current version has them.
+func schemaOf(t *testing.T, q *litequeue.Queue) []string {
+	t.Helper()
+	var objects []string
+	err := q.DB().Select(&objects, `SELECT type || ' ' || name || ': ' || coalesce(sql, '')
+		FROM sqlite_schema WHERE name LIKE 'litequeue%' ORDER BY type, name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objects
+}
+
+// TestOpen_MigratesToVersion3 opens files of schema versions 1 and 2: Open
+// rebuilds litequeue_jobs with an AUTOINCREMENT id, keeps every job and
+// history row byte for byte, gives the file the schema a new file has, and
+// hands out IDs above every ID the old file shows it handed out (the
+// highest job's, 7, and the history's, 12).
+func TestOpen_MigratesToVersion3(t *testing.T) {
+	t.Parallel()
+	fresh, _ := openQueue(t, litequeue.Options{})
+	want := schemaOf(t, fresh)
+	for _, version := range []int{1, 2} {
+		t.Run(fmt.Sprintf("version %d", version), func(t *testing.T) {
+			t.Parallel()
+			path := oldFile(t, version)
+			before := dumpFile(t, path)
+			q := openAt(t, path, litequeue.Options{})
+			if diff := cmp.Diff(before, dumpFile(t, path)); diff != "" {
+				t.Errorf("rows changed by the migration (-before +after):\n%s", diff)
+			}
+			if diff := cmp.Diff(want, schemaOf(t, q)); diff != "" {
+				t.Errorf("schema after the migration (-new file +migrated):\n%s", diff)
+			}
+			var v string
+			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "3" {
+				t.Errorf("schema version %q (%v), want 3", v, err)
+			}
+			if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || len(history(t, q, 2)) != 2 {
+				t.Errorf("job 2 after the migration: %+v, %d history rows", got, len(history(t, q, 2)))
+			}
+			if got := enqueue(t, q, "k", nil).ID; got != 13 {
+				t.Errorf("first new ID %d, want 13: above job 12 of the history", got)
+			}
+			// The newest job gone, its ID is not handed out again.
+			if err := errors.Join(q.Cancel(t.Context(), 13), q.Delete(t.Context(), 13)); err != nil {
+				t.Fatal(err)
+			}
+			if got := enqueue(t, q, "k", nil).ID; got != 14 {
+				t.Errorf("new ID after job 13 was deleted: %d, want 14", got)
+			}
+			// The migrated unique index still holds job 4's key.
+			if dup := enqueue(t, q, "later", nil, litequeue.UniqueKey("digest")); !dup.Duplicate || dup.ID != 4 {
+				t.Errorf("enqueue with job 4's key: %+v, want job 4 as a duplicate", dup)
+			}
+			if err := q.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Opening again changes nothing and goes on from 14.
+			again := dumpFile(t, path)
+			q = openAt(t, path, litequeue.Options{})
+			if diff := cmp.Diff(again, dumpFile(t, path)); diff != "" {
+				t.Errorf("rows changed by opening a version 3 file (-before +after):\n%s", diff)
+			}
+			if got := enqueue(t, q, "k", nil).ID; got != 15 {
+				t.Errorf("new ID after reopening %d, want 15", got)
+			}
+		})
+	}
+}
+
+// TestOpen_MigratesEmptyVersion2 migrates a version 2 file with no jobs:
+// the first ID is 1, as in a new file.
+func TestOpen_MigratesEmptyVersion2(t *testing.T) {
+	t.Parallel()
+	ddl, err := os.ReadFile(filepath.Join("testdata", "schema-v2.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	sqliteFile(t, path, `PRAGMA journal_mode = WAL`, string(ddl),
+		`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', '2')`)
+	q := openAt(t, path, litequeue.Options{})
+	if got := enqueue(t, q, "k", nil).ID; got != 1 {
+		t.Errorf("first ID %d, want 1", got)
+	}
+}
+
+// TestOpen_MigratesConcurrently opens one version 2 file from several
+// Queues at once, as several processes starting together would: one
+// migrates, in its write transaction; the others find version 3 when they
+// get the lock. Every Open succeeds and every row is kept once.
+func TestOpen_MigratesConcurrently(t *testing.T) {
+	t.Parallel()
+	path := oldFile(t, 2)
+	before := dumpFile(t, path)
+	const n = 4
+	queues := make([]*litequeue.Queue, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { queues[i], errs[i] = litequeue.Open(path, litequeue.Options{Clock: newMock()}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Open %d: %v", i, err)
+		}
+		t.Cleanup(func() { queues[i].Close() })
+	}
+	if diff := cmp.Diff(before, dumpFile(t, path)); diff != "" {
+		t.Errorf("rows changed by the migration (-before +after):\n%s", diff)
+	}
+	ids := map[int64]bool{}
+	for _, q := range queues {
+		ids[enqueue(t, q, "k", nil).ID] = true
+	}
+	for id := range int64(13) {
+		if ids[id] {
+			t.Errorf("new job got ID %d, handed out before the migration", id)
+		}
+	}
+	if len(ids) != n {
+		t.Errorf("%d distinct IDs for %d jobs", len(ids), n)
+	}
+}
