@@ -8,10 +8,15 @@
 //	clk := clock.NewMock()
 //	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{Clock: clk})
 //	…
-//	q.Handle("signup", signup) // enqueues "email.welcome", which this test does not handle
-//	q.Enqueue(ctx, "signup", "ada@example.com")
-//	litequeuetest.Drain(t, q, clk)
+//	q.Handle("signup", signup) // enqueues "email.welcome"
+//	if _, err := q.Enqueue(t.Context(), "signup", "ada@example.com"); err != nil {
+//		t.Fatal(err)
+//	}
+//	litequeuetest.Drain(t, q, clk) // runs signup and its retries, moving clk
 //	litequeuetest.RequireEnqueued(t, q, "email.welcome", litequeuetest.Payload("ada@example.com"))
+//
+// A job is found in any state: one that Drain has run and completed was
+// enqueued all the same.
 //
 // A Queue that is also worked elsewhere (by Work, or by another process)
 // while Drain runs it makes Drain's result depend on who claims what first.
