@@ -126,6 +126,9 @@ func TestDrain_MaxSteps(t *testing.T) {
 }
 
 func TestDrain_DefaultMaxSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a thousand calls of RunDue")
+	}
 	t.Parallel()
 	q, clk := openQueue(t, litequeue.Options{Synchronous: "normal"})
 	q.Handle("poll", snoozer(time.Second))
