@@ -148,4 +148,19 @@
 // Drive the clock from the test's goroutine where possible: the mock's Add
 // and Set do not wait for other goroutines to react. Under [WithTimeout] a
 // handler's ctx.Deadline lies on the mock's timeline too.
+//
+// The package github.com/litequeue/litequeue/litequeuetest runs this loop
+// as Drain, bounded (it fails the test, naming the jobs still due, if the
+// queue never settles), and asserts what was enqueued:
+//
+//	clk := clock.NewMock()
+//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{Clock: clk})
+//	…
+//	q.Handle("signup", signup) // enqueues "email.welcome"
+//	if _, err := q.Enqueue(t.Context(), "signup", "ada@example.com"); err != nil {
+//		t.Fatal(err)
+//	}
+//	litequeuetest.Drain(t, q, clk) // runs signup and its retries, moving clk
+//	litequeuetest.RequireEnqueued(t, q, "email.welcome",
+//		litequeuetest.Payload("ada@example.com"))
 package litequeue
