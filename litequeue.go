@@ -56,7 +56,7 @@ const readPoolSize = 4
 // binary. The app may keep its own tables in the same file (see DB).
 // Open starts no goroutine.
 func Open(path string, opts Options) (*Queue, error) {
-	q, err := open(path, opts, false)
+	q, err := open(path, opts, createMode)
 	if err != nil {
 		return nil, openError(path, err)
 	}
@@ -82,14 +82,14 @@ func openError(path string, err error) error {
 // read-only mount, say) that was closed cleanly, with no -wal file beside
 // it: no writer can work there, so it reads the file as a snapshot.
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
-	q, err := open(path, opts, true)
+	q, err := open(path, opts, readMode)
 	if err != nil {
 		return nil, openError(path, err)
 	}
 	return q, nil
 }
 
-func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
+func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	opts, err = opts.resolve()
 	if err != nil {
 		return nil, err
@@ -100,42 +100,15 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 			closers[i]()
 		}
 	}()
-	if readOnly {
-		err = checkReadable(path)
-	} else {
-		err = prepareFile(path)
-	}
+	// The file is checked, and the write lock opened, before anything
+	// writes to it; the read pool opens only once the file is in WAL.
+	f, err := openFile(path, mode, opts.Synchronous)
 	if err != nil {
 		return nil, err
 	}
-	// The file is checked before anything writes to it, on the writer's
-	// connection, and the read pool opens only once the file is in WAL.
+	closers = append(closers, f.close)
 	ctx := context.Background()
-	a := writeAccess
-	if readOnly {
-		a = readAccess
-	}
-	first, err := openDB(path, a, opts.Synchronous, 1)
-	if err != nil {
-		return nil, err
-	}
-	closers = append(closers, first.Close)
-	version, err := checkFile(ctx, first)
-	if readOnly && openFrozen(path, err) {
-		first.Close()
-		closers = closers[:len(closers)-1]
-		if first, err = openDB(path, frozenAccess, opts.Synchronous, 1); err != nil {
-			return nil, err
-		}
-		closers = append(closers, first.Close)
-		version, err = checkFile(ctx, first)
-	}
-	if readOnly && isCantOpen(err) {
-		return nil, fmt.Errorf("SQLite cannot open the file with its -wal and -shm beside it (a directory this process may not write?): %w", err)
-	}
-	if err != nil {
-		return nil, err
-	}
+	first := f.db
 	host, _ := os.Hostname()
 	q := &Queue{
 		opts:     opts,
@@ -147,10 +120,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		wake:     make(chan struct{}),
 		closing:  make(chan struct{}),
 	}
-	if readOnly {
-		if version == 0 {
-			return nil, errors.New("the file has no litequeue tables")
-		}
+	if mode == readMode {
 		first.SetMaxOpenConns(readPoolSize)
 		first.SetMaxIdleConns(readPoolSize)
 		q.db = first
@@ -164,10 +134,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		return nil, err
 	}
 	closers = append(closers, q.db.Close)
-	if q.w.lock, err = openFileLock(path); err != nil {
-		return nil, err
-	}
-	closers = append(closers, q.w.lock.close)
+	q.w.lock = f.lock
 	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
 		return nil, err
 	}

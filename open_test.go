@@ -51,6 +51,9 @@ func TestOpen_Refuses(t *testing.T) {
 		{"not SQLite", func(t *testing.T, path string) {
 			os.WriteFile(path, []byte("name,age\nann,41\n"), 0o600)
 		}, "is not a SQLite database"},
+		{"one byte", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte("x"), 0o600) // SQLite would read it as an empty database
+		}, "is not a SQLite database"},
 		{"another application's file", func(t *testing.T, path string) {
 			sqliteFile(t, path, `PRAGMA application_id = 1234`, `CREATE TABLE notes (body TEXT)`)
 		}, "belongs to another application (application_id 0x4d2)"},
@@ -286,5 +289,51 @@ func TestOpen_MigratesVersion1(t *testing.T) {
 	}
 	if deadJobs, err := q.List(context.Background(), litequeue.Filter{State: litequeue.Dead}); err != nil || len(deadJobs) != 1 {
 		t.Fatalf("List dead after the migration: %d jobs, %v", len(deadJobs), err)
+	}
+}
+
+// TestOpen_LockFileSymlink: a symbolic link planted as the -lock file (in
+// a directory others may write, pointing at a system file) is refused:
+// Open neither creates nor opens the file it points at.
+func TestOpen_LockFileSymlink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("making a symbolic link needs a privilege on Windows")
+	}
+	t.Parallel()
+	dir, system := t.TempDir(), t.TempDir()
+	missing := filepath.Join(system, "nologin")
+	path := filepath.Join(dir, "new.db")
+	if err := os.Symlink(missing, path+"-lock"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := litequeue.Open(path, litequeue.Options{})
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("Open with a -lock link to a missing file: %v, want a refusal naming the symbolic link", err)
+	}
+	if _, err := os.Lstat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open created the file the -lock link points at: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open created the database before it refused the -lock: %v", err)
+	}
+
+	existing := filepath.Join(system, "passwd")
+	if err := os.WriteFile(existing, []byte("root:x:0:0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "q.db")
+	if err := os.Symlink(existing, path+"-lock"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := litequeue.Open(path, litequeue.Options{})
+	if err == nil {
+		q.Close()
+		t.Fatal("Open used a -lock link to an existing file")
+	}
+	if !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Open: %v, want a refusal naming the symbolic link", err)
+	}
+	if got := string(readFile(t, existing)); got != "root:x:0:0\n" {
+		t.Errorf("the linked file now holds %q", got)
 	}
 }

@@ -325,3 +325,82 @@ func TestProcess_PausedWorker(t *testing.T) {
 		t.Fatalf("history outcomes %v, want lease_expired by paused, completed by other: %+v", outcomes(h), h)
 	}
 }
+
+// sqlite3Shell returns the path of SQLite's own command-line shell, the
+// outside client of the tests that check how litequeue shares its file.
+// Without it such a test skips, except under CI (CI set), where .ci/run
+// installs it: there a missing shell fails the test.
+func sqlite3Shell(t *testing.T) string {
+	t.Helper()
+	shell, err := exec.LookPath("sqlite3")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the sqlite3 shell is missing under CI (.ci/run installs it): %v", err)
+		}
+		t.Skip("the sqlite3 shell is not installed (Debian: apt-get install sqlite3)")
+	}
+	return shell
+}
+
+// TestProcess_SecondOpenKeepsLocks runs a process that enqueues, opens its
+// file a second time (OpenReadOnly, then Close) and enqueues again, while
+// the sqlite3 shell reads the file in between. On POSIX, closing any
+// descriptor of a file drops every lock the process holds on it, SQLite's
+// included: had the second open closed one, the shell would take itself
+// for the file's last user, checkpoint and delete the -wal under the
+// process, and the later enqueues, acknowledged into an unlinked -wal,
+// would be lost to the SIGKILL that ends the process.
+func TestProcess_SecondOpenKeepsLocks(t *testing.T) {
+	t.Parallel()
+	shell := sqlite3Shell(t)
+	path := filepath.Join(t.TempDir(), "q.db")
+	cmd := exec.Command(buildProc(t), "reopen", path, "10")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := new(output)
+	cmd.Stdout, cmd.Stderr = out, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	waitFor(t, "10 enqueues and the second open", func() bool { return strings.Contains(out.String(), "reopened\n") })
+
+	got, err := exec.CommandContext(t.Context(), shell, path, "SELECT count(*) FROM litequeue_jobs").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(got)) != "10" {
+		t.Fatalf("sqlite3 counts %q (%v), want 10", got, err)
+	}
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		t.Errorf("after the sqlite3 shell closed the file, the working process's -wal is gone: %v", err)
+	}
+	if _, err := io.WriteString(stdin, "go on\n"); err != nil {
+		t.Fatal(err)
+	}
+	acked := func() []int64 {
+		var ids []int64
+		for _, f := range strings.Fields(out.String()) {
+			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	waitFor(t, "20 acknowledged enqueues", func() bool { return len(acked()) == 20 })
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	q := openAt(t, path, litequeue.Options{})
+	lost := 0
+	for _, id := range acked() {
+		if _, err := q.Get(t.Context(), id); errors.Is(err, litequeue.ErrNotFound) {
+			lost++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d of 20 acknowledged enqueues are gone after the kill", lost)
+	}
+}
