@@ -74,6 +74,20 @@ func openError(path string, err error) error {
 	return fmt.Errorf("litequeue: open %s: %w", path, err)
 }
 
+// OpenExisting is Open for a file that already holds litequeue's tables,
+// for a tool that works beside the app that made the file (the litequeue
+// command's writes): it refuses, leaving it byte for byte as it was, a
+// missing file and any file without litequeue's tables — an empty file,
+// the app's own SQLite file — which Open would create or adopt. A file of
+// an older schema version is upgraded, as Open does.
+func OpenExisting(path string, opts Options) (*Queue, error) {
+	q, err := open(path, opts, existingMode)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	return q, nil
+}
+
 // OpenReadOnly opens an existing litequeue file for inspection — Get, List,
 // History, Stats, NextDue — while other processes work on it. It never
 // creates, migrates or writes the file: a missing file or one without

@@ -337,3 +337,57 @@ func TestOpen_LockFileSymlink(t *testing.T) {
 		t.Errorf("the linked file now holds %q", got)
 	}
 }
+
+// TestOpenExisting writes to a litequeue file, and refuses, leaving them
+// byte for byte as they were and with nothing beside them, the files that
+// Open would create or adopt.
+func TestOpenExisting(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app.db")
+	sqliteFile(t, app, `CREATE TABLE users (id INTEGER)`, `INSERT INTO users VALUES (7)`)
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{app, empty} {
+		before := readFile(t, path)
+		q, err := litequeue.OpenExisting(path, litequeue.Options{})
+		if err == nil {
+			q.Close()
+			t.Fatalf("OpenExisting(%s) succeeded", filepath.Base(path))
+		}
+		if !strings.Contains(err.Error(), "has no litequeue tables") {
+			t.Errorf("OpenExisting(%s): %v, want an error saying it has no litequeue tables", filepath.Base(path), err)
+		}
+		if after := readFile(t, path); !bytes.Equal(before, after) {
+			t.Errorf("OpenExisting changed %s", filepath.Base(path))
+		}
+		for _, side := range []string{"-wal", "-shm", "-lock", "-journal"} {
+			if _, err := os.Lstat(path + side); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s%s is there after the refusal (%v)", filepath.Base(path), side, err)
+			}
+		}
+	}
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := litequeue.OpenExisting(missing, litequeue.Options{}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenExisting of a missing file: %v, want ErrNotExist", err)
+	}
+	if entries, _ := filepath.Glob(missing + "*"); len(entries) != 0 {
+		t.Errorf("OpenExisting of a missing file made %v", entries)
+	}
+
+	q, path := openQueue(t, litequeue.Options{})
+	j := enqueue(t, q, "k", nil)
+	q2, err := litequeue.OpenExisting(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q2.Close()
+	if err := q2.Cancel(t.Context(), j.ID); err != nil {
+		t.Fatalf("Cancel through OpenExisting: %v", err)
+	}
+	if got := get(t, q, j.ID); got.State != litequeue.Cancelled {
+		t.Fatalf("the job is %s, want cancelled", got.State)
+	}
+}
