@@ -76,3 +76,25 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version: %q", r.stdout)
 	}
 }
+
+// TestCheck_Colour: check paints "ok" green on a terminal, but not for
+// TERM=dumb, nor with NO_COLOR set.
+func TestCheck_Colour(t *testing.T) {
+	fx := newFixture(t)
+	for _, tt := range []struct {
+		env    map[string]string
+		colour bool
+	}{
+		{map[string]string{"TERM": "xterm-256color"}, true},
+		{map[string]string{"TERM": "dumb"}, false},
+		{map[string]string{"TERM": "xterm-256color", "NO_COLOR": "1"}, false},
+	} {
+		c := fx.cli("")
+		c.stdoutTTY = true
+		c.getenv = func(k string) string { return tt.env[k] }
+		r := mustRun(t, c, "check")
+		if got := strings.Contains(r.stdout, "\x1b["); got != tt.colour {
+			t.Errorf("check on a terminal with %v: colour codes %v, want %v:\n%q", tt.env, got, tt.colour, r.stdout)
+		}
+	}
+}
