@@ -1,13 +1,18 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/litequeue/litequeue"
 )
 
 func TestCheck(t *testing.T) {
@@ -95,6 +100,67 @@ func TestCheck_Colour(t *testing.T) {
 		r := mustRun(t, c, "check")
 		if got := strings.Contains(r.stdout, "\x1b["); got != tt.colour {
 			t.Errorf("check on a terminal with %v: colour codes %v, want %v:\n%q", tt.env, got, tt.colour, r.stdout)
+		}
+	}
+}
+
+// TestCheck_DeletedWAL deletes the -wal of a file an app has open: check
+// says what happened and what to do, not only SQLite's "disk I/O error".
+// Doing what it says, stopping the app cleanly, brings the file back
+// with every commit.
+func TestCheck_DeletedWAL(t *testing.T) {
+	fx := newFixture(t)
+	app, err := litequeue.Open(fx.path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	j, err := app.Enqueue(t.Context(), "email.send", "late@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(fx.path + "-wal"); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, fx.cli(""), "check")
+	t.Logf("check on a file whose -wal was deleted:\n%s%s", r.stdout, r.stderr)
+	if r.code != exitFailure {
+		t.Fatalf("exit %d, want 1", r.code)
+	}
+	for _, want := range []string{"the -wal was deleted or cut short while a process had the database open", "stop the app cleanly"} {
+		if !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("check does not say %q", want)
+		}
+	}
+	if err := app.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = mustRun(t, fx.cli(""), "show", fmt.Sprint(j.ID))
+	if !strings.Contains(r.stdout, "late@example.com") {
+		t.Errorf("after the app's Close the job enqueued into the deleted -wal is not there:\n%s", r.stdout)
+	}
+	mustRun(t, fx.cli(""), "check")
+}
+
+// TestCheck_Backup: a sound VACUUM INTO backup is in journal mode delete,
+// not wal. check says so and passes it: Open switches a copy to WAL.
+func TestCheck_Backup(t *testing.T) {
+	fx := newFixture(t)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	db, err := sql.Open("sqlite", fx.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`VACUUM INTO ?`, backup); err != nil {
+		t.Fatal(err)
+	}
+	c := fx.cli("")
+	c.db = backup
+	r := mustRun(t, c, "check")
+	for _, want := range []string{"journal mode      delete\n", "warning: journal mode is delete, not wal", "\nok\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("check of a backup does not say %q:\n%s", want, r.stdout)
 		}
 	}
 }
