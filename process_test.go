@@ -342,17 +342,83 @@ func sqlite3Shell(t *testing.T) string {
 	return shell
 }
 
+var (
+	commandOnce sync.Once
+	commandPath string
+	commandErr  error
+)
+
+// buildCommand builds cmd/litequeue once per test binary.
+func buildCommand(t *testing.T) string {
+	t.Helper()
+	commandOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "litequeue-command")
+		if err != nil {
+			commandErr = err
+			return
+		}
+		commandPath = filepath.Join(dir, "litequeue")
+		out, err := exec.Command("go", "build", "-o", commandPath, "./cmd/litequeue").CombinedOutput()
+		if err != nil {
+			commandErr = err
+			commandPath = string(out)
+		}
+	})
+	if commandErr != nil {
+		t.Fatalf("build cmd/litequeue: %v\n%s", commandErr, commandPath)
+	}
+	return commandPath
+}
+
 // TestProcess_SecondOpenKeepsLocks runs a process that enqueues, opens its
 // file a second time (OpenReadOnly, then Close) and enqueues again, while
-// the sqlite3 shell reads the file in between. On POSIX, closing any
-// descriptor of a file drops every lock the process holds on it, SQLite's
-// included: had the second open closed one, the shell would take itself
-// for the file's last user, checkpoint and delete the -wal under the
-// process, and the later enqueues, acknowledged into an unlinked -wal,
-// would be lost to the SIGKILL that ends the process.
+// outside clients open and close the file in between. On POSIX, closing
+// any descriptor of a file drops every lock the process holds on it,
+// SQLite's included: had the second open closed one, the sqlite3 shell
+// would take itself for the file's last user, checkpoint and delete the
+// -wal under the process. The enqueues acknowledged after that, into an
+// unlinked -wal, would be lost to a SIGKILL; and a clean stop, whose
+// checkpoint writes that -wal into the file, would lose the jobs the
+// litequeue command enqueued meanwhile.
 func TestProcess_SecondOpenKeepsLocks(t *testing.T) {
 	t.Parallel()
-	shell := sqlite3Shell(t)
+	t.Run("killed", func(t *testing.T) {
+		t.Parallel()
+		shell := sqlite3Shell(t)
+		secondOpen(t, true, func(path string) int {
+			readWithShell(t, shell, path)
+			return 0
+		})
+	})
+	t.Run("stopped after the command enqueued", func(t *testing.T) {
+		t.Parallel()
+		shell, command := sqlite3Shell(t), buildCommand(t)
+		secondOpen(t, false, func(path string) int {
+			readWithShell(t, shell, path)
+			for i := range 5 {
+				out, err := exec.CommandContext(t.Context(), command, "--db", path, "enqueue", "cli", strconv.Itoa(i)).CombinedOutput()
+				if err != nil {
+					t.Fatalf("litequeue enqueue: %v\n%s", err, out)
+				}
+			}
+			return 5
+		})
+	})
+}
+
+// readWithShell counts the jobs in the file with the sqlite3 shell.
+func readWithShell(t *testing.T, shell, path string) {
+	t.Helper()
+	got, err := exec.CommandContext(t.Context(), shell, path, "SELECT count(*) FROM litequeue_jobs").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(got)) != "10" {
+		t.Fatalf("sqlite3 counts %q (%v), want 10", got, err)
+	}
+}
+
+// secondOpen runs TestProcess_SecondOpenKeepsLocks with the outside
+// clients, which return how many jobs of kind "cli" they enqueued. The
+// process ends with a SIGKILL if kill, else with a clean Close.
+func secondOpen(t *testing.T, kill bool, outside func(path string) int) {
 	path := filepath.Join(t.TempDir(), "q.db")
 	cmd := exec.Command(buildProc(t), "reopen", path, "10")
 	stdin, err := cmd.StdinPipe()
@@ -368,12 +434,9 @@ func TestProcess_SecondOpenKeepsLocks(t *testing.T) {
 	defer cmd.Process.Kill()
 	waitFor(t, "10 enqueues and the second open", func() bool { return strings.Contains(out.String(), "reopened\n") })
 
-	got, err := exec.CommandContext(t.Context(), shell, path, "SELECT count(*) FROM litequeue_jobs").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(got)) != "10" {
-		t.Fatalf("sqlite3 counts %q (%v), want 10", got, err)
-	}
+	outsideJobs := outside(path)
 	if _, err := os.Stat(path + "-wal"); err != nil {
-		t.Errorf("after the sqlite3 shell closed the file, the working process's -wal is gone: %v", err)
+		t.Errorf("after the outside client closed the file, the working process's -wal is gone: %v", err)
 	}
 	if _, err := io.WriteString(stdin, "go on\n"); err != nil {
 		t.Fatal(err)
@@ -388,19 +451,28 @@ func TestProcess_SecondOpenKeepsLocks(t *testing.T) {
 		return ids
 	}
 	waitFor(t, "20 acknowledged enqueues", func() bool { return len(acked()) == 20 })
-	cmd.Process.Kill()
-	cmd.Wait()
+	if kill {
+		cmd.Process.Kill()
+	} else {
+		stdin.Close() // the process closes its Queue and exits
+	}
+	if err := cmd.Wait(); err != nil && !kill {
+		t.Fatalf("the process: %v", err)
+	}
 
 	q := openAt(t, path, litequeue.Options{})
 	lost := 0
 	for _, id := range acked() {
-		if _, err := q.Get(t.Context(), id); errors.Is(err, litequeue.ErrNotFound) {
+		if j, err := q.Get(t.Context(), id); errors.Is(err, litequeue.ErrNotFound) || err == nil && j.Kind != "slow" {
 			lost++
 		} else if err != nil {
 			t.Fatal(err)
 		}
 	}
 	if lost > 0 {
-		t.Fatalf("%d of 20 acknowledged enqueues are gone after the kill", lost)
+		t.Errorf("%d of 20 acknowledged enqueues are gone after the process ended", lost)
+	}
+	if jobs, err := q.List(t.Context(), litequeue.Filter{Kind: "cli"}); err != nil || len(jobs) != outsideJobs {
+		t.Errorf("%d jobs of the outside client's %d are in the file (%v)", len(jobs), outsideJobs, err)
 	}
 }
