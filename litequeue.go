@@ -51,10 +51,15 @@ const readPoolSize = 4
 // Open opens the queue in the SQLite file at path, creating the file (mode
 // 0600) and litequeue's tables if they are missing, and switching the file
 // to WAL. path is a file path, never a DSN: nothing in it can change a
-// pragma. Open refuses, leaving the file as it was, a file that is not
-// SQLite, another application's SQLite file, and a schema newer than this
-// binary. The app may keep its own tables in the same file (see DB).
-// Open starts no goroutine.
+// pragma. Open refuses, leaving the file as it was, a path that is not a
+// regular file (a directory, a FIFO, a device: before anything reads it),
+// a file that is not SQLite, another application's SQLite file, a schema
+// newer than this binary, and a <path>-lock that it cannot open or that is
+// a symbolic link; every refusal comes before the first write. The app
+// may keep its own tables in the same file (see DB). Open starts no
+// goroutine, and opening a file that this process already has open (a
+// second Queue, an OpenReadOnly) is safe: litequeue never opens and closes
+// the database file with os, which on POSIX would drop SQLite's locks.
 func Open(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, createMode)
 	if err != nil {
