@@ -451,3 +451,21 @@ func TestOpen_NotRegularFile(t *testing.T) {
 	}
 	noSideFiles(t, lockFIFO, "", "-wal", "-shm")
 }
+
+// TestOpenReadOnly_UnreadableFile: OpenReadOnly says a file it may not
+// read is not readable. Root reads every file: the test runs only as
+// another user.
+func TestOpenReadOnly_UnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may read any file")
+	}
+	t.Parallel()
+	path, _ := queueFile(t, t.TempDir())
+	if err := os.Chmod(path, 0o200); err != nil {
+		t.Fatal(err)
+	}
+	_, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err == nil || !strings.Contains(err.Error(), "the file is not readable: permission denied") {
+		t.Fatalf("OpenReadOnly of a file it may not read: %v", err)
+	}
+}

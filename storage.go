@@ -101,27 +101,32 @@ const (
 	frozenAccess               // OpenReadOnly where no -shm can be made: see openFrozen
 )
 
-// sqliteCantOpen is SQLite's primary result code SQLITE_CANTOPEN.
-const sqliteCantOpen = 14
+// SQLite's result codes for a -shm it cannot make: the primary code
+// SQLITE_CANTOPEN (a read-only mount), and the extended code
+// SQLITE_READONLY_DIRECTORY (a directory this user may not write).
+const (
+	sqliteCantOpen          = 14
+	sqliteReadOnlyDirectory = 1544
+)
 
 // openFrozen reports whether OpenReadOnly, having failed with err, may read
 // the file as immutable instead. That is the case in a directory where
-// SQLite cannot create the -shm file (read-only media, a read-only mount)
-// and no -wal file exists: no writer can be at work there, since a writer
-// of a WAL file needs both, and every committed transaction is in the file
-// itself.
+// SQLite cannot create the -shm file (read-only media, a read-only mount,
+// a directory this user may not write) and no -wal file exists: no writer
+// can be at work there, since a writer of a WAL file needs both, and every
+// committed transaction is in the file itself.
 func openFrozen(path string, err error) bool {
-	if !isCantOpen(err) {
+	if !isNoSHM(err) {
 		return false
 	}
 	_, statErr := os.Stat(path + "-wal")
 	return errors.Is(statErr, os.ErrNotExist)
 }
 
-// isCantOpen reports whether err is SQLite's SQLITE_CANTOPEN.
-func isCantOpen(err error) bool {
+// isNoSHM reports whether err is SQLite's failure to make a -shm file.
+func isNoSHM(err error) bool {
 	var se interface{ Code() int }
-	return errors.As(err, &se) && se.Code()&0xff == sqliteCantOpen
+	return errors.As(err, &se) && (se.Code()&0xff == sqliteCantOpen || se.Code() == sqliteReadOnlyDirectory)
 }
 
 // openMode is what the function that opens a Queue may do with the file.
@@ -205,7 +210,9 @@ var createMu sync.Mutex
 
 // statFile checks path before anything opens it: it must name a regular
 // file, which this process may write unless mode is readMode, or, in
-// createMode, nothing. It reports whether the file exists.
+// createMode, nothing. It reports whether the file exists. (SQLite would
+// open a file it may not write read-only, and every write would fail
+// later.)
 func statFile(path string, mode openMode) (exists bool, err error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) && mode == createMode {
@@ -227,9 +234,14 @@ func statFile(path string, mode openMode) (exists bool, err error) {
 		return false, errNotSQLite
 	}
 	if mode == readMode {
+		if err := accessible(path, false); errors.Is(err, fs.ErrPermission) {
+			return false, fmt.Errorf("the file is not readable: %w", err)
+		} else if err != nil {
+			return false, err
+		}
 		return true, nil
 	}
-	if err := writable(path); errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+	if err := accessible(path, true); errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 		return false, fmt.Errorf("the file is not writable (OpenReadOnly can inspect it): %w", err)
 	} else if err != nil {
 		return false, err
@@ -294,7 +306,7 @@ func openChecked(path string, mode openMode, synchronous string) (*sqlx.DB, int,
 		db, version, err = openAndCheck(path, frozenAccess, synchronous)
 	}
 	switch {
-	case mode == readMode && isCantOpen(err):
+	case mode == readMode && isNoSHM(err):
 		return nil, 0, fmt.Errorf("SQLite cannot open the file with its -wal and -shm beside it (a directory this process may not write?): %w", err)
 	case isNotADB(err):
 		return nil, 0, errNotSQLite

@@ -4,12 +4,16 @@ package litequeue
 
 import "os"
 
-// writable reports whether this process may write the file at path by
-// opening it for writing. Closing the descriptor drops no lock here, as
-// it does on POSIX (see openFile): Windows' file locks belong to the
-// handle that took them.
-func writable(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+// accessible reports whether this process may read the file at path, or
+// write it if write, by opening it so. Closing the descriptor drops no
+// lock here, as it does on POSIX (see openFile): Windows' file locks
+// belong to the handle that took them.
+func accessible(path string, write bool) error {
+	flag := os.O_RDONLY
+	if write {
+		flag = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return err
 	}
