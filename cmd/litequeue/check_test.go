@@ -105,41 +105,52 @@ func TestCheck_Colour(t *testing.T) {
 }
 
 // TestCheck_DeletedWAL deletes the -wal of a file an app has open: check
-// says what happened and what to do, not only SQLite's "disk I/O error".
-// Doing what it says, stopping the app cleanly, brings the file back
-// with every commit.
+// says what happened and what to do, not only SQLite's "disk I/O error",
+// whether that error comes from the queries of its report or, once the
+// file's first page is in the -wal too, from opening the file. Doing what
+// it says, stopping the app cleanly, brings the file back with every
+// commit.
 func TestCheck_DeletedWAL(t *testing.T) {
-	fx := newFixture(t)
-	app, err := litequeue.Open(fx.path, litequeue.Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		name string
+		jobs int
+	}{{"one job", 1}, {"a grown file", 50}} {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := newFixture(t)
+			app, err := litequeue.Open(fx.path, litequeue.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer app.Close()
+			var last *litequeue.Job
+			for i := range tt.jobs {
+				if last, err = app.Enqueue(t.Context(), "email.send", fmt.Sprintf("late%d@example.com %s", i, strings.Repeat("x", 4000))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Remove(fx.path + "-wal"); err != nil {
+				t.Fatal(err)
+			}
+			r := runCLI(t, fx.cli(""), "check")
+			t.Logf("check on a file whose -wal was deleted:\n%s%s", r.stdout, r.stderr)
+			if r.code != exitFailure {
+				t.Fatalf("exit %d, want 1", r.code)
+			}
+			for _, want := range []string{"the -wal was deleted or cut short while a process had the database open", "stop the app cleanly"} {
+				if !strings.Contains(r.stdout+r.stderr, want) {
+					t.Errorf("check does not say %q", want)
+				}
+			}
+			if err := app.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r = mustRun(t, fx.cli(""), "show", fmt.Sprint(last.ID))
+			if !strings.Contains(r.stdout, fmt.Sprintf("late%d@example.com", tt.jobs-1)) {
+				t.Errorf("after the app's Close the last job enqueued into the deleted -wal is not there:\n%s", r.stdout)
+			}
+			mustRun(t, fx.cli(""), "check")
+		})
 	}
-	defer app.Close()
-	j, err := app.Enqueue(t.Context(), "email.send", "late@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(fx.path + "-wal"); err != nil {
-		t.Fatal(err)
-	}
-	r := runCLI(t, fx.cli(""), "check")
-	t.Logf("check on a file whose -wal was deleted:\n%s%s", r.stdout, r.stderr)
-	if r.code != exitFailure {
-		t.Fatalf("exit %d, want 1", r.code)
-	}
-	for _, want := range []string{"the -wal was deleted or cut short while a process had the database open", "stop the app cleanly"} {
-		if !strings.Contains(r.stdout+r.stderr, want) {
-			t.Errorf("check does not say %q", want)
-		}
-	}
-	if err := app.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r = mustRun(t, fx.cli(""), "show", fmt.Sprint(j.ID))
-	if !strings.Contains(r.stdout, "late@example.com") {
-		t.Errorf("after the app's Close the job enqueued into the deleted -wal is not there:\n%s", r.stdout)
-	}
-	mustRun(t, fx.cli(""), "check")
 }
 
 // TestCheck_Backup: a sound VACUUM INTO backup is in journal mode delete,
