@@ -9,7 +9,7 @@ import (
 
 // Get returns the job with the given ID, or ErrNotFound.
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 
 // List returns the jobs that match the filter, ordered by ID.
 func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}

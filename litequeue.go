@@ -202,8 +202,14 @@ func (q *Queue) Close() error {
 func (q *Queue) DB() *sqlx.DB { return q.db }
 
 // enter admits one public call, returning ErrClosed after Close; Close
-// waits for the admitted calls to leave before it closes the file.
-func (q *Queue) enter() (leave func(), err error) {
+// waits for the admitted calls to leave before it closes the file. It
+// refuses a nil ctx before anything touches a connection pool: database/sql
+// would panic on it while holding the pool's lock, and every later call of
+// the Queue would wait for that lock forever.
+func (q *Queue) enter(ctx context.Context) (leave func(), err error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
