@@ -175,6 +175,15 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s %v is over the limit of %v", e.Field, e.Value, e.Limit)
 }
 
+// fields returns the fields e is about: Field, and for a Base over the
+// Ceiling, "ceiling" as well.
+func (e *FieldError) fields() []string {
+	if e.kind == overCeiling {
+		return []string{e.Field, "ceiling"}
+	}
+	return []string{e.Field}
+}
+
 // orList joins words as in "full, equal or none".
 func orList(words []string) string {
 	if len(words) < 2 {

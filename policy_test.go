@@ -195,7 +195,7 @@ func TestPolicy_Validate(t *testing.T) {
 	}
 }
 
-// TestFieldError checks that Validate and Open report a value
+// TestFieldError checks that Validate, Open and LoadConfig report a value
 // out of its limits as a *FieldError that names the policy, the field, the
 // value and the limit.
 func TestFieldError(t *testing.T) {
@@ -213,6 +213,12 @@ func TestFieldError(t *testing.T) {
 			if err == nil {
 				q.Close()
 			}
+			return err
+		}
+	}
+	load := func(text string) func(t *testing.T) error {
+		return func(t *testing.T) error {
+			_, err := litequeue.LoadConfig(writeConfig(t, text))
 			return err
 		}
 	}
@@ -244,6 +250,13 @@ func TestFieldError(t *testing.T) {
 			litequeue.FieldError{Field: "visibility_timeout", Value: 10 * time.Microsecond, Limit: time.Millisecond}},
 		{"Open synchronous", open(litequeue.Options{Synchronous: "off"}),
 			litequeue.FieldError{Field: "synchronous", Value: "off", Limit: []string{"full", "normal"}}},
+
+		{"LoadConfig retry", load("[retry]\nmax_tries = 80\n"),
+			litequeue.FieldError{Field: "max_tries", Value: 80, Limit: 50}},
+		{"LoadConfig named policy", load("[retry]\nbase = \"1m\"\n[retry.fast]\nceiling = \"30s\"\n"),
+			litequeue.FieldError{Policy: "fast", Field: "base", Value: time.Minute, Limit: 30 * time.Second}},
+		{"LoadConfig queue", load("[queue]\nmax_payload = -1\n"),
+			litequeue.FieldError{Field: "max_payload", Value: -1, Limit: 0}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
