@@ -40,14 +40,16 @@ import (
 // "") is an error: in Options zero means "unset", so in a file it would
 // silently mean the default, and "max_tries = 0" or "dead_ttl = \"0s\""
 // would not do what it says. Every policy is validated after its omitted
-// keys are filled in. An empty file gives the defaults. The returned Options carry every value filled in, and leave
-// Clock, Rand, Logger and OnEvent nil.
+// keys are filled in, as Open does. An empty file gives the defaults. The
+// returned Options carry every value filled in, and leave Clock, Rand,
+// Logger and OnEvent nil.
 //
 // An error in the file (an unknown key or table, a value of the wrong type,
 // a bad duration, a value over a limit) reads "<file>:<line>: <key>:
 // <problem>", on the line of the offending key. For a value over a limit the
-// key is the table being checked and the problem names the field, as in
-// "litequeue.toml:10: retry.payments: max_tries 80 is over the limit of 50".
+// key is the table being checked, the problem names the field, as in
+// "litequeue.toml:10: retry.payments: max_tries 80 is over the limit of 50",
+// and the error wraps a *[FieldError].
 // A file that is not valid TOML gives "<file>:<line>: <problem>", where the
 // problem names the key if there is one.
 // A file that cannot be read gives the error of os.ReadFile, which names
@@ -66,16 +68,15 @@ func LoadConfig(path string) (Options, error) {
 	if err := c.first(); err != nil {
 		return Options{}, err
 	}
-	if err := c.validatePolicies(&o); err != nil {
+	c.policyErrors(o.resolvePolicies())
+	if err := c.first(); err != nil {
 		return Options{}, err
 	}
-	// resolve checks [queue] as Open does; the policies pass again.
-	r, err := o.resolve()
-	if err != nil {
-		return Options{}, c.error(c.blame([]string{"queue"}, err))
+	o.fillQueue()
+	if err := o.checkQueue(); err != nil {
+		return Options{}, c.error(c.fieldError([]string{"queue"}, err))
 	}
-	r.Clock, r.Rand, r.Logger = nil, nil, nil
-	return r, nil
+	return o, nil
 }
 
 // tomlError turns an error of the TOML decoder into "<file>:<line>:
@@ -100,15 +101,15 @@ type configReader struct {
 
 // configError is one problem found in the file.
 type configError struct {
-	line    int
-	key     string
-	problem string
+	line int
+	key  string
+	err  error
 }
 
 // errorf records a problem with the key at path.
 func (c *configReader) errorf(path []string, format string, args ...any) {
 	key := dotted(path)
-	c.errs = append(c.errs, configError{c.lines[key], key, fmt.Sprintf(format, args...)})
+	c.errs = append(c.errs, configError{c.lines[key], key, fmt.Errorf(format, args...)})
 }
 
 // first returns the problem recorded first in the file (by line, then
@@ -123,9 +124,10 @@ func (c *configReader) first() error {
 	return c.error(e)
 }
 
-// error returns e as an error, "<file>:<line>: <key>: <problem>".
+// error returns e as an error, "<file>:<line>: <key>: <problem>", that
+// wraps the problem.
 func (c *configReader) error(e configError) error {
-	return fmt.Errorf("%s:%d: %s: %s", c.path, e.line, e.key, e.problem)
+	return fmt.Errorf("%s:%d: %s: %w", c.path, e.line, e.key, e.err)
 }
 
 // options reads the top-level tables.
@@ -216,48 +218,32 @@ func (c *configReader) queue(o *Options, path []string, t map[string]any) {
 	}
 }
 
-// validatePolicies fills the zero fields of o.Retry from DefaultPolicy and
-// those of each named policy from the filled o.Retry, as Open does, and
-// validates each.
-func (c *configReader) validatePolicies(o *Options) error {
-	o.Retry = o.Retry.withDefaults(DefaultPolicy())
-	if err := o.Retry.Validate(); err != nil {
-		return c.error(c.blame([]string{"retry"}, err))
-	}
-	for name, p := range o.Policies {
-		p = p.withDefaults(o.Retry)
-		if err := p.Validate(); err != nil {
-			c.errs = append(c.errs, c.blame([]string{"retry", name}, err))
+// policyErrors records the problems of the policies, each on the line of
+// its policy's table or of a key of it.
+func (c *configReader) policyErrors(errs []*FieldError) {
+	for _, err := range errs {
+		path := []string{"retry"}
+		if err.Policy != "" {
+			path = append(path, err.Policy)
 		}
-		o.Policies[name] = p
+		c.errs = append(c.errs, c.fieldError(path, err))
 	}
-	return c.first()
 }
 
-// blame places err, found checking the table at path, on the line of the
-// first key set in that table that its message names: Validate and
-// Options.resolve start their messages with the field at fault, as in
-// "base 5s is over the ceiling of 1s", where base may be inherited and
-// ceiling set here. Failing that, it is the table's line.
-func (c *configReader) blame(path []string, err error) configError {
+// fieldError places err, found checking the table at path, on the line
+// of the first field it is about that the table sets, as ceiling in
+// "base 5s is over the ceiling of 1s" where base is inherited; failing
+// that, on the table's line.
+func (c *configReader) fieldError(path []string, err *FieldError) configError {
 	key := dotted(path)
 	line := c.lines[key]
-	for _, word := range strings.Fields(err.Error()) {
-		if !slices.Contains(configKeys, word) {
-			continue
-		}
-		if l, ok := c.lines[dotted(append(slices.Clip(path), word))]; ok {
+	for _, field := range err.fields() {
+		if l, ok := c.lines[dotted(append(slices.Clip(path), field))]; ok {
 			line = l
 			break
 		}
 	}
-	return configError{line, key, err.Error()}
-}
-
-// configKeys are the keys of a policy and of [queue].
-var configKeys = []string{
-	"policy", "base", "ceiling", "max_tries", "jitter",
-	"visibility_timeout", "dead_ttl", "keep_finished", "synchronous", "max_payload",
+	return configError{line, key, err}
 }
 
 // table returns v as a table, or records that it is not one.

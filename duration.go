@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -12,24 +13,39 @@ import (
 // ("14d", "1d12h", "1.5d"). It refuses negative durations, and durations
 // over the longest a time.Duration holds (about 106,751 days).
 func ParseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("%q is not a duration such as \"90s\", \"1h30m\" or \"14d\"", s)
-	tooLong := fmt.Errorf("duration %q is over the longest, %dd", s, math.MaxInt64/int64(24*time.Hour))
 	if strings.HasPrefix(s, "-") {
 		return 0, fmt.Errorf("duration %q is negative", s)
 	}
+	d, err := parseDuration(s)
+	switch {
+	case errors.Is(err, errTooLong):
+		return 0, fmt.Errorf("duration %q is over the longest, %dd", s, math.MaxInt64/int64(24*time.Hour))
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration such as \"90s\", \"1h30m\" or \"14d\"", s)
+	}
+	return d, nil
+}
+
+// The errors of parseDuration, which ParseDuration words.
+var (
+	errSyntax  = errors.New("not a duration")
+	errTooLong = errors.New("duration too long")
+)
+
+// parseDuration parses s, which has no sign, or returns errSyntax or
+// errTooLong.
+func parseDuration(s string) (time.Duration, error) {
 	var d time.Duration
 	if days, rest, found := strings.Cut(s, "d"); found {
 		if days == "" || strings.Trim(days, "0123456789.") != "" {
-			return 0, bad
+			return 0, errSyntax
 		}
-		h, err := time.ParseDuration(days + "h")
+		h, err := goDuration(days + "h")
 		switch {
-		case err != nil && wellFormed(days+"h"):
-			return 0, tooLong
 		case err != nil:
-			return 0, bad
+			return 0, err
 		case h > math.MaxInt64/24:
-			return 0, tooLong
+			return 0, errTooLong
 		}
 		d, s = 24*h, rest
 		if s == "" {
@@ -38,18 +54,29 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	// What follows the days is Go syntax without a sign.
 	if s == "" || strings.IndexByte("0123456789.", s[0]) < 0 {
-		return 0, bad
+		return 0, errSyntax
 	}
-	r, err := time.ParseDuration(s)
+	r, err := goDuration(s)
 	switch {
-	case err != nil && wellFormed(s):
-		return 0, tooLong
 	case err != nil:
-		return 0, bad
+		return 0, err
 	case r > math.MaxInt64-d:
-		return 0, tooLong
+		return 0, errTooLong
 	}
 	return d + r, nil
+}
+
+// goDuration is time.ParseDuration, with its errors told apart: errTooLong
+// for s in Go's syntax, errSyntax for anything else.
+func goDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err == nil:
+		return d, nil
+	case wellFormed(s):
+		return 0, errTooLong
+	}
+	return 0, errSyntax
 }
 
 // wellFormed reports whether s is in Go's duration syntax, whatever its

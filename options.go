@@ -86,30 +86,65 @@ type Options struct {
 }
 
 // resolve returns a copy of o with every zero field filled in and every
-// policy validated, or an error naming the policy and its problem.
+// field validated, or an error naming the policy, if any, and the problem.
 func (o Options) resolve() (Options, error) {
+	if _, ok := o.Policies[""]; ok {
+		return o, errors.New(`retry policy "": a named policy needs a name (UsePolicy("") is the default policy)`)
+	}
+	if errs := o.resolvePolicies(); len(errs) > 0 {
+		return o, policyError(errs[0])
+	}
+	o.fillQueue()
+	if err := o.checkQueue(); err != nil {
+		return o, err
+	}
 	if o.Clock == nil {
 		o.Clock = clock.New()
 	}
 	if o.Rand == nil {
 		o.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())).Float64
 	}
-	o.Retry = o.Retry.withDefaults(DefaultPolicy())
-	if err := o.Retry.Validate(); err != nil {
-		return o, fmt.Errorf("retry policy: %w", err)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	return o, nil
+}
+
+// resolvePolicies fills the zero fields of o.Retry from DefaultPolicy, and
+// those of each named policy from the filled o.Retry into a new
+// o.Policies, and validates each. It returns the problem of o.Retry alone
+// if it has one (the named policies inherit from it), else those of the
+// named policies, by name, with their Policy set.
+func (o *Options) resolvePolicies() []*FieldError {
+	o.Retry = o.Retry.withDefaults(DefaultPolicy())
+	if err := o.Retry.check(); err != nil {
+		return []*FieldError{err}
+	}
+	var errs []*FieldError
 	policies := make(map[string]Policy, len(o.Policies))
 	for _, name := range sortedKeys(o.Policies) {
-		if name == "" {
-			return o, errors.New(`retry policy "": a named policy needs a name (UsePolicy("") is the default policy)`)
-		}
 		p := o.Policies[name].withDefaults(o.Retry)
-		if err := p.Validate(); err != nil {
-			return o, fmt.Errorf("retry policy %q: %w", name, err)
+		if err := p.check(); err != nil {
+			err.Policy = name
+			errs = append(errs, err)
 		}
 		policies[name] = p
 	}
 	o.Policies = policies
+	return errs
+}
+
+// policyError says which policy of Options err is about.
+func policyError(err *FieldError) error {
+	if err.Policy == "" {
+		return fmt.Errorf("retry policy: %w", err)
+	}
+	return fmt.Errorf("retry policy %q: %w", err.Policy, err)
+}
+
+// fillQueue fills the zero fields of o that are not about retries, but
+// for Clock, Rand and Logger.
+func (o *Options) fillQueue() {
 	if o.VisibilityTimeout == 0 {
 		o.VisibilityTimeout = DefaultVisibilityTimeout
 	}
@@ -125,22 +160,23 @@ func (o Options) resolve() (Options, error) {
 	if o.Synchronous == "" {
 		o.Synchronous = "full"
 	}
+}
+
+// checkQueue validates the fields fillQueue fills.
+func (o *Options) checkQueue() *FieldError {
 	switch {
 	case o.VisibilityTimeout < time.Millisecond:
-		return o, fmt.Errorf("visibility_timeout %v is under the minimum of 1ms", o.VisibilityTimeout)
+		return &FieldError{Field: "visibility_timeout", Value: o.VisibilityTimeout, Limit: time.Millisecond, kind: underMinimum}
 	case o.DeadTTL < 0:
-		return o, fmt.Errorf("dead_ttl %v must not be negative", o.DeadTTL)
+		return &FieldError{Field: "dead_ttl", Value: o.DeadTTL, Limit: time.Duration(0), kind: isNegative}
 	case o.KeepFinished < 0:
-		return o, fmt.Errorf("keep_finished %v must not be negative", o.KeepFinished)
+		return &FieldError{Field: "keep_finished", Value: o.KeepFinished, Limit: time.Duration(0), kind: isNegative}
 	case o.MaxPayload < 0:
-		return o, fmt.Errorf("max_payload %d must not be negative", o.MaxPayload)
+		return &FieldError{Field: "max_payload", Value: o.MaxPayload, Limit: 0, kind: isNegative}
 	case o.Synchronous != "full" && o.Synchronous != "normal":
-		return o, fmt.Errorf("synchronous %q is unknown (want full or normal)", o.Synchronous)
+		return &FieldError{Field: "synchronous", Value: o.Synchronous, Limit: []string{"full", "normal"}, kind: unknownName}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	return o, nil
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -3,6 +3,7 @@ package litequeue
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -77,34 +78,119 @@ func (p Policy) withDefaults(def Policy) Policy {
 
 // Validate checks the policy as given, without filling zero fields:
 // MaxTries in 1…50, 0 < Base ≤ Ceiling ≤ 24h, and a known (or empty)
-// Backoff and Jitter. The error names the field, the value and the limit,
-// as in "max_tries 80 is over the limit of 50".
+// Backoff and Jitter. The error is a *[FieldError] that names the field,
+// the value and the limit, as in "max_tries 80 is over the limit of 50".
 func (p Policy) Validate() error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// check is Validate, with a result of the concrete type.
+func (p Policy) check() *FieldError {
 	switch {
 	case p.MaxTries < 1:
-		return fmt.Errorf("max_tries %d is under the minimum of 1", p.MaxTries)
+		return &FieldError{Field: "max_tries", Value: p.MaxTries, Limit: 1, kind: underMinimum}
 	case p.MaxTries > MaxTriesLimit:
-		return fmt.Errorf("max_tries %d is over the limit of %d", p.MaxTries, MaxTriesLimit)
+		return &FieldError{Field: "max_tries", Value: p.MaxTries, Limit: MaxTriesLimit}
 	case p.Base <= 0:
-		return fmt.Errorf("base %v must be positive", p.Base)
+		return &FieldError{Field: "base", Value: p.Base, Limit: time.Duration(0), kind: notPositive}
 	case p.Ceiling <= 0:
-		return fmt.Errorf("ceiling %v must be positive", p.Ceiling)
+		return &FieldError{Field: "ceiling", Value: p.Ceiling, Limit: time.Duration(0), kind: notPositive}
 	case p.Ceiling > CeilingLimit:
-		return fmt.Errorf("ceiling %v is over the limit of %v", p.Ceiling, CeilingLimit)
+		return &FieldError{Field: "ceiling", Value: p.Ceiling, Limit: CeilingLimit}
 	case p.Base > p.Ceiling:
-		return fmt.Errorf("base %v is over the ceiling of %v", p.Base, p.Ceiling)
+		return &FieldError{Field: "base", Value: p.Base, Limit: p.Ceiling, kind: overCeiling}
 	}
 	switch p.Backoff {
 	case "", Exponential, Linear, Constant:
 	default:
-		return fmt.Errorf("policy %q is unknown (want exponential, linear or constant)", p.Backoff)
+		return &FieldError{Field: "policy", Value: p.Backoff, Limit: []string{"exponential", "linear", "constant"}, kind: unknownName}
 	}
 	switch p.Jitter {
 	case "", FullJitter, EqualJitter, NoJitter:
 	default:
-		return fmt.Errorf("jitter %q is unknown (want full, equal or none)", p.Jitter)
+		return &FieldError{Field: "jitter", Value: p.Jitter, Limit: []string{"full", "equal", "none"}, kind: unknownName}
 	}
 	return nil
+}
+
+// FieldError reports a field of a [Policy] or of [Options] whose value is
+// out of its limits. [Policy.Validate] returns it; [Open] and [LoadConfig]
+// return it wrapped, with the policy or the line of the file it is about.
+// Read it with errors.As.
+type FieldError struct {
+	// Policy is the name, in Options.Policies, of the policy whose field
+	// it is; "" for Options.Retry, for a policy checked alone with
+	// Validate, and for the fields of Options.
+	Policy string
+
+	// Field is the field as litequeue.toml names it: "policy" (Backoff),
+	// "base", "ceiling", "max_tries" or "jitter" of a Policy;
+	// "visibility_timeout", "dead_ttl", "keep_finished", "synchronous" or
+	// "max_payload" of Options.
+	Field string
+
+	// Value is the value refused, of the field's type.
+	Value any
+
+	// Limit is the limit Value is outside of, of the field's type: the
+	// largest or the least value allowed (0 where the value must be
+	// positive, or not negative), the policy's Ceiling for a Base over it,
+	// or, for a name that is not known, the names allowed, as a []string.
+	Limit any
+
+	kind limitKind // how Value is outside Limit
+}
+
+// limitKind says how the Value of a FieldError is outside its Limit.
+type limitKind int
+
+const (
+	overLimit    limitKind = iota // over Limit, the largest allowed
+	underMinimum                  // under Limit, the least allowed
+	notPositive                   // not over Limit, 0
+	isNegative                    // under Limit, 0
+	overCeiling                   // over Limit, the policy's Ceiling
+	unknownName                   // not among the names in Limit
+)
+
+// Error says what is wrong in the words of litequeue.toml, as in
+// "max_tries 80 is over the limit of 50"; it does not name the policy.
+func (e *FieldError) Error() string {
+	switch e.kind {
+	case underMinimum:
+		return fmt.Sprintf("%s %v is under the minimum of %v", e.Field, e.Value, e.Limit)
+	case notPositive:
+		return fmt.Sprintf("%s %v must be positive", e.Field, e.Value)
+	case isNegative:
+		return fmt.Sprintf("%s %v must not be negative", e.Field, e.Value)
+	case overCeiling:
+		return fmt.Sprintf("%s %v is over the ceiling of %v", e.Field, e.Value, e.Limit)
+	case unknownName:
+		names, _ := e.Limit.([]string)
+		return fmt.Sprintf("%s %q is unknown (want %s)", e.Field, e.Value, orList(names))
+	}
+	return fmt.Sprintf("%s %v is over the limit of %v", e.Field, e.Value, e.Limit)
+}
+
+// fields returns the fields e is about: Field, and for a Base over the
+// Ceiling, "ceiling" as well.
+func (e *FieldError) fields() []string {
+	if e.kind == overCeiling {
+		return []string{e.Field, "ceiling"}
+	}
+	return []string{e.Field}
+}
+
+// orList joins words as in "full, equal or none".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	last := len(words) - 1
+	return strings.Join(words[:last], ", ") + " or " + words[last]
 }
 
 // MaxDelay returns d(attempt), the wait after the given attempt fails before

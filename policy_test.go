@@ -1,9 +1,14 @@
 package litequeue_test
 
 import (
+	"errors"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/litequeue/litequeue"
 )
@@ -187,5 +192,82 @@ func TestPolicy_Validate(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: Validate() = %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestFieldError checks that Validate, Open and LoadConfig report a value
+// out of its limits as a *FieldError that names the policy, the field, the
+// value and the limit.
+func TestFieldError(t *testing.T) {
+	t.Parallel()
+	validate := func(f func(p *litequeue.Policy)) func(t *testing.T) error {
+		return func(t *testing.T) error {
+			p := litequeue.DefaultPolicy()
+			f(&p)
+			return p.Validate()
+		}
+	}
+	open := func(opts litequeue.Options) func(t *testing.T) error {
+		return func(t *testing.T) error {
+			q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), opts)
+			if err == nil {
+				q.Close()
+			}
+			return err
+		}
+	}
+	load := func(text string) func(t *testing.T) error {
+		return func(t *testing.T) error {
+			_, err := litequeue.LoadConfig(writeConfig(t, text))
+			return err
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		err  func(t *testing.T) error
+		want litequeue.FieldError
+	}{
+		{"Validate max_tries", validate(func(p *litequeue.Policy) { p.MaxTries = 51 }),
+			litequeue.FieldError{Field: "max_tries", Value: 51, Limit: 50}},
+		{"Validate negative max_tries", validate(func(p *litequeue.Policy) { p.MaxTries = -3 }),
+			litequeue.FieldError{Field: "max_tries", Value: -3, Limit: 1}},
+		{"Validate base", validate(func(p *litequeue.Policy) { p.Base = -time.Second }),
+			litequeue.FieldError{Field: "base", Value: -time.Second, Limit: time.Duration(0)}},
+		{"Validate base over ceiling", validate(func(p *litequeue.Policy) { p.Base = 20 * time.Minute }),
+			litequeue.FieldError{Field: "base", Value: 20 * time.Minute, Limit: 15 * time.Minute}},
+		{"Validate ceiling", validate(func(p *litequeue.Policy) { p.Ceiling = 25 * time.Hour }),
+			litequeue.FieldError{Field: "ceiling", Value: 25 * time.Hour, Limit: 24 * time.Hour}},
+		{"Validate backoff", validate(func(p *litequeue.Policy) { p.Backoff = "fibonacci" }),
+			litequeue.FieldError{Field: "policy", Value: litequeue.Backoff("fibonacci"), Limit: []string{"exponential", "linear", "constant"}}},
+		{"Validate jitter", validate(func(p *litequeue.Policy) { p.Jitter = "half" }),
+			litequeue.FieldError{Field: "jitter", Value: litequeue.Jitter("half"), Limit: []string{"full", "equal", "none"}}},
+
+		{"Open retry", open(litequeue.Options{Retry: litequeue.Policy{Ceiling: time.Second}}),
+			litequeue.FieldError{Field: "base", Value: 2 * time.Second, Limit: time.Second}},
+		{"Open named policy", open(litequeue.Options{Policies: map[string]litequeue.Policy{"ok": {}, "slow": {MaxTries: 51}}}),
+			litequeue.FieldError{Policy: "slow", Field: "max_tries", Value: 51, Limit: 50}},
+		{"Open visibility_timeout", open(litequeue.Options{VisibilityTimeout: 10 * time.Microsecond}),
+			litequeue.FieldError{Field: "visibility_timeout", Value: 10 * time.Microsecond, Limit: time.Millisecond}},
+		{"Open synchronous", open(litequeue.Options{Synchronous: "off"}),
+			litequeue.FieldError{Field: "synchronous", Value: "off", Limit: []string{"full", "normal"}}},
+
+		{"LoadConfig retry", load("[retry]\nmax_tries = 80\n"),
+			litequeue.FieldError{Field: "max_tries", Value: 80, Limit: 50}},
+		{"LoadConfig named policy", load("[retry]\nbase = \"1m\"\n[retry.fast]\nceiling = \"30s\"\n"),
+			litequeue.FieldError{Policy: "fast", Field: "base", Value: time.Minute, Limit: 30 * time.Second}},
+		{"LoadConfig queue", load("[queue]\nmax_payload = -1\n"),
+			litequeue.FieldError{Field: "max_payload", Value: -1, Limit: 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.err(t)
+			var got *litequeue.FieldError
+			if !errors.As(err, &got) {
+				t.Fatalf("got %v, want a *FieldError", err)
+			}
+			if diff := cmp.Diff(tt.want, *got, cmpopts.IgnoreUnexported(litequeue.FieldError{})); diff != "" {
+				t.Errorf("FieldError mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
