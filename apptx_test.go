@@ -2,7 +2,10 @@ package litequeue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,4 +119,164 @@ func TestQueue_DBBesideInternalReads(t *testing.T) {
 	}
 }
 
-var _ = sqlx.Tx{}
+// placeOrderInWriteTx is the exactly-once pattern as the package doc
+// writes it: in one WriteTx, SeenTx, the app's insert, MarkTx, CompleteTx.
+func placeOrderInWriteTx(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
+	key := "order-for-job-" + itoa(job.ID)
+	return q.WriteTx(ctx, func(tx *sqlx.Tx) error {
+		if ok, err := q.SeenTx(ctx, tx, key); err != nil || ok {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`, job.ID, job.Attempt); err != nil {
+			return err
+		}
+		if err := q.MarkTx(ctx, tx, key, time.Hour); err != nil {
+			return err
+		}
+		return q.CompleteTx(ctx, tx, job)
+	})
+}
+
+// TestQueue_WriteTxExactlyOnce runs the exactly-once pattern in WriteTx
+// with as many handlers at once as the queue's read pool has connections
+// and twice that: every job completes with one order, and no handler fails.
+func TestQueue_WriteTxExactlyOnce(t *testing.T) {
+	t.Parallel()
+	for _, concurrency := range []int{4, 8} {
+		t.Run(fmt.Sprintf("concurrency %d", concurrency), func(t *testing.T) {
+			t.Parallel()
+			runOrders(t, concurrency, 40, placeOrderInWriteTx)
+		})
+	}
+}
+
+// TestQueue_WriteTx checks what WriteTx commits: fn's writes if it returns
+// nil; nothing, and fn's own error, if it returns one; nothing, and the
+// panic going on, if it panics. The lock is free again after each.
+func TestQueue_WriteTx(t *testing.T) {
+	t.Parallel()
+	q, _ := openOrders(t, litequeue.Options{})
+	ctx := t.Context()
+	insert := func(tx *sqlx.Tx, jobID int64) {
+		t.Helper()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, 1)`, jobID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := q.WriteTx(ctx, func(tx *sqlx.Tx) error { insert(tx, 1); return nil }); err != nil {
+		t.Fatalf("WriteTx: %v", err)
+	}
+	refused := errors.New("refused")
+	if err := q.WriteTx(ctx, func(tx *sqlx.Tx) error { insert(tx, 2); return refused }); err != refused {
+		t.Fatalf("WriteTx whose fn fails = %v, want fn's error itself", err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Fatalf("recovered %v, want fn's panic", r)
+			}
+		}()
+		q.WriteTx(ctx, func(tx *sqlx.Tx) error { insert(tx, 3); panic("boom") })
+	}()
+	for id, want := range map[int64]int{1: 1, 2: 0, 3: 0} {
+		if got := orders(t, q, id); got != want {
+			t.Errorf("job %d: %d orders, want %d", id, got, want)
+		}
+	}
+	enqueue(t, q, "k", nil) // the write lock is free
+}
+
+// TestQueue_WriteTxWaitsInLine holds a WriteTx open while another waits
+// for its turn: the waiting one returns its context's error when the
+// context ends, and an enqueue made meanwhile commits once the first ends.
+func TestQueue_WriteTxWaitsInLine(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	inside, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- q.WriteTx(t.Context(), func(tx *sqlx.Tx) error {
+			close(inside)
+			<-release
+			return nil
+		})
+	}()
+	<-inside
+	ctx, cancel := context.WithCancel(t.Context())
+	second := make(chan error, 1)
+	go func() { second <- q.WriteTx(ctx, func(tx *sqlx.Tx) error { return nil }) }()
+	enqueued := make(chan error, 1)
+	go func() {
+		_, err := q.Enqueue(t.Context(), "k", nil)
+		enqueued <- err
+	}()
+	cancel()
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiting WriteTx after its context ended = %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first WriteTx: %v", err)
+	}
+	if err := <-enqueued; err != nil {
+		t.Fatalf("Enqueue behind the WriteTx: %v", err)
+	}
+}
+
+// TestQueue_WriteTxWaitsForItself calls, from fn, writes that wait for fn
+// to end: an Enqueue and another WriteTx. Each fails with an error saying
+// so after the 10s a write waits for a WriteTx, rather than hanging.
+func TestQueue_WriteTxWaitsForItself(t *testing.T) {
+	t.Parallel()
+	for name, write := range map[string]func(ctx context.Context, q *litequeue.Queue) error{
+		"Enqueue": func(ctx context.Context, q *litequeue.Queue) error {
+			_, err := q.Enqueue(ctx, "k", nil)
+			return err
+		},
+		"WriteTx": func(ctx context.Context, q *litequeue.Queue) error {
+			return q.WriteTx(ctx, func(tx *sqlx.Tx) error { return nil })
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			q, _ := openQueue(t, litequeue.Options{})
+			done := make(chan error, 1)
+			go func() {
+				done <- q.WriteTx(t.Context(), func(tx *sqlx.Tx) error { return write(t.Context(), q) })
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "a WriteTx has held the write lock") {
+					t.Fatalf("%s inside WriteTx = %v, want the error that it waits for the WriteTx", name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s inside WriteTx still waiting after 30s", name)
+			}
+			enqueue(t, q, "k", nil) // the write lock is free
+		})
+	}
+}
+
+// TestQueue_WriteTxRefused checks WriteTx on a closed Queue and on one
+// opened read-only: fn never runs.
+func TestQueue_WriteTxRefused(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	q := openAt(t, path, litequeue.Options{})
+	ro, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	q.Close()
+	fn := func(tx *sqlx.Tx) error {
+		t.Fatal("fn ran")
+		return nil
+	}
+	if err := q.WriteTx(t.Context(), fn); !errors.Is(err, litequeue.ErrClosed) {
+		t.Errorf("WriteTx after Close = %v, want ErrClosed", err)
+	}
+	if err := ro.WriteTx(t.Context(), fn); !errors.Is(err, litequeue.ErrReadOnly) {
+		t.Errorf("WriteTx on a read-only Queue = %v, want ErrReadOnly", err)
+	}
+}
