@@ -119,6 +119,17 @@ func TestQueue_DBBesideInternalReads(t *testing.T) {
 	}
 }
 
+// holdOpen returns the channels of a WriteTx that the test holds open:
+// inside, for fn to close once it runs, and released, for fn to wait on,
+// closed by release or, if the test ends first, before its Queues close
+// (Close waits for WriteTx to return).
+func holdOpen(t *testing.T) (inside, released chan struct{}, release func()) {
+	inside, released = make(chan struct{}), make(chan struct{})
+	release = sync.OnceFunc(func() { close(released) })
+	t.Cleanup(release)
+	return inside, released, release
+}
+
 // placeOrderInWriteTx is the exactly-once pattern as the package doc
 // writes it: in one WriteTx, SeenTx, the app's insert, MarkTx, CompleteTx.
 func placeOrderInWriteTx(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
@@ -192,12 +203,12 @@ func TestQueue_WriteTx(t *testing.T) {
 func TestQueue_WriteTxWaitsInLine(t *testing.T) {
 	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
-	inside, release := make(chan struct{}), make(chan struct{})
+	inside, released, release := holdOpen(t)
 	first := make(chan error, 1)
 	go func() {
 		first <- q.WriteTx(t.Context(), func(tx *sqlx.Tx) error {
 			close(inside)
-			<-release
+			<-released
 			return nil
 		})
 	}()
@@ -214,7 +225,7 @@ func TestQueue_WriteTxWaitsInLine(t *testing.T) {
 	if err := <-second; !errors.Is(err, context.Canceled) {
 		t.Fatalf("waiting WriteTx after its context ended = %v, want context.Canceled", err)
 	}
-	close(release)
+	release()
 	if err := <-first; err != nil {
 		t.Fatalf("first WriteTx: %v", err)
 	}
@@ -278,5 +289,51 @@ func TestQueue_WriteTxRefused(t *testing.T) {
 	}
 	if err := ro.WriteTx(t.Context(), fn); !errors.Is(err, litequeue.ErrReadOnly) {
 		t.Errorf("WriteTx on a read-only Queue = %v, want ErrReadOnly", err)
+	}
+}
+
+// TestQueue_WriteTxOutwaitsBusyTimeout holds a WriteTx of one Queue open
+// past SQLite's busy timeout (10s) while a WriteTx of a second Queue on the
+// same file waits, ordered by the -lock file as another process's would
+// be: it waits in line and commits once the first ends, where a
+// transaction begun on DB() fails with SQLITE_BUSY.
+func TestQueue_WriteTxOutwaitsBusyTimeout(t *testing.T) {
+	t.Parallel()
+	a, path := openOrders(t, litequeue.Options{})
+	b := openAt(t, path, litequeue.Options{})
+	ctx := t.Context()
+	insert := func(jobID int64) func(tx *sqlx.Tx) error {
+		return func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, 1)`, jobID)
+			return err
+		}
+	}
+	inside, released, release := holdOpen(t)
+	first := make(chan error, 1)
+	go func() {
+		first <- a.WriteTx(ctx, func(tx *sqlx.Tx) error {
+			close(inside)
+			<-released
+			return insert(1)(tx)
+		})
+	}()
+	<-inside
+	second := make(chan error, 1)
+	go func() { second <- b.WriteTx(ctx, insert(2)) }()
+	select {
+	case err := <-second:
+		t.Fatalf("the second WriteTx returned %v while the first was open", err)
+	case <-time.After(11 * time.Second): // past the busy timeout
+	}
+	release()
+	for name, c := range map[string]chan error{"first": first, "second": second} {
+		if err := <-c; err != nil {
+			t.Fatalf("%s WriteTx: %v", name, err)
+		}
+	}
+	for id := range int64(2) {
+		if n := orders(t, a, id+1); n != 1 {
+			t.Errorf("job %d: %d orders, want 1", id+1, n)
+		}
 	}
 }
