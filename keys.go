@@ -84,8 +84,8 @@ func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
 	return nil
 }
 
-// MarkTx is Mark inside the caller's transaction, begun on DB(): the key is
-// recorded if and only if the caller commits.
+// MarkTx is Mark inside the caller's transaction, begun on DB() or given
+// by WriteTx: the key is recorded if and only if the transaction commits.
 func (q *Queue) MarkTx(ctx context.Context, tx *sqlx.Tx, key string, ttl time.Duration) error {
 	leave, err := q.enter()
 	if err != nil {

@@ -208,10 +208,13 @@ func (q *Queue) Close() error {
 // reads on a pool of its own and writes on a connection of its own, so
 // nothing the Queue does waits for a connection the app holds. Like any
 // database/sql pool it opens as many connections as the app uses at once,
-// unless the app bounds it with SetMaxOpenConns. Transactions begun on it
-// with default options take SQLite's write lock at BEGIN (IMMEDIATE), so
-// they can be passed to EnqueueTx, MarkTx and CompleteTx; one held open
-// blocks litequeue's own writes until it ends. A transaction begun
+// unless the app bounds it with SetMaxOpenConns. For a write transaction
+// use WriteTx, which waits its turn with litequeue's writes rather than in
+// SQLite's busy handler. Transactions begun on DB with default options
+// take SQLite's write lock at BEGIN (IMMEDIATE), so they too can be passed
+// to EnqueueTx, SeenTx, MarkTx and CompleteTx, but under load they may
+// fail with SQLITE_BUSY; one held open blocks litequeue's own writes until
+// it ends. A transaction begun
 // ReadOnly, or a *sql.Rows left open, holds a read that keeps SQLite from
 // emptying the WAL, which grows with every commit until the read ends. On
 // a Queue from OpenReadOnly, DB is the pool of the Queue's own reads, and
