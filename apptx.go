@@ -47,19 +47,20 @@ const beginTries = 3
 // WriteTx runs fn in a write transaction on DB() and commits it if fn
 // returns nil. If fn returns an error, WriteTx rolls back and returns that
 // error unchanged; if fn panics, it rolls back and panics on. fn must not
-// commit or roll back tx itself.
+// commit or roll back tx itself. WriteTx returns ErrClosed after Close and
+// ErrReadOnly on a Queue from OpenReadOnly.
 //
 // The transaction takes its turn among litequeue's writes — this Queue's,
 // other Queues' on the same file, other processes' — the way they take
-// theirs: it waits in line on litequeue's write lock (the <db>-lock file)
-// and then begins (IMMEDIATE), so it never fails with SQLITE_BUSY for
-// them, however many write at once. A transaction begun on DB() directly
-// instead waits in SQLite's busy handler, which polls, and under load may
-// fail after the busy timeout. A BEGIN that finds the file busy all the
-// same (a writer that takes no lock: such a transaction, another program)
-// is tried again, up to 3 times in all. WriteTx waits for its turn until
-// ctx is done, and returns ErrClosed after Close and ErrReadOnly on a
-// Queue from OpenReadOnly.
+// theirs: it waits in line on litequeue's write lock (in the process, then
+// on the <db>-lock file) and only then begins (IMMEDIATE), so it never
+// fails with SQLITE_BUSY because of them, however many write at once. A
+// transaction begun on DB() directly waits in SQLite's busy handler
+// instead, which polls, and under load may fail after the busy timeout. A
+// BEGIN that finds the file busy all the same (a writer that takes no
+// lock: such a transaction, another program) is tried again, up to 3
+// times in all. While in line in this process WriteTx gives up when ctx is
+// done; once first in line, it waits for another process's write to end.
 //
 // Pass tx to SeenTx, EnqueueTx, MarkTx and CompleteTx: a handler that
 // checks a key, makes its own write, marks the key and completes its job
@@ -70,12 +71,13 @@ const beginTries = 3
 // short. So fn must not call, directly or through a goroutine it waits
 // for, a write that takes no tx — Enqueue, EnqueueMany, Mark, Cancel,
 // Replay, ReplayDead, RunDue, another WriteTx — of this Queue or of
-// another on the file, nor Close, nor begin a transaction on DB(): each
-// waits for fn to end. A write of this Queue that has waited 10s for one
-// WriteTx fails with an error that says so (and so does such a BEGIN,
-// with SQLITE_BUSY), so that the mistake ends in an error rather than a
-// hang; Close waits for WriteTx to return. Reads (Get, Seen, List, Stats…)
-// and the …Tx calls may be called from fn.
+// another on the file, nor begin a transaction on DB(), nor call Close:
+// each waits for fn to end. So that such a mistake ends in an error rather
+// than a hang, a write of this Queue waiting for a WriteTx whose
+// transaction has been open for 10s fails with an error that says so (as
+// a write waiting for a transaction on DB() fails with SQLITE_BUSY after
+// the busy timeout); Close waits for WriteTx to return. Reads (Get, Seen,
+// List, Stats…) and the …Tx calls may be made from fn.
 func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	leave, err := q.enter()
 	if err != nil {

@@ -37,7 +37,7 @@ func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 
 // SeenTx is Seen inside the caller's transaction, begun on DB() or given
 // by WriteTx: it sees what the transaction wrote, keys marked by MarkTx
-// included, and nothing committed after the transaction began. In a
+// included. In a
 // transaction that holds the write lock (WriteTx, or DB() with default
 // options) no other writer can mark key between SeenTx and the commit, so
 // the check, the app's write and MarkTx are one step: the exactly-once
