@@ -44,6 +44,7 @@ type execer interface {
 // every transaction (database/sql would prepare them anew in each).
 type writer struct {
 	conn *stmtConn // the one connection, used by the leader only
+	turn writeTurn // orders the commits with the app's WriteTx in the process
 	lock *fileLock // orders writers across processes
 	full bool      // synchronous=FULL configured: durable commits fsync
 	// claims serves the asks of a batch's writes, after the writes, in the
@@ -126,6 +127,13 @@ func (w *writer) lead(op *writeOp) {
 
 // commit runs the batch in one transaction and sets each op's err.
 func (w *writer) commit(batch []*writeOp) {
+	if err := w.turn.take(context.Background()); err != nil {
+		for _, o := range batch {
+			o.err = err
+		}
+		return
+	}
+	defer w.turn.give()
 	if err := w.lock.lock(); err != nil {
 		for _, o := range batch {
 			o.err = fmt.Errorf("take write lock: %w", err)

@@ -111,9 +111,34 @@
 // A job may run more than once: a worker can die after its handler's effect
 // and before the job's completion commits. [Queue.Seen] and [Queue.Mark]
 // keep idempotency keys, with a time to live, in the same file. A handler
-// that writes to that file (see [Queue.DB]) can use [Queue.MarkTx] and
-// [Queue.CompleteTx] to make its write, its key and the job's completion
-// one atomic commit: exactly once, for local effects. [UniqueKey] makes an
+// that writes to that file can make its check, its write, its key and the
+// job's completion one atomic commit — exactly once, for local effects —
+// in [Queue.WriteTx], with [Queue.SeenTx], [Queue.MarkTx] and
+// [Queue.CompleteTx]:
+//
+//	q.Handle("order.place", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, o Order) error {
+//		key := "order-placed:" + o.ID
+//		return q.WriteTx(ctx, func(tx *sqlx.Tx) error {
+//			if done, err := q.SeenTx(ctx, tx, key); err != nil || done {
+//				return err // done: placed already; the worker completes this job
+//			}
+//			if _, err := tx.ExecContext(ctx, `INSERT INTO orders (id, total) VALUES (?, ?)`, o.ID, o.Total); err != nil {
+//				return err
+//			}
+//			if err := q.MarkTx(ctx, tx, key, 30*24*time.Hour); err != nil {
+//				return err
+//			}
+//			return q.CompleteTx(ctx, tx, job)
+//		})
+//	}))
+//
+// WriteTx waits for its turn among litequeue's writes, in this process and
+// in every other on the file, on the lock they take, so it never fails
+// with SQLITE_BUSY because of them. Nothing else writes while fn runs:
+// keep it short, and call from it only reads and the …Tx methods (an
+// Enqueue or a Mark there would wait for fn itself, and fails after 10s).
+// The app's transactions and reads on [Queue.DB] have a pool of their own,
+// so litequeue's own reads never wait for them. [UniqueKey] makes an
 // enqueue return the pending or running job with the same key, with
 // Job.Duplicate set, instead of adding another.
 //

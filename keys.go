@@ -12,8 +12,9 @@ import (
 // Idempotency keys: an app records that it has done something ("order 42
 // charged") with Mark, and asks with Seen before doing it again. Keys live
 // in the queue's file, expire on the injected clock, and are purged once
-// expired. MarkTx joins the caller's transaction, so that the app's write,
-// its key and (with CompleteTx) the job's completion commit together.
+// expired. SeenTx and MarkTx join the caller's transaction, so that the
+// check, the app's write, its key and (with CompleteTx) the job's
+// completion commit together.
 
 const seenSQL = `SELECT COUNT(*) FROM litequeue_keys WHERE key = ? AND expires_at > ?`
 
@@ -23,18 +24,40 @@ const markSQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
 // Seen reports whether key was marked and has not expired: a key marked at
 // T with ttl D is seen while the injected clock reads before T+D. Expiry is
 // kept in whole milliseconds, rounded up: a key may be seen for up to a
-// millisecond past T+D, never for less than D.
+// millisecond past T+D, never for less than D. Inside a transaction, use
+// SeenTx.
 func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer leave()
+	return q.seen(ctx, q.db, key)
+}
+
+// SeenTx is Seen inside the caller's transaction, begun on DB() or given
+// by WriteTx: it sees what the transaction wrote, keys marked by MarkTx
+// included. In a
+// transaction that holds the write lock (WriteTx, or DB() with default
+// options) no other writer can mark key between SeenTx and the commit, so
+// the check, the app's write and MarkTx are one step: the exactly-once
+// pattern (see the package doc, Idempotency).
+func (q *Queue) SeenTx(ctx context.Context, tx *sqlx.Tx, key string) (bool, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer leave()
+	return q.seen(ctx, tx, key)
+}
+
+// seen runs Seen's query on db.
+func (q *Queue) seen(ctx context.Context, db sqlx.QueryerContext, key string) (bool, error) {
 	if key == "" {
 		return false, errors.New("litequeue: seen: empty key")
 	}
 	var n int
-	if err := q.db.GetContext(ctx, &n, seenSQL, key, ms(q.now())); err != nil {
+	if err := sqlx.GetContext(ctx, db, &n, seenSQL, key, ms(q.now())); err != nil {
 		return false, fmt.Errorf("litequeue: seen %q: %w", key, err)
 	}
 	return n > 0, nil
@@ -61,8 +84,8 @@ func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
 	return nil
 }
 
-// MarkTx is Mark inside the caller's transaction, begun on DB(): the key is
-// recorded if and only if the caller commits.
+// MarkTx is Mark inside the caller's transaction, begun on DB() or given
+// by WriteTx: the key is recorded if and only if the transaction commits.
 func (q *Queue) MarkTx(ctx context.Context, tx *sqlx.Tx, key string, ttl time.Duration) error {
 	leave, err := q.enter(ctx)
 	if err != nil {

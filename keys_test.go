@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/litequeue/litequeue"
 )
 
@@ -116,4 +118,56 @@ func TestQueue_MarkTx(t *testing.T) {
 			t.Fatalf("Seen after MarkTx and commit=%v: %v", commit, got)
 		}
 	}
+}
+
+// TestQueue_SeenTx checks keys from inside a transaction: SeenTx sees the
+// committed keys on the injected clock and what the transaction marked,
+// which nothing outside it sees, and which a rollback undoes.
+func TestQueue_SeenTx(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	ctx := t.Context()
+	mark(t, q, "old", time.Hour)
+	seenTx := func(tx *sqlx.Tx, key string, want bool) {
+		t.Helper()
+		got, err := q.SeenTx(ctx, tx, key)
+		if err != nil {
+			t.Fatalf("SeenTx(%q): %v", key, err)
+		}
+		if got != want {
+			t.Fatalf("SeenTx(%q) = %v, want %v", key, got, want)
+		}
+	}
+
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seenTx(tx, "old", true)
+	seenTx(tx, "new", false)
+	if err := q.MarkTx(ctx, tx, "new", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	seenTx(tx, "new", true)
+	if seen(t, q, "new") {
+		t.Fatalf("Seen outside the transaction sees its uncommitted key")
+	}
+	if _, err := q.SeenTx(ctx, tx, ""); err == nil || err.Error() != "litequeue: seen: empty key" {
+		t.Fatalf(`SeenTx("") = %v, want the empty-key error`, err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if seen(t, q, "new") {
+		t.Fatalf("a key marked in a rolled-back transaction is seen")
+	}
+
+	clk.Add(time.Hour) // "old" expires
+	tx, err = q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	seenTx(tx, "old", false)
 }

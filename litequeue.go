@@ -21,8 +21,9 @@ type Queue struct {
 	opts   Options // resolved: no zero fields
 	clock  clock.Clock
 	path   string
-	db     *sqlx.DB  // reads, and the app's own work through DB()
+	db     *sqlx.DB  // litequeue's own reads
 	reads  stmtCache // prepared reads on db
+	app    *sqlx.DB  // the app's pool, returned by DB(): see openAppDB
 	wdb    *sqlx.DB  // the writer's pool of one connection
 	w      writer    // every write litequeue makes
 	worker string    // default worker name: host:pid
@@ -44,8 +45,8 @@ type Queue struct {
 	calls    sync.WaitGroup // other public calls in progress
 }
 
-// readPoolSize bounds the connections of the pool that serves reads and
-// the app's own use of DB().
+// readPoolSize bounds the connections of the pool that serves
+// litequeue's own reads.
 const readPoolSize = 4
 
 // Open opens the queue in the SQLite file at path, creating the file (mode
@@ -143,6 +144,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 		first.SetMaxOpenConns(readPoolSize)
 		first.SetMaxIdleConns(readPoolSize)
 		q.db = first
+		q.app = first // OpenReadOnly: the app reads on the queue's own pool
 		return q, nil
 	}
 	q.wdb = first
@@ -153,6 +155,10 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 		return nil, err
 	}
 	closers = append(closers, q.db.Close)
+	if q.app, err = openAppDB(path, opts.Synchronous); err != nil {
+		return nil, err
+	}
+	closers = append(closers, q.app.Close)
 	q.w.lock = f.lock
 	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
 		return nil, err
@@ -188,18 +194,26 @@ func (q *Queue) Close() error {
 	if q.readOnly() {
 		return errors.Join(q.reads.close(), q.db.Close())
 	}
-	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.w.lock.close())
+	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.w.lock.close())
 }
 
-// DB returns the queue's connection pool, for the app's own tables and
-// transactions in the same file. Transactions begun on it with default
-// options take SQLite's write lock at BEGIN (IMMEDIATE), so they can be
-// passed to EnqueueTx, MarkTx and CompleteTx; one held open blocks
-// litequeue's own writes until it ends. A transaction begun ReadOnly, or a
-// *sql.Rows left open, holds a read that keeps SQLite from emptying the
-// WAL, which grows with every commit until the read ends. On a Queue from
-// OpenReadOnly only ReadOnly transactions can begin.
-func (q *Queue) DB() *sqlx.DB { return q.db }
+// DB returns the app's connection pool, for its own tables and
+// transactions in the queue's file. The pool is the app's alone: litequeue
+// reads on a pool of its own and writes on a connection of its own, so
+// nothing the Queue does waits for a connection the app holds. Like any
+// database/sql pool it opens as many connections as the app uses at once,
+// unless the app bounds it with SetMaxOpenConns. For a write transaction
+// use WriteTx, which waits its turn with litequeue's writes rather than in
+// SQLite's busy handler. Transactions begun on DB with default options
+// take SQLite's write lock at BEGIN (IMMEDIATE), so they too can be passed
+// to EnqueueTx, SeenTx, MarkTx and CompleteTx, but under load they may
+// fail with SQLITE_BUSY; one held open blocks litequeue's own writes until
+// it ends. A transaction begun
+// ReadOnly, or a *sql.Rows left open, holds a read that keeps SQLite from
+// emptying the WAL, which grows with every commit until the read ends. On
+// a Queue from OpenReadOnly, DB is the pool of the Queue's own reads, and
+// only ReadOnly transactions can begin.
+func (q *Queue) DB() *sqlx.DB { return q.app }
 
 // enter admits one public call, returning ErrClosed after Close; Close
 // waits for the admitted calls to leave before it closes the file. It

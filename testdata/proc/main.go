@@ -8,6 +8,8 @@
 //	proc reopen DB N             enqueue N jobs, open and close the file a second time (read-only),
 //	                             print "reopened", and after a line on stdin enqueue N more, then wait
 //	                             to be killed; each ID is printed once acknowledged
+//	proc apptx DB NAME N HOW     enqueue N "order" jobs and make N app transactions while working, until
+//	                             every "order" job in the file is done; HOW is "writetx" (WriteTx) or "plain" (DB())
 package main
 
 import (
@@ -23,6 +25,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/litequeue/litequeue"
 )
@@ -60,7 +64,7 @@ func open(path string, logs *errorsSeen) (*litequeue.Queue, error) {
 
 func run(args []string) error {
 	if len(args) < 2 {
-		return errors.New("usage: proc enqueue|work|mixed DB ...")
+		return errors.New("usage: proc enqueue|work|mixed|apptx DB ...")
 	}
 	logs := &errorsSeen{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}
 	q, err := open(args[1], logs)
@@ -88,6 +92,9 @@ func run(args []string) error {
 		return mixed(ctx, q, logs, args[2], args[3], args[4])
 	case "reopen":
 		return reopen(ctx, q, args[1], args[2])
+	case "apptx":
+		n, _ := strconv.Atoi(args[3])
+		return appTx(ctx, q, logs, args[2], n, args[4])
 	}
 	return fmt.Errorf("unknown mode %q", args[0])
 }
@@ -206,4 +213,107 @@ func reopen(ctx context.Context, q *litequeue.Queue, path, count string) error {
 	for in.Scan() {
 	}
 	return nil
+}
+
+// appTx runs the app's own write transactions beside litequeue's, on
+// tables the test created: effects, app_ledger and app_counter. Its
+// "order" handler writes its effect exactly once (SeenTx, the insert,
+// MarkTx and CompleteTx in one transaction), and between its n enqueues
+// it makes n transactions that each add a ledger row and increment the
+// counter. With how "writetx" every transaction runs in WriteTx; with
+// "plain", on DB() directly. It stops once no "order" job in the file is
+// pending or running, and prints a JSON report of the errors it met.
+func appTx(ctx context.Context, q *litequeue.Queue, logs *errorsSeen, name string, n int, how string) error {
+	inTx := func(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+		if how == "writetx" {
+			return q.WriteTx(ctx, fn)
+		}
+		tx, err := q.DB().BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	var mu sync.Mutex
+	var errs []string
+	failed := func(what string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, what+": "+err.Error())
+	}
+	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
+		key := "order-" + strconv.FormatInt(job.ID, 10)
+		err := inTx(ctx, func(tx *sqlx.Tx) error {
+			if ok, err := q.SeenTx(ctx, tx, key); err != nil || ok {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO effects (job_id, worker) VALUES (?, ?)`, job.ID, name); err != nil {
+				return err
+			}
+			if err := q.MarkTx(ctx, tx, key, time.Hour); err != nil {
+				return err
+			}
+			return q.CompleteTx(ctx, tx, job)
+		})
+		if err != nil {
+			failed("handler", err)
+		}
+		return err
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Work(wctx, litequeue.WorkerOptions{Concurrency: 8, Name: name, ShutdownGrace: time.Second})
+	}()
+	committed := 0
+	for i := range n {
+		if _, err := q.Enqueue(ctx, "order", i); err != nil {
+			return fmt.Errorf("enqueue: %w", err)
+		}
+		err := inTx(ctx, func(tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO app_ledger (proc, i) VALUES (?, ?)`, name, i); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE app_counter SET n = n + 1`); err != nil {
+				return err
+			}
+			time.Sleep(time.Millisecond) // the app's work inside its transaction
+			return nil
+		})
+		if err != nil {
+			failed("app transaction", err)
+			continue
+		}
+		committed++
+	}
+	for !allDone(ctx, q, "order") {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+		"app_tx_committed": committed,
+		"errors":           errs,
+		"errors_logged":    logs.n,
+	})
+}
+
+// allDone reports whether no job of the kind is pending or running.
+func allDone(ctx context.Context, q *litequeue.Queue, kind string) bool {
+	for _, s := range []litequeue.State{litequeue.Pending, litequeue.Running} {
+		jobs, err := q.List(ctx, litequeue.Filter{State: s, Kind: kind, Limit: 1})
+		if err != nil || len(jobs) > 0 {
+			return false
+		}
+	}
+	return true
 }
