@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/jmoiron/sqlx"
 
 	"github.com/litequeue/litequeue"
 )
 
-// A handler that writes to the queue's own file makes its write, its
-// idempotency key and the job's completion one commit: if the process dies
-// before the commit, nothing of the run is kept and the job runs again; once
-// it commits, the job is completed and never runs again. The key also stops
-// a second job for the same order — a client that enqueued twice — from
-// charging it again.
-func ExampleQueue_CompleteTx() {
+// A handler that writes to the queue's own file makes its check, its
+// write, its idempotency key and the job's completion one commit, in
+// WriteTx: if the process dies before the commit, nothing of the run is
+// kept and the job runs again; once it commits, the job is completed and
+// never runs again. The key also stops a second job for the same order — a
+// client that enqueued twice — from charging it again.
+func ExampleQueue_WriteTx() {
 	dir, _ := os.MkdirTemp("", "litequeue-example")
 	defer os.RemoveAll(dir)
 	q, err := litequeue.Open(filepath.Join(dir, "shop.db"), litequeue.Options{Clock: clock.NewMock()})
@@ -38,30 +39,33 @@ func ExampleQueue_CompleteTx() {
 	}
 	q.Handle("order.charge", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, c charge) error {
 		key := fmt.Sprintf("order.charge:%d", c.Order)
-		tx, err := db.BeginTxx(ctx, nil) // takes the write lock at BEGIN
-		if err != nil {
+		// WriteTx holds the write lock from BEGIN to COMMIT, so no other
+		// writer can mark the key between SeenTx and MarkTx.
+		charged := false
+		err := q.WriteTx(ctx, func(tx *sqlx.Tx) error {
+			if seen, err := q.SeenTx(ctx, tx, key); err != nil || seen {
+				return err // nil: the job completes
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO receipts VALUES (?, ?)`, c.Order, c.Cents); err != nil {
+				return err
+			}
+			if err := q.MarkTx(ctx, tx, key, 30*24*time.Hour); err != nil {
+				return err
+			}
+			if err := q.CompleteTx(ctx, tx, job); err != nil {
+				return err // ErrLeaseLost: another worker has the job now
+			}
+			charged = true
+			return nil // WriteTx commits
+		})
+		switch {
+		case err != nil:
 			return err
-		}
-		defer tx.Rollback() // after Commit, a no-op
-		// No other transaction can mark the key while this one holds the
-		// write lock, so the check and the mark below cannot interleave.
-		if seen, err := q.Seen(ctx, key); err != nil || seen {
+		case charged:
+			fmt.Printf("job %d: charged order %d\n", job.ID, c.Order)
+		default:
 			fmt.Printf("job %d: order %d already charged\n", job.ID, c.Order)
-			return err // nil: the job completes
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO receipts VALUES (?, ?)`, c.Order, c.Cents); err != nil {
-			return err
-		}
-		if err := q.MarkTx(ctx, tx, key, 30*24*time.Hour); err != nil {
-			return err
-		}
-		if err := q.CompleteTx(ctx, tx, job); err != nil {
-			return err // ErrLeaseLost: another worker has the job now
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-		fmt.Printf("job %d: charged order %d\n", job.ID, c.Order)
 		return nil
 	}))
 
