@@ -119,17 +119,17 @@ func TestBrowser_ReplayADeadJob(t *testing.T) {
 
 	visit(t, ctx, "open the overview", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("svg.chart")))
 	screenshot(t, ctx, "overview", true)
-	visit(t, ctx, "follow the dead count of emails",
-		chromedp.Click(chromedp.CSS(`a[href="/jobs?state=dead&queue=emails"]`)), chromedp.WaitVisible(chromedp.CSS("table.jobs")))
+	visit(t, ctx, "follow the dead count of reports",
+		chromedp.Click(chromedp.CSS(`a[href="/jobs?state=dead&queue=reports"]`)), chromedp.WaitVisible(chromedp.CSS("table.jobs")))
 	screenshot(t, ctx, "dead", false)
-	visit(t, ctx, "open the dead job",
-		chromedp.Click(chromedp.CSS(`a[href="/jobs/`+itoa(d.dead.ID)+`"]`)), chromedp.WaitVisible(chromedp.CSS("#replay")))
+	visit(t, ctx, "open the newest dead report",
+		chromedp.Click(chromedp.CSS(`a[href="/jobs/`+itoa(d.report.ID)+`"]`)), chromedp.WaitVisible(chromedp.CSS("#replay")))
 	screenshot(t, ctx, "job", true)
 	visit(t, ctx, "replay it", chromedp.Click(chromedp.CSS("#replay")), chromedp.WaitVisible(chromedp.CSS("#state.pending")))
 	if got := read(t, ctx, "read the state", chromedp.Text(chromedp.CSS("#state"))); got != "pending" {
 		t.Errorf("the job page shows state %q after the replay, want pending", got)
 	}
-	if got := stateOf(t, d.q, d.dead.ID); got != litequeue.Pending {
+	if got := stateOf(t, d.q, d.report.ID); got != litequeue.Pending {
 		t.Errorf("the job is %s after the replay, want pending", got)
 	}
 	screenshot(t, ctx, "replayed", false)

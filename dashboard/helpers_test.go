@@ -42,12 +42,13 @@ func (e *smtpError) Error() string { return fmt.Sprintf("smtp: %d mailbox unavai
 // on two queues, retries and deaths in every minute, and a dead job of
 // each hostile value.
 type demo struct {
-	q     *litequeue.Queue
-	clk   *clock.Mock
-	path  string
-	dead  *litequeue.Job // an email that died with xssError
-	xss   *litequeue.Job // the job whose payload is xssPayload, dead
-	later *litequeue.Job // a pending job due in an hour
+	q      *litequeue.Queue
+	clk    *clock.Mock
+	path   string
+	dead   *litequeue.Job // an email that died with xssError
+	report *litequeue.Job // the newest report, dead after three failed runs
+	xss    *litequeue.Job // the job whose payload is xssPayload, dead
+	later  *litequeue.Job // a pending job due in an hour
 }
 
 // newDemo makes the demo on a mock clock: for 60 minutes, each minute an
@@ -103,7 +104,7 @@ func newDemo(tb testing.TB) *demo {
 		}
 		if m%10 == 0 {
 			enqueue("email.send", fmt.Sprintf("user%d@old-mail.example", m), emails)
-			enqueue("report.build", map[string]any{"month": "2026-02", "n": m}, litequeue.OnQueue("reports"))
+			d.report = enqueue("report.build", map[string]any{"month": "2026-02", "n": m}, litequeue.OnQueue("reports"))
 		}
 		if _, err := q.RunDue(ctx); err != nil {
 			tb.Fatal(err)
