@@ -33,7 +33,7 @@ const failuresSQL = `SELECT (finished_at / 60000) * 60000 AS minute, kind, error
 // and class. Minutes without failures are left out; the first minute may
 // be partly outside the hour. The result is never nil.
 func (q *Queue) FailuresLastHour(ctx context.Context) ([]FailureCount, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}

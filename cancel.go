@@ -18,7 +18,7 @@ const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND 
 // ErrNotFound for an ID that names no job, and an error naming the state
 // of a job that has already finished.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}

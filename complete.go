@@ -25,7 +25,7 @@ import (
 // rolls back instead, the run ends as the handler's return value says.
 // Calling it again under the same lease after a commit returns nil.
 func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ const replayBatch = 500
 // naming the key and the live job's ID while a pending or running job holds
 // the dead job's UniqueKey: a replay never makes two live jobs with one key.
 func (q *Queue) Replay(ctx context.Context, id int64) error {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (q *Queue) Replay(ctx context.Context, id int64) error {
 // would refuse it). ReplayDead returns how many jobs it replayed, also when
 // it fails part way: the transactions before the failure stand.
 func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -163,7 +163,7 @@ func (q *Queue) replay(ctx context.Context, tx execer, row *jobRow, now time.Tim
 // clock; 0: every dead job), in transactions of at most 1000 rows, and
 // returns how many it deleted. The janitor does the same with DeadTTL.
 func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -183,7 +183,7 @@ const countDeadSQL = `SELECT COUNT(*) FROM litequeue_jobs WHERE state = 'dead' A
 // CountDead returns how many jobs PurgeDead(ctx, olderThan) would delete
 // now: a dry run.
 func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return 0, err
 	}

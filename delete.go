@@ -14,7 +14,7 @@ const deleteJobHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id = ?`
 // names no job, and an error naming the state of a pending or running job,
 // which it leaves alone: Cancel it first.
 func (q *Queue) Delete(ctx context.Context, id int64) error {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func (q *Queue) EnqueueMany(ctx context.Context, kind string, payloads []any, op
 // job exists if and only if the caller commits. It fires no event, and
 // workers notice the job at their next check (within about a second).
 func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 
 // enqueue is Enqueue, or EnqueueMany if many.
 func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts []EnqueueOption, many bool) ([]*Job, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,10 @@ var (
 	ErrReadOnly = errors.New("litequeue: queue opened read-only")
 )
 
+// errNilContext is returned by every method that takes a context, given a
+// nil one.
+var errNilContext = errors.New("litequeue: nil context.Context (pass context.Background() or the caller's context)")
+
 // Permanent wraps err so that the job is not retried: the run is recorded
 // as failed and the job goes to dead at once. Permanent(nil) is nil.
 func Permanent(err error) error {

@@ -1,8 +1,11 @@
 package litequeue
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // fileLock serialises litequeue's writers across processes with an
@@ -16,13 +19,51 @@ import (
 // busy_timeout.
 type fileLock struct{ f *os.File }
 
-// openFileLock opens (creating, mode 0600) the lock file beside path.
+// openFileLock opens (creating, mode 0600) the lock file beside path. It
+// refuses a lock path that is a symbolic link or anything but a regular
+// file, and opens it without following a link (O_NOFOLLOW, where there is
+// one): in a directory that others may write, a link planted there must
+// not make a process, root's say, create or lock a file elsewhere.
 func openFileLock(path string) (*fileLock, error) {
-	f, err := os.OpenFile(path+"-lock", os.O_RDWR|os.O_CREATE, 0o600)
+	name := path + "-lock"
+	f, err := openLockFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("open write lock: %w", err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == name {
+			err = pe.Err // name it once, below
+		}
+		return nil, fmt.Errorf("open write lock %s: %w", filepath.Base(name), err)
 	}
 	return &fileLock{f: f}, nil
+}
+
+// openLockFile opens the lock file name, which must be a regular file or
+// missing.
+func openLockFile(name string) (*os.File, error) {
+	if fi, err := os.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		return nil, notRegular(fi.Mode())
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	// Lstat and open are two steps: check what was opened.
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = notRegular(fi.Mode())
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// notRegular is the refusal of a lock file that is not a regular file.
+func notRegular(m fs.FileMode) error {
+	if m&fs.ModeSymlink != 0 {
+		return errors.New("it is a symbolic link, which litequeue does not follow")
+	}
+	return fmt.Errorf("it is %s, not a regular file", fileType(m))
 }
 
 func (l *fileLock) close() error { return l.f.Close() }

@@ -7,3 +7,7 @@ package litequeue
 func (l *fileLock) lock() error { return nil }
 
 func (l *fileLock) unlock() error { return nil }
+
+// noFollow is 0 where the platform's open has no O_NOFOLLOW: only
+// openFileLock's Lstat refuses a symbolic link.
+const noFollow = 0

@@ -17,3 +17,6 @@ func (l *fileLock) lock() error {
 func (l *fileLock) unlock() error {
 	return syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 }
+
+// noFollow makes openFileLock's open fail on a symbolic link.
+const noFollow = syscall.O_NOFOLLOW

@@ -15,3 +15,8 @@ func (l *fileLock) unlock() error {
 	var ol windows.Overlapped
 	return windows.UnlockFileEx(windows.Handle(l.f.Fd()), 0, 1, 0, &ol)
 }
+
+// noFollow is 0: os.OpenFile has no such flag on Windows, where only
+// openFileLock's Lstat refuses a symbolic link (and making one needs a
+// privilege, or developer mode).
+const noFollow = 0

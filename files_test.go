@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -353,5 +354,118 @@ func checkJobs(t *testing.T, q *litequeue.Queue, acked map[int]bool) {
 	}
 	if t.Failed() {
 		t.FailNow()
+	}
+}
+
+// noSideFiles fails the test if SQLite's -wal or -shm, or litequeue's
+// -lock, is beside path.
+func noSideFiles(t *testing.T, path string, sides ...string) {
+	t.Helper()
+	for _, side := range sides {
+		if _, err := os.Lstat(path + side); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is there after the refusal (%v)", filepath.Base(path+side), err)
+		}
+	}
+}
+
+// TestOpen_UnwritableLockFile: a -lock file that Open cannot open makes
+// it fail before it writes anything: an app's file is left byte for byte
+// as it was (not switched to WAL, no litequeue tables), and a missing
+// file is not created.
+func TestOpen_UnwritableLockFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.db")
+	sqliteFile(t, path, `CREATE TABLE notes (body TEXT)`, `INSERT INTO notes VALUES ('hello')`)
+	if err := os.WriteFile(path+"-lock", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	makeReadOnly(t, path+"-lock")
+	before := readFile(t, path)
+	openFails(t, path, path, "write lock")
+	if after := readFile(t, path); !bytes.Equal(before, after) {
+		t.Error("the app's file was changed before Open failed on its -lock")
+	}
+	noSideFiles(t, path, "-wal", "-shm")
+
+	missing := filepath.Join(dir, "new.db")
+	if err := os.WriteFile(missing+"-lock", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	makeReadOnly(t, missing+"-lock")
+	openFails(t, missing, missing, "write lock")
+	noSideFiles(t, missing, "", "-wal", "-shm")
+}
+
+// TestOpen_NotRegularFile: a FIFO, a device or a socket as the database,
+// and a FIFO as its -lock, are refused at once, before anything reads
+// them: reading a FIFO would block Open forever.
+func TestOpen_NotRegularFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.db")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock.db")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lockFIFO := filepath.Join(dir, "q.db")
+	if err := unix.Mkfifo(lockFIFO+"-lock", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path, want string
+		readOnly   bool
+	}{
+		{fifo, "it is a named pipe (FIFO), not a database file", false},
+		{fifo, "it is a named pipe (FIFO), not a database file", true},
+		{os.DevNull, "it is a device, not a database file", false},
+		{os.DevNull, "it is a device, not a database file", true},
+		{sock, "it is a socket, not a database file", false},
+		{lockFIFO, "open write lock q.db-lock: it is a named pipe (FIFO), not a regular file", false},
+	} {
+		open := litequeue.Open
+		if tt.readOnly {
+			open = litequeue.OpenReadOnly
+		}
+		done := make(chan error, 1)
+		go func() {
+			q, err := open(tt.path, litequeue.Options{})
+			if err == nil {
+				q.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("open %s (read-only %v): %v, want an error saying %q", tt.path, tt.readOnly, err, tt.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("open %s (read-only %v) still blocks after 10s", tt.path, tt.readOnly)
+		}
+	}
+	noSideFiles(t, lockFIFO, "", "-wal", "-shm")
+}
+
+// TestOpenReadOnly_UnreadableFile: OpenReadOnly says a file it may not
+// read is not readable. Root reads every file: the test runs only as
+// another user.
+func TestOpenReadOnly_UnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may read any file")
+	}
+	t.Parallel()
+	path, _ := queueFile(t, t.TempDir())
+	if err := os.Chmod(path, 0o200); err != nil {
+		t.Fatal(err)
+	}
+	_, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err == nil || !strings.Contains(err.Error(), "the file is not readable: permission denied") {
+		t.Fatalf("OpenReadOnly of a file it may not read: %v", err)
 	}
 }

@@ -38,7 +38,7 @@ func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}

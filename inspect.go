@@ -51,7 +51,7 @@ func (f Filter) check() error {
 
 // Get returns the job with the given ID, or ErrNotFound.
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 // List returns the jobs that match the filter, ordered by ID (highest
 // first with f.Desc).
 func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 // that match it, at most f.Limit of them when it is set. It is the
 // number [Queue.ReplayDead] would replay now for a filter of dead jobs.
 func (q *Queue) Count(ctx context.Context, f Filter) (int, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return 0, err
 	}

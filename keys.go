@@ -25,7 +25,7 @@ const markSQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
 // kept in whole milliseconds, rounded up: a key may be seen for up to a
 // millisecond past T+D, never for less than D.
 func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -44,7 +44,7 @@ func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 // again, expired or not, sets its expiry to now+ttl. It refuses an empty
 // key and a ttl that is not positive.
 func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
 // MarkTx is Mark inside the caller's transaction, begun on DB(): the key is
 // recorded if and only if the caller commits.
 func (q *Queue) MarkTx(ctx context.Context, tx *sqlx.Tx, key string, ttl time.Duration) error {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}

@@ -51,12 +51,17 @@ const readPoolSize = 4
 // Open opens the queue in the SQLite file at path, creating the file (mode
 // 0600) and litequeue's tables if they are missing, and switching the file
 // to WAL. path is a file path, never a DSN: nothing in it can change a
-// pragma. Open refuses, leaving the file as it was, a file that is not
-// SQLite, another application's SQLite file, and a schema newer than this
-// binary. The app may keep its own tables in the same file (see DB).
-// Open starts no goroutine.
+// pragma. Open refuses, leaving the file as it was, a path that is not a
+// regular file (a directory, a FIFO, a device: before anything reads it),
+// a file that is not SQLite, another application's SQLite file, a schema
+// newer than this binary, and a <path>-lock that it cannot open or that is
+// a symbolic link; every refusal comes before the first write. The app
+// may keep its own tables in the same file (see DB). Open starts no
+// goroutine, and opening a file that this process already has open (a
+// second Queue, an OpenReadOnly) is safe: litequeue never opens and closes
+// the database file with os, which on POSIX would drop SQLite's locks.
 func Open(path string, opts Options) (*Queue, error) {
-	q, err := open(path, opts, false)
+	q, err := open(path, opts, createMode)
 	if err != nil {
 		return nil, openError(path, err)
 	}
@@ -74,6 +79,20 @@ func openError(path string, err error) error {
 	return fmt.Errorf("litequeue: open %s: %w", path, err)
 }
 
+// OpenExisting is Open for a file that already holds litequeue's tables,
+// for a tool that works beside the app that made the file (the litequeue
+// command's writes): it refuses, leaving it byte for byte as it was, a
+// missing file and any file without litequeue's tables — an empty file,
+// the app's own SQLite file — which Open would create or adopt. A file of
+// an older schema version is upgraded, as Open does.
+func OpenExisting(path string, opts Options) (*Queue, error) {
+	q, err := open(path, opts, existingMode)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	return q, nil
+}
+
 // OpenReadOnly opens an existing litequeue file for inspection — Get, List,
 // History, Stats, NextDue — while other processes work on it. It never
 // creates, migrates or writes the file: a missing file or one without
@@ -82,14 +101,14 @@ func openError(path string, err error) error {
 // read-only mount, say) that was closed cleanly, with no -wal file beside
 // it: no writer can work there, so it reads the file as a snapshot.
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
-	q, err := open(path, opts, true)
+	q, err := open(path, opts, readMode)
 	if err != nil {
 		return nil, openError(path, err)
 	}
 	return q, nil
 }
 
-func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
+func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	opts, err = opts.resolve()
 	if err != nil {
 		return nil, err
@@ -100,42 +119,15 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 			closers[i]()
 		}
 	}()
-	if readOnly {
-		err = checkReadable(path)
-	} else {
-		err = prepareFile(path)
-	}
+	// The file is checked, and the write lock opened, before anything
+	// writes to it; the read pool opens only once the file is in WAL.
+	f, err := openFile(path, mode, opts.Synchronous)
 	if err != nil {
 		return nil, err
 	}
-	// The file is checked before anything writes to it, on the writer's
-	// connection, and the read pool opens only once the file is in WAL.
+	closers = append(closers, f.close)
 	ctx := context.Background()
-	a := writeAccess
-	if readOnly {
-		a = readAccess
-	}
-	first, err := openDB(path, a, opts.Synchronous, 1)
-	if err != nil {
-		return nil, err
-	}
-	closers = append(closers, first.Close)
-	version, err := checkFile(ctx, first)
-	if readOnly && openFrozen(path, err) {
-		first.Close()
-		closers = closers[:len(closers)-1]
-		if first, err = openDB(path, frozenAccess, opts.Synchronous, 1); err != nil {
-			return nil, err
-		}
-		closers = append(closers, first.Close)
-		version, err = checkFile(ctx, first)
-	}
-	if readOnly && isCantOpen(err) {
-		return nil, fmt.Errorf("SQLite cannot open the file with its -wal and -shm beside it (a directory this process may not write?): %w", err)
-	}
-	if err != nil {
-		return nil, err
-	}
+	first := f.db
 	host, _ := os.Hostname()
 	q := &Queue{
 		opts:     opts,
@@ -147,10 +139,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		wake:     make(chan struct{}),
 		closing:  make(chan struct{}),
 	}
-	if readOnly {
-		if version == 0 {
-			return nil, errors.New("the file has no litequeue tables")
-		}
+	if mode == readMode {
 		first.SetMaxOpenConns(readPoolSize)
 		first.SetMaxIdleConns(readPoolSize)
 		q.db = first
@@ -164,10 +153,7 @@ func open(path string, opts Options, readOnly bool) (_ *Queue, err error) {
 		return nil, err
 	}
 	closers = append(closers, q.db.Close)
-	if q.w.lock, err = openFileLock(path); err != nil {
-		return nil, err
-	}
-	closers = append(closers, q.w.lock.close)
+	q.w.lock = f.lock
 	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
 		return nil, err
 	}
@@ -216,8 +202,14 @@ func (q *Queue) Close() error {
 func (q *Queue) DB() *sqlx.DB { return q.db }
 
 // enter admits one public call, returning ErrClosed after Close; Close
-// waits for the admitted calls to leave before it closes the file.
-func (q *Queue) enter() (leave func(), err error) {
+// waits for the admitted calls to leave before it closes the file. It
+// refuses a nil ctx before anything touches a connection pool: database/sql
+// would panic on it while holding the pool's lock, and every later call of
+// the Queue would wait for that lock forever.
+func (q *Queue) enter(ctx context.Context) (leave func(), err error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {

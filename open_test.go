@@ -51,6 +51,9 @@ func TestOpen_Refuses(t *testing.T) {
 		{"not SQLite", func(t *testing.T, path string) {
 			os.WriteFile(path, []byte("name,age\nann,41\n"), 0o600)
 		}, "is not a SQLite database"},
+		{"one byte", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte("x"), 0o600) // SQLite would read it as an empty database
+		}, "is not a SQLite database"},
 		{"another application's file", func(t *testing.T, path string) {
 			sqliteFile(t, path, `PRAGMA application_id = 1234`, `CREATE TABLE notes (body TEXT)`)
 		}, "belongs to another application (application_id 0x4d2)"},
@@ -287,5 +290,105 @@ func TestOpen_MigratesVersion1(t *testing.T) {
 	}
 	if deadJobs, err := q.List(context.Background(), litequeue.Filter{State: litequeue.Dead}); err != nil || len(deadJobs) != 1 {
 		t.Fatalf("List dead after the migration: %d jobs, %v", len(deadJobs), err)
+	}
+}
+
+// TestOpen_LockFileSymlink: a symbolic link planted as the -lock file (in
+// a directory others may write, pointing at a system file) is refused:
+// Open neither creates nor opens the file it points at.
+func TestOpen_LockFileSymlink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("making a symbolic link needs a privilege on Windows")
+	}
+	t.Parallel()
+	dir, system := t.TempDir(), t.TempDir()
+	missing := filepath.Join(system, "nologin")
+	path := filepath.Join(dir, "new.db")
+	if err := os.Symlink(missing, path+"-lock"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := litequeue.Open(path, litequeue.Options{})
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("Open with a -lock link to a missing file: %v, want a refusal naming the symbolic link", err)
+	}
+	if _, err := os.Lstat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open created the file the -lock link points at: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open created the database before it refused the -lock: %v", err)
+	}
+
+	existing := filepath.Join(system, "passwd")
+	if err := os.WriteFile(existing, []byte("root:x:0:0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "q.db")
+	if err := os.Symlink(existing, path+"-lock"); err != nil {
+		t.Fatal(err)
+	}
+	q, err := litequeue.Open(path, litequeue.Options{})
+	if err == nil {
+		q.Close()
+		t.Fatal("Open used a -lock link to an existing file")
+	}
+	if !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Open: %v, want a refusal naming the symbolic link", err)
+	}
+	if got := string(readFile(t, existing)); got != "root:x:0:0\n" {
+		t.Errorf("the linked file now holds %q", got)
+	}
+}
+
+// TestOpenExisting writes to a litequeue file, and refuses, leaving them
+// byte for byte as they were and with nothing beside them, the files that
+// Open would create or adopt.
+func TestOpenExisting(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app.db")
+	sqliteFile(t, app, `CREATE TABLE users (id INTEGER)`, `INSERT INTO users VALUES (7)`)
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{app, empty} {
+		before := readFile(t, path)
+		q, err := litequeue.OpenExisting(path, litequeue.Options{})
+		if err == nil {
+			q.Close()
+			t.Fatalf("OpenExisting(%s) succeeded", filepath.Base(path))
+		}
+		if !strings.Contains(err.Error(), "has no litequeue tables") {
+			t.Errorf("OpenExisting(%s): %v, want an error saying it has no litequeue tables", filepath.Base(path), err)
+		}
+		if after := readFile(t, path); !bytes.Equal(before, after) {
+			t.Errorf("OpenExisting changed %s", filepath.Base(path))
+		}
+		for _, side := range []string{"-wal", "-shm", "-lock", "-journal"} {
+			if _, err := os.Lstat(path + side); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s%s is there after the refusal (%v)", filepath.Base(path), side, err)
+			}
+		}
+	}
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := litequeue.OpenExisting(missing, litequeue.Options{}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenExisting of a missing file: %v, want ErrNotExist", err)
+	}
+	if entries, _ := filepath.Glob(missing + "*"); len(entries) != 0 {
+		t.Errorf("OpenExisting of a missing file made %v", entries)
+	}
+
+	q, path := openQueue(t, litequeue.Options{})
+	j := enqueue(t, q, "k", nil)
+	q2, err := litequeue.OpenExisting(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q2.Close()
+	if err := q2.Cancel(t.Context(), j.ID); err != nil {
+		t.Fatalf("Cancel through OpenExisting: %v", err)
+	}
+	if got := get(t, q, j.ID); got.State != litequeue.Cancelled {
+		t.Fatalf("the job is %s, want cancelled", got.State)
 	}
 }

@@ -28,7 +28,7 @@ import (
 // that has not returned is abandoned, and its job comes back through lease
 // expiry. RunDue then returns its runs and ErrClosed.
 func (q *Queue) RunDue(ctx context.Context) (int, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -131,7 +131,7 @@ func (q *Queue) wait(d time.Duration, done <-chan struct{}) bool {
 // of a running job, whichever is first. ok is false when there is neither.
 // The time may lie in the past: the work is due now.
 func (q *Queue) NextDue(ctx context.Context) (time.Time, bool, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return time.Time{}, false, err
 	}

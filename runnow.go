@@ -15,7 +15,7 @@ import (
 // state of a job that is running or finished (Replay puts a dead job
 // back).
 func (q *Queue) RunNow(ctx context.Context, id int64) error {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ const statsDeathsSQL = `SELECT kind, COUNT(*) AS n FROM litequeue_attempts
 // one snapshot of the file with GROUP BY queries. "The last hour" is the
 // runs that finished after now−1h.
 func (q *Queue) Stats(ctx context.Context) (Stats, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return Stats{}, err
 	}

@@ -1,17 +1,16 @@
 package litequeue
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/jmoiron/sqlx"
@@ -43,9 +42,6 @@ const (
 	// transaction (an open *sql.Rows, say) has been held for a long time.
 	walWarnSize = 64 << 20
 )
-
-// sqliteHeader opens every SQLite 3 database file.
-var sqliteHeader = []byte("SQLite format 3\x00")
 
 // dsn turns a file path into the driver's connection string. The path is
 // escaped into a file: URI so that nothing in it — a '?', a '#', a "file:"
@@ -105,82 +101,246 @@ const (
 	frozenAccess               // OpenReadOnly where no -shm can be made: see openFrozen
 )
 
-// sqliteCantOpen is SQLite's primary result code SQLITE_CANTOPEN.
-const sqliteCantOpen = 14
+// SQLite's result codes for a -shm it cannot make: the primary code
+// SQLITE_CANTOPEN (a read-only mount), and the extended code
+// SQLITE_READONLY_DIRECTORY (a directory this user may not write).
+const (
+	sqliteCantOpen          = 14
+	sqliteReadOnlyDirectory = 1544
+)
 
 // openFrozen reports whether OpenReadOnly, having failed with err, may read
 // the file as immutable instead. That is the case in a directory where
-// SQLite cannot create the -shm file (read-only media, a read-only mount)
-// and no -wal file exists: no writer can be at work there, since a writer
-// of a WAL file needs both, and every committed transaction is in the file
-// itself.
+// SQLite cannot create the -shm file (read-only media, a read-only mount,
+// a directory this user may not write) and no -wal file exists: no writer
+// can be at work there, since a writer of a WAL file needs both, and every
+// committed transaction is in the file itself.
 func openFrozen(path string, err error) bool {
-	if !isCantOpen(err) {
+	if !isNoSHM(err) {
 		return false
 	}
 	_, statErr := os.Stat(path + "-wal")
 	return errors.Is(statErr, os.ErrNotExist)
 }
 
-// isCantOpen reports whether err is SQLite's SQLITE_CANTOPEN.
-func isCantOpen(err error) bool {
+// isNoSHM reports whether err is SQLite's failure to make a -shm file.
+func isNoSHM(err error) bool {
 	var se interface{ Code() int }
-	return errors.As(err, &se) && se.Code()&0xff == sqliteCantOpen
+	return errors.As(err, &se) && (se.Code()&0xff == sqliteCantOpen || se.Code() == sqliteReadOnlyDirectory)
 }
 
-// prepareFile checks that path is either missing, empty, or a SQLite file
-// that this process may write, and creates a missing file with mode 0600
-// (SQLite gives its -wal and -shm files the mode of the database file).
-// A file it may not write is refused here, with a clear error, rather than
-// opened read-only by SQLite, where every write would fail later.
-func prepareFile(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		return f.Close()
+// openMode is what the function that opens a Queue may do with the file.
+type openMode int
+
+const (
+	createMode   openMode = iota // Open: create a missing file, adopt a SQLite file without litequeue's tables
+	existingMode                 // OpenExisting: only a file that has litequeue's tables
+	readMode                     // OpenReadOnly: change nothing
+)
+
+// file is what openFile has opened: the first connection pool, of one
+// connection, and for writing the write lock.
+type file struct {
+	db      *sqlx.DB
+	lock    *fileLock // nil in readMode
+	version int       // litequeue's schema version in the file, 0 for none
+}
+
+// close closes whatever openFile opened.
+func (f *file) close() error {
+	var errs []error
+	if f.db != nil {
+		errs = append(errs, f.db.Close())
 	}
-	if !errors.Is(err, os.ErrExist) {
-		return err
+	if f.lock != nil {
+		errs = append(errs, f.lock.close())
 	}
-	f, err = os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		return fmt.Errorf("the file is not writable (OpenReadOnly can inspect it): %w", err)
+	return errors.Join(errs...)
+}
+
+// openFile checks the file at path, creating a missing one in createMode,
+// and opens its first connection and, to write, its write lock. It writes
+// nothing to an existing file: everything that can refuse or fail happens
+// here, before migrate's first write, and a refused file is left as it
+// was, with no -lock beside it.
+//
+// It never opens the database file with os (createFile excepted): on
+// POSIX, closing any descriptor of a file drops every fcntl lock the
+// process holds on it, the shared lock that SQLite keeps in WAL mode
+// included, and another SQLite client would then take itself for the last
+// connection and delete the -wal under the process. The checks use
+// os.Stat, which opens no descriptor, and SQLite itself, whose connections
+// share their locks within the process.
+func openFile(path string, mode openMode, synchronous string) (_ *file, err error) {
+	f := &file{}
+	defer func() {
+		if err != nil {
+			f.close()
+		}
+	}()
+	createMu.Lock()
+	exists, err := statFile(path, mode)
+	if err == nil && !exists {
+		// Nothing to refuse in a missing file: take the lock first, so that
+		// a -lock that cannot be opened leaves no new file behind.
+		if f.lock, err = openFileLock(path); err == nil {
+			err = createFile(path)
+		}
+	}
+	createMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if f.db, f.version, err = openChecked(path, mode, synchronous); err != nil {
+		return nil, err
+	}
+	if mode == existingMode && f.version == 0 {
+		return nil, errors.New("the file has no litequeue tables (only Open adopts a file)")
+	}
+	if mode != readMode && f.lock == nil {
+		f.lock, err = openFileLock(path)
+	}
+	return f, err
+}
+
+// createMu serialises statFile and createFile across every Open of the
+// process, for createFile's sake. It is process-wide because POSIX locks
+// are.
+var createMu sync.Mutex
+
+// statFile checks path before anything opens it: it must name a regular
+// file, which this process may write unless mode is readMode, or, in
+// createMode, nothing. It reports whether the file exists. (SQLite would
+// open a file it may not write read-only, and every write would fail
+// later.)
+func statFile(path string, mode openMode) (exists bool, err error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) && mode == createMode {
+		if _, lerr := os.Lstat(path); lerr == nil {
+			return false, errors.New("it is a symbolic link to a missing file")
+		}
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
-	defer f.Close()
-	return checkHeader(f)
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("it is %s, not a database file", fileType(fi.Mode()))
+	}
+	// SQLite reads a file of one byte as an empty database, and would
+	// write over it; no database SQLite writes has one byte (but for the
+	// "S" it puts into a new file on an msdos volume under macOS).
+	if fi.Size() == 1 {
+		return false, errNotSQLite
+	}
+	if mode == readMode {
+		if err := accessible(path, false); errors.Is(err, fs.ErrPermission) {
+			return false, fmt.Errorf("the file is not readable: %w", err)
+		} else if err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	if err := accessible(path, true); errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return false, fmt.Errorf("the file is not writable (OpenReadOnly can inspect it): %w", err)
+	} else if err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
-// checkReadable checks that path is a file this process may read, and
-// either empty or a SQLite file, for OpenReadOnly: the same refusals, in
-// the same words, as Open's.
-func checkReadable(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return checkHeader(f)
-}
+// errNotSQLite is the refusal of a file that is not a SQLite database.
+var errNotSQLite = errors.New("the file is not a SQLite database")
 
-// checkHeader refuses a file that does not start as a SQLite file does,
-// unless it is empty (an empty file is an empty database).
-func checkHeader(f *os.File) error {
-	if info, err := f.Stat(); err == nil && info.IsDir() {
-		return errors.New("it is a directory, not a database file")
-	}
-	header := make([]byte, len(sqliteHeader))
-	n, err := io.ReadFull(f, header)
+// fileType names what a file that is not a regular file is.
+func fileType(m fs.FileMode) string {
 	switch {
-	case n == 0 && (err == io.EOF):
-		return nil
-	case err != nil && !errors.Is(err, io.ErrUnexpectedEOF):
-		return err
-	case !bytes.Equal(header[:n], sqliteHeader):
-		return errors.New("the file is not a SQLite database")
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
 	}
-	return nil
+	return "a special file"
+}
+
+// createFile creates the missing file at path, empty, with mode 0600, so
+// that SQLite, which gives its -wal and -shm the mode of the database
+// file, makes no file that other users may read. A file that another
+// process created meanwhile is left alone.
+//
+// It is the one place where litequeue opens and closes the database file
+// with os, and that drops no SQLite lock: POSIX locks belong to a file (an
+// inode), and one that this call has just created has none. A file that
+// was deleted and made again is another inode: the old one's locks stay.
+// The only connection that could lock the new file before the descriptor
+// is closed is another Open of this process that found the file meanwhile;
+// createMu keeps it waiting until the descriptor is closed. (A SQLite
+// connection that the app opens by itself, not through litequeue, on a
+// path that litequeue creates at the same instant, is not covered.)
+func createFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// openChecked opens the first connection pool, of one connection, on the
+// file and checks it with checkFile, reading only. OpenReadOnly falls back
+// to reading the file as a snapshot where no -shm can be made (see
+// openFrozen). It returns the file's schema version.
+func openChecked(path string, mode openMode, synchronous string) (*sqlx.DB, int, error) {
+	a := writeAccess
+	if mode == readMode {
+		a = readAccess
+	}
+	db, version, err := openAndCheck(path, a, synchronous)
+	if mode == readMode && openFrozen(path, err) {
+		db, version, err = openAndCheck(path, frozenAccess, synchronous)
+	}
+	switch {
+	case mode == readMode && isNoSHM(err):
+		return nil, 0, fmt.Errorf("SQLite cannot open the file with its -wal and -shm beside it (a directory this process may not write?): %w", err)
+	case isNotADB(err):
+		return nil, 0, errNotSQLite
+	case err != nil:
+		return nil, 0, err
+	case mode == readMode && version == 0:
+		db.Close()
+		return nil, 0, errors.New("the file has no litequeue tables")
+	}
+	return db, version, nil
+}
+
+// openAndCheck is openChecked for one kind of access.
+func openAndCheck(path string, a access, synchronous string) (*sqlx.DB, int, error) {
+	db, err := openDB(path, a, synchronous, 1)
+	if err != nil {
+		return nil, 0, err
+	}
+	version, err := checkFile(context.Background(), db)
+	if err != nil {
+		db.Close()
+		return nil, 0, err
+	}
+	return db, version, nil
+}
+
+// sqliteNotADB is SQLite's primary result code SQLITE_NOTADB.
+const sqliteNotADB = 26
+
+// isNotADB reports whether err is SQLite's SQLITE_NOTADB: the file is not
+// a database.
+func isNotADB(err error) bool {
+	var se interface{ Code() int }
+	return errors.As(err, &se) && se.Code()&0xff == sqliteNotADB
 }
 
 // openDB opens a connection pool on the file with at most n connections.

@@ -52,6 +52,9 @@ const errorBackoff = time.Second
 // and its job comes back through lease expiry. Close shuts down every Work
 // call the same way.
 func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()

@@ -59,6 +59,9 @@ func (c *cli) check(ctx context.Context, args []string) error {
 		return err
 	}
 	q, err := c.openRead()
+	if isShortRead(err) {
+		return fmt.Errorf("%w\n%s", err, walCutShort)
+	}
 	if err != nil {
 		return err
 	}
@@ -84,7 +87,13 @@ func (c *cli) check(ctx context.Context, args []string) error {
 func inspectFile(ctx context.Context, q *litequeue.Queue, path string) (*checkJSON, error) {
 	db := q.DB()
 	r := &checkJSON{Path: path, Problems: []string{}, Warnings: []string{}}
+	walShort := false // a read failed for a -wal cut short
 	problem := func(format string, args ...any) {
+		for _, a := range args {
+			if err, ok := a.(error); ok && isShortRead(err) {
+				walShort = true
+			}
+		}
 		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 	}
 	if err := db.SelectContext(ctx, &r.Integrity, integritySQL); err != nil {
@@ -109,7 +118,7 @@ func inspectFile(ctx context.Context, q *litequeue.Queue, path string) (*checkJS
 	if err := db.GetContext(ctx, &r.JournalMode, journalSQL); err != nil {
 		problem("read journal_mode: %v", err)
 	} else if r.JournalMode != "wal" {
-		problem("journal mode is %s, not wal", r.JournalMode)
+		r.Warnings = append(r.Warnings, fmt.Sprintf("journal mode is %s, not wal: fine for a copy (a VACUUM INTO backup, say); Open switches the file to WAL", r.JournalMode))
 	}
 	var counts []struct {
 		State string `db:"state"`
@@ -149,8 +158,30 @@ func inspectFile(ctx context.Context, q *litequeue.Queue, path string) (*checkJS
 	if r.WALBytes > largeWAL {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the WAL is %s: checkpoints are not keeping up, or a reader holds an old snapshot", fmtBytes(r.WALBytes)))
 	}
+	if walShort {
+		r.Problems = append([]string{walCutShort}, r.Problems...)
+	}
 	r.OK = len(r.Problems) == 0
 	return r, nil
+}
+
+// walCutShort explains SQLite's "disk I/O error (522)" on a WAL file: what
+// happened and what to do.
+const walCutShort = "the -wal holds less than the -shm beside it says (disk I/O error 522): " +
+	"the -wal was deleted or cut short while a process had the database open. " +
+	"The commits since the last checkpoint now live only in the -wal that process still has open: " +
+	"stop the app cleanly, while nothing else has the file open, and its Close writes them into the database " +
+	"(an app that is killed loses them); then run check again"
+
+// sqliteShortRead is SQLite's extended result code SQLITE_IOERR_SHORT_READ.
+const sqliteShortRead = 522
+
+// isShortRead reports whether err is SQLite's SQLITE_IOERR_SHORT_READ,
+// which reading a database whose -wal was cut short under a running
+// process gives.
+func isShortRead(err error) bool {
+	var se interface{ Code() int }
+	return errors.As(err, &se) && se.Code() == sqliteShortRead
 }
 
 // fileSize returns the size of the file at path, 0 if there is none.

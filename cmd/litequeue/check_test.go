@@ -1,13 +1,18 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/litequeue/litequeue"
 )
 
 func TestCheck(t *testing.T) {
@@ -74,5 +79,99 @@ func TestVersion(t *testing.T) {
 	r := mustRun(t, testCLI(""), "version")
 	if !versionLine.MatchString(r.stdout) || strings.Count(r.stdout, "\n") != 1 {
 		t.Errorf("version: %q", r.stdout)
+	}
+}
+
+// TestCheck_Colour: check paints "ok" green on a terminal, but not for
+// TERM=dumb, nor with NO_COLOR set.
+func TestCheck_Colour(t *testing.T) {
+	fx := newFixture(t)
+	for _, tt := range []struct {
+		env    map[string]string
+		colour bool
+	}{
+		{map[string]string{"TERM": "xterm-256color"}, true},
+		{map[string]string{"TERM": "dumb"}, false},
+		{map[string]string{"TERM": "xterm-256color", "NO_COLOR": "1"}, false},
+	} {
+		c := fx.cli("")
+		c.stdoutTTY = true
+		c.getenv = func(k string) string { return tt.env[k] }
+		r := mustRun(t, c, "check")
+		if got := strings.Contains(r.stdout, "\x1b["); got != tt.colour {
+			t.Errorf("check on a terminal with %v: colour codes %v, want %v:\n%q", tt.env, got, tt.colour, r.stdout)
+		}
+	}
+}
+
+// TestCheck_DeletedWAL deletes the -wal of a file an app has open: check
+// says what happened and what to do, not only SQLite's "disk I/O error",
+// whether that error comes from the queries of its report or, once the
+// file's first page is in the -wal too, from opening the file. Doing what
+// it says, stopping the app cleanly, brings the file back with every
+// commit.
+func TestCheck_DeletedWAL(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		jobs int
+	}{{"one job", 1}, {"a grown file", 50}} {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := newFixture(t)
+			app, err := litequeue.Open(fx.path, litequeue.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer app.Close()
+			var last *litequeue.Job
+			for i := range tt.jobs {
+				if last, err = app.Enqueue(t.Context(), "email.send", fmt.Sprintf("late%d@example.com %s", i, strings.Repeat("x", 4000))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Remove(fx.path + "-wal"); err != nil {
+				t.Fatal(err)
+			}
+			r := runCLI(t, fx.cli(""), "check")
+			t.Logf("check on a file whose -wal was deleted:\n%s%s", r.stdout, r.stderr)
+			if r.code != exitFailure {
+				t.Fatalf("exit %d, want 1", r.code)
+			}
+			for _, want := range []string{"the -wal was deleted or cut short while a process had the database open", "stop the app cleanly"} {
+				if !strings.Contains(r.stdout+r.stderr, want) {
+					t.Errorf("check does not say %q", want)
+				}
+			}
+			if err := app.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r = mustRun(t, fx.cli(""), "show", fmt.Sprint(last.ID))
+			if !strings.Contains(r.stdout, fmt.Sprintf("late%d@example.com", tt.jobs-1)) {
+				t.Errorf("after the app's Close the last job enqueued into the deleted -wal is not there:\n%s", r.stdout)
+			}
+			mustRun(t, fx.cli(""), "check")
+		})
+	}
+}
+
+// TestCheck_Backup: a sound VACUUM INTO backup is in journal mode delete,
+// not wal. check says so and passes it: Open switches a copy to WAL.
+func TestCheck_Backup(t *testing.T) {
+	fx := newFixture(t)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	db, err := sql.Open("sqlite", fx.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`VACUUM INTO ?`, backup); err != nil {
+		t.Fatal(err)
+	}
+	c := fx.cli("")
+	c.db = backup
+	r := mustRun(t, c, "check")
+	for _, want := range []string{"journal mode      delete\n", "warning: journal mode is delete, not wal", "\nok\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("check of a backup does not say %q:\n%s", want, r.stdout)
+		}
 	}
 }

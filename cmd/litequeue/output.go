@@ -40,10 +40,10 @@ const (
 	reset   = "\x1b[0m"
 )
 
-// colorOut reports whether stdout takes colour: a terminal, and no
-// NO_COLOR in the environment.
+// colorOut reports whether stdout takes colour: a terminal that is not
+// TERM=dumb, and no NO_COLOR in the environment.
 func (c *cli) colorOut() bool {
-	return c.stdoutTTY && c.getenv("NO_COLOR") == ""
+	return c.stdoutTTY && c.getenv("TERM") != "dumb" && c.getenv("NO_COLOR") == ""
 }
 
 // paintCell returns s in the colour code, when stdout takes colour. Use it

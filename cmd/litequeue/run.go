@@ -382,10 +382,12 @@ func (c *cli) openRead() (*litequeue.Queue, error) {
 }
 
 // openWrite opens the database through the library's own write path,
-// beside any app working on it. It does not create a missing file either:
-// a mistyped path must not quietly start an empty queue.
+// beside any app working on it. It does not create a missing file either,
+// nor adopt a file without litequeue's tables, which it leaves as it was:
+// a mistyped path must not quietly start an empty queue, or turn the
+// app's own database into one.
 func (c *cli) openWrite() (*litequeue.Queue, error) {
-	return c.open(litequeue.Open)
+	return c.open(litequeue.OpenExisting)
 }
 
 func (c *cli) open(open func(string, litequeue.Options) (*litequeue.Queue, error)) (*litequeue.Queue, error) {

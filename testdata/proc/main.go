@@ -5,9 +5,13 @@
 //	proc enqueue DB N            enqueue N jobs, printing each ID once acknowledged
 //	proc work DB NAME STARTS     work "slow" jobs; append "id attempt name" to STARTS per start
 //	proc mixed DB NAME STARTS N  enqueue N "slow" jobs while working, until every job in the file is done
+//	proc reopen DB N             enqueue N jobs, open and close the file a second time (read-only),
+//	                             print "reopened", and after a line on stdin enqueue N more, then wait
+//	                             to be killed; each ID is printed once acknowledged
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,6 +86,8 @@ func run(args []string) error {
 		return q.Work(ctx, litequeue.WorkerOptions{Concurrency: 4, Name: args[2], ShutdownGrace: time.Second})
 	case "mixed":
 		return mixed(ctx, q, logs, args[2], args[3], args[4])
+	case "reopen":
+		return reopen(ctx, q, args[1], args[2])
 	}
 	return fmt.Errorf("unknown mode %q", args[0])
 }
@@ -162,4 +168,42 @@ func mixed(ctx context.Context, q *litequeue.Queue, logs *errorsSeen, name, star
 		"slowest_enqueue_ms": slowest.Milliseconds(),
 		"errors_logged":      logs.n,
 	})
+}
+
+// reopen enqueues n jobs, opens the file a second time with OpenReadOnly
+// and closes that Queue again, waits for a line on stdin, enqueues n more
+// and waits until it is killed (or stdin ends).
+func reopen(ctx context.Context, q *litequeue.Queue, path, count string) error {
+	n, _ := strconv.Atoi(count)
+	enqueue := func() error {
+		for i := range n {
+			j, err := q.Enqueue(ctx, "slow", i)
+			if err != nil {
+				return err
+			}
+			fmt.Println(j.ID)
+		}
+		return nil
+	}
+	if err := enqueue(); err != nil {
+		return err
+	}
+	ro, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err != nil {
+		return err
+	}
+	if err := ro.Close(); err != nil {
+		return err
+	}
+	fmt.Println("reopened")
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() {
+		return nil
+	}
+	if err := enqueue(); err != nil {
+		return err
+	}
+	for in.Scan() {
+	}
+	return nil
 }

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+// TestWrite_ForeignFile runs each command that writes on the app's own
+// SQLite file, without litequeue's tables: each refuses, saying why, and
+// leaves the file byte for byte as it was, with no -wal, -shm or -lock
+// beside it.
+func TestWrite_ForeignFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "app.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE users (id INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"cancel", "5"},
+		{"enqueue", "email.send"},
+		{"dead", "retry", "5"},
+		{"dead", "retry", "--all", "--yes"},
+		{"dead", "purge", "--yes"},
+	} {
+		c := testCLI("")
+		c.db = path
+		r := runCLI(t, c, args...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, "has no litequeue tables") {
+			t.Errorf("litequeue %s: exit %d, stderr %q; want exit 1 saying the file has no litequeue tables",
+				strings.Join(args, " "), r.code, r.stderr)
+		}
+		after, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Fatalf("litequeue %s changed the app's file", strings.Join(args, " "))
+		}
+		for _, side := range []string{"-wal", "-shm", "-lock"} {
+			if _, err := os.Lstat(path + side); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("litequeue %s left %s%s (%v)", strings.Join(args, " "), filepath.Base(path), side, err)
+			}
+		}
+	}
+}
