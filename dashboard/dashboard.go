@@ -43,6 +43,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -194,7 +195,7 @@ func (h *handler) isToken(s string) bool {
 func (h *handler) write(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !h.opts.AllowWrites {
-			http.Error(w, "forbidden: this dashboard is read-only (writes are allowed with --allow-writes)", http.StatusForbidden)
+			http.Error(w, "forbidden: this dashboard is read-only", http.StatusForbidden)
 			return
 		}
 		if err := r.ParseForm(); err != nil {
@@ -226,13 +227,11 @@ func parsePages(prefix string) map[string]*template.Template {
 	funcs := template.FuncMap{
 		"path": func(p string) string { return prefix + p },
 	}
-	for name, fn := range formatFuncs {
-		funcs[name] = fn
-	}
+	maps.Copy(funcs, formatFuncs)
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message"} {
-		t := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
-		pages[name] = t
+		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
+			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return pages
 }

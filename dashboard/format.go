@@ -16,9 +16,6 @@ import (
 var formatFuncs = map[string]any{
 	"dur":  shortDur,
 	"time": showTime,
-	"finished": func(s litequeue.State) bool {
-		return s == litequeue.Completed || s == litequeue.Dead || s == litequeue.Discarded || s == litequeue.Cancelled
-	},
 	"live": func(s litequeue.State) bool { return s == litequeue.Pending || s == litequeue.Running },
 }
 

@@ -124,6 +124,17 @@ func newDemo(tb testing.TB) *demo {
 	return d
 }
 
+// newQueue opens a queue on an empty file, closed at the end of the test.
+func newQueue(tb testing.TB) *litequeue.Queue {
+	tb.Helper()
+	q, err := litequeue.Open(filepath.Join(tb.TempDir(), "empty.db"), litequeue.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { q.Close() })
+	return q
+}
+
 // server serves the demo's dashboard with opts, on a test server.
 func (d *demo) server(tb testing.TB, opts dashboard.Options) *httptest.Server {
 	tb.Helper()

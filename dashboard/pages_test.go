@@ -27,6 +27,7 @@ func contains(t *testing.T, what, body string, wants ...string) {
 }
 
 func TestOverview(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{})
 	code, body := get(t, srv.URL+"/")
@@ -49,6 +50,7 @@ func TestOverview(t *testing.T) {
 // TestJobs_Paging pages through 130 jobs newest first by following the
 // pages' links, then back: every job once, in order.
 func TestJobs_Paging(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{})
 	ctx := context.Background()
@@ -100,6 +102,7 @@ func TestJobs_Paging(t *testing.T) {
 }
 
 func TestJobs_Filters(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{})
 	_, body := get(t, srv.URL+"/jobs?state=dead&error=MAILBOX")
@@ -117,6 +120,7 @@ func TestJobs_Filters(t *testing.T) {
 }
 
 func TestJob_ShowsTheWholeHistory(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{})
 	reports, err := d.q.List(t.Context(), litequeue.Filter{Kind: "report.build", Limit: 1})
@@ -141,6 +145,7 @@ func TestJob_ShowsTheWholeHistory(t *testing.T) {
 }
 
 func TestJob_BytesShowSafely(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{})
 	j, err := d.q.Enqueue(t.Context(), "blob", []byte{0xff, 0x00, '<', 'b', '>'})
@@ -152,6 +157,7 @@ func TestJob_BytesShowSafely(t *testing.T) {
 }
 
 func TestDead_ReplayEveryMatch(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	_, page := get(t, srv.URL+"/dead/replay?kind=report.build&error=refused")
@@ -169,6 +175,7 @@ func TestDead_ReplayEveryMatch(t *testing.T) {
 }
 
 func TestDead_PurgeOlderThan(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	_, page := get(t, srv.URL+"/dead/purge?older=30m")
@@ -188,6 +195,7 @@ func TestDead_PurgeOlderThan(t *testing.T) {
 }
 
 func TestJob_Cancel(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	_, page := get(t, srv.URL+"/jobs/"+itoa(d.later.ID))
@@ -205,6 +213,7 @@ func TestJob_Cancel(t *testing.T) {
 }
 
 func TestPolicies(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	payments := litequeue.Policy{Backoff: litequeue.Linear, Base: 5 * time.Second, Ceiling: time.Minute, MaxTries: 4, Jitter: litequeue.NoJitter}
 	srv := d.server(t, dashboard.Options{Policies: map[string]litequeue.Policy{"default": litequeue.DefaultPolicy(), "payments": payments}})
@@ -226,6 +235,7 @@ func TestPolicies(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{})
 	code, body := get(t, srv.URL+"/metrics")
@@ -242,6 +252,7 @@ func TestMetrics(t *testing.T) {
 // TestNew_Prefix mounts the dashboard under a prefix in an app's mux, as
 // the package doc shows: its pages, links, assets and forms stay under it.
 func TestNew_Prefix(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	mux := http.NewServeMux()
 	mux.Handle("/queue/", dashboard.New(d.q, dashboard.Options{Prefix: "/queue", AllowWrites: true, Clock: d.clk}))

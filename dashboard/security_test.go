@@ -43,8 +43,9 @@ func serve(t *testing.T, q *litequeue.Queue, opts dashboard.ServeOptions) (net.A
 }
 
 func TestServe_BindsLoopbackByDefault(t *testing.T) {
-	d := newDemo(t)
-	addr, err := serve(t, d.q, dashboard.ServeOptions{})
+	t.Parallel()
+	q := newQueue(t)
+	addr, err := serve(t, q, dashboard.ServeOptions{})
 	if err != nil {
 		// Another program may hold the port: the error must name the default.
 		if !strings.Contains(err.Error(), dashboard.DefaultAddr) {
@@ -58,20 +59,21 @@ func TestServe_BindsLoopbackByDefault(t *testing.T) {
 }
 
 func TestServe_RefusesOtherAddressesWithoutToken(t *testing.T) {
-	d := newDemo(t)
+	t.Parallel()
+	q := newQueue(t)
 	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0", "192.0.2.1:0", "example.com:0"} {
-		_, err := serve(t, d.q, dashboard.ServeOptions{Addr: addr})
+		_, err := serve(t, q, dashboard.ServeOptions{Addr: addr})
 		if err == nil || !strings.Contains(err.Error(), "token") || !strings.Contains(err.Error(), addr) {
 			t.Errorf("Serve on %s without a token: %v, want a refusal naming the address and the token", addr, err)
 		}
 	}
 	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "localhost:0"} {
-		if _, err := serve(t, d.q, dashboard.ServeOptions{Addr: addr}); err != nil && !strings.Contains(err.Error(), "listen") {
+		if _, err := serve(t, q, dashboard.ServeOptions{Addr: addr}); err != nil && !strings.Contains(err.Error(), "listen") {
 			t.Errorf("Serve on loopback %s: %v", addr, err)
 		}
 	}
 	// With a token, every interface.
-	a, err := serve(t, d.q, dashboard.ServeOptions{Addr: "0.0.0.0:0", Token: "s3cret"})
+	a, err := serve(t, q, dashboard.ServeOptions{Addr: "0.0.0.0:0", Token: "s3cret"})
 	if err != nil {
 		t.Fatalf("Serve on 0.0.0.0 with a token: %v", err)
 	}
@@ -81,6 +83,7 @@ func TestServe_RefusesOtherAddressesWithoutToken(t *testing.T) {
 }
 
 func TestHandler_ReadOnlyByDefault(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{})
 	_, page := get(t, srv.URL+"/jobs/"+itoa(d.dead.ID))
@@ -106,6 +109,7 @@ func TestHandler_ReadOnlyByDefault(t *testing.T) {
 }
 
 func TestHandler_WritesOnlyByPost(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
@@ -125,6 +129,7 @@ func TestHandler_WritesOnlyByPost(t *testing.T) {
 }
 
 func TestHandler_PostsNeedTheCSRFToken(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	replay := srv.URL + "/jobs/" + itoa(d.dead.ID) + "/replay"
@@ -152,6 +157,7 @@ func TestHandler_PostsNeedTheCSRFToken(t *testing.T) {
 }
 
 func TestHandler_TokenOnEveryRequest(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	const token = "k7Qp-2xV"
 	srv := d.server(t, dashboard.Options{Token: token, AllowWrites: true})
@@ -197,6 +203,7 @@ func TestHandler_TokenOnEveryRequest(t *testing.T) {
 // hostile payload, error, kind and queue: each appears escaped, never as
 // markup, and the pages forbid inline scripts.
 func TestHandler_EscapesEverything(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	pages := []string{"/", "/jobs", "/jobs?state=dead", "/jobs/" + itoa(d.xss.ID), "/jobs/" + itoa(d.dead.ID),
@@ -227,6 +234,7 @@ func TestHandler_EscapesEverything(t *testing.T) {
 }
 
 func TestHandler_LimitsRequestBodies(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	big := url.Values{"queue": {strings.Repeat("q", 100<<10)}}
@@ -236,8 +244,9 @@ func TestHandler_LimitsRequestBodies(t *testing.T) {
 }
 
 func TestServe_LimitsHeaders(t *testing.T) {
-	d := newDemo(t)
-	addr, err := serve(t, d.q, dashboard.ServeOptions{Addr: "127.0.0.1:0"})
+	t.Parallel()
+	q := newQueue(t)
+	addr, err := serve(t, q, dashboard.ServeOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,6 +262,7 @@ func TestServe_LimitsHeaders(t *testing.T) {
 // TestHandler_NoErrorDetails closes the queue under the dashboard: its
 // pages answer a plain 500 that names no error of the file.
 func TestHandler_NoErrorDetails(t *testing.T) {
+	t.Parallel()
 	d := newDemo(t)
 	srv := d.server(t, dashboard.Options{})
 	d.q.Close()

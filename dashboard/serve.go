@@ -51,8 +51,8 @@ const (
 // Serve runs the dashboard of q on a server of its own until ctx is done,
 // then shuts the server down, letting requests in progress end for a few
 // seconds. It returns nil after a shutdown, or the error that kept it from
-// serving: a refused or unusable address. It is what `litequeue serve`
-// runs.
+// serving: a refused or unusable address. It is the body of a command
+// such as `litequeue serve`.
 func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
 	addr := opts.Addr
 	if addr == "" {
