@@ -3,6 +3,7 @@ package prom_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -98,5 +99,21 @@ func TestCollector_Closed(t *testing.T) {
 	reg.MustRegister(prom.NewCollector(q))
 	if _, err := reg.Gather(); !errors.Is(err, litequeue.ErrClosed) {
 		t.Errorf("Gather of a closed queue: %v, want ErrClosed", err)
+	}
+}
+
+// TestCoreLinksNoClientGolang lists what a program of the core alone
+// links (examples/schedule): none of client_golang, which only this
+// package brings in.
+func TestCoreLinksNoClientGolang(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "github.com/litequeue/litequeue/examples/schedule").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/prometheus/") || strings.HasPrefix(pkg, "github.com/litequeue/litequeue/prom") {
+			t.Errorf("examples/schedule links %s", pkg)
+		}
 	}
 }
