@@ -186,6 +186,8 @@ func (f Filter) where() (clause string, args []any, index string) {
 		add("id < ?", f.Before)
 	}
 	if f.ErrorContains != "" {
+		// SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's
+		// ILIKE does, its LIKE does not.
 		add(`last_error LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(f.ErrorContains)+"%")
 	}
 	if len(conds) == 0 {
