@@ -274,3 +274,22 @@ func TestNew_Prefix(t *testing.T) {
 		t.Errorf("GET outside the prefix: %d, want the app's 418", code)
 	}
 }
+
+// TestNew_ReadOnlyQueue serves a file opened with OpenReadOnly, as
+// `litequeue serve` without writes may: every page reads.
+func TestNew_ReadOnlyQueue(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t)
+	ro, err := litequeue.OpenReadOnly(d.path, litequeue.Options{Clock: d.clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	srv := httptest.NewServer(dashboard.New(ro, dashboard.Options{Clock: d.clk}))
+	defer srv.Close()
+	for _, path := range []string{"/", "/jobs", "/jobs?state=dead", "/jobs/" + itoa(d.report.ID), "/dead/replay", "/dead/purge?older=1h", "/policies", "/metrics"} {
+		if code, body := get(t, srv.URL+path); code != http.StatusOK {
+			t.Errorf("GET %s on a read-only queue: %d\n%s", path, code, body)
+		}
+	}
+}
