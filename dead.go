@@ -55,8 +55,9 @@ func (q *Queue) Replay(ctx context.Context, id int64) error {
 }
 
 // ReplayDead replays, as Replay does, the dead jobs that List would return
-// for f at the start of the call: those matching its Queue and Kind, the
-// first Limit of them by ID (Limit 0: all). f.State must be "" or Dead. It
+// for f at the start of the call: those matching its Queue, Kind, ID
+// bounds and ErrorContains, the first Limit of them in f's order (Limit
+// 0: all); [Queue.Count] tells how many beforehand. f.State must be "" or Dead. It
 // works in transactions of at most 500 jobs, so that other writers
 // (workers, enqueues) go on meanwhile, and after each wakes this Queue's
 // workers and fires job.replayed. A job no longer dead by its turn is left

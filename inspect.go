@@ -7,6 +7,48 @@ import (
 	"strings"
 )
 
+// Filter selects jobs for [Queue.List], [Queue.Count] and
+// [Queue.ReplayDead]. Zero fields match everything; Limit 0 means no
+// limit. Results are ordered by ID, lowest first, or highest first with
+// Desc.
+//
+// After and Before bound the IDs, each excluded, so that a page of jobs
+// is read from a cursor: the next page of a list ordered by Desc is
+// Filter{Before: the last ID shown, Desc: true}, however many jobs the
+// file holds. ErrorContains matches the jobs whose LastError contains its
+// text; ASCII letters match either case.
+//
+// A State that is none of the constants, a negative Limit, After or
+// Before, is an error.
+type Filter struct {
+	State         State
+	Queue         string
+	Kind          string
+	Limit         int
+	After         int64  // only jobs with an ID above After; 0: no bound
+	Before        int64  // only jobs with an ID below Before; 0: no bound
+	ErrorContains string // only jobs whose LastError contains this text; "": any
+	Desc          bool   // highest ID (newest) first
+}
+
+// check returns an error naming the field of f that is out of bounds.
+func (f Filter) check() error {
+	switch f.State {
+	case "", Pending, Running, Completed, Dead, Discarded, Cancelled:
+	default:
+		return fmt.Errorf("unknown state %q (want pending, running, completed, dead, discarded or cancelled)", f.State)
+	}
+	switch {
+	case f.Limit < 0:
+		return fmt.Errorf("limit %d is negative (0: no limit)", f.Limit)
+	case f.After < 0:
+		return fmt.Errorf("after %d is negative (0: no bound)", f.After)
+	case f.Before < 0:
+		return fmt.Errorf("before %d is negative (0: no bound)", f.Before)
+	}
+	return nil
+}
+
 // Get returns the job with the given ID, or ErrNotFound.
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	leave, err := q.enter(ctx)
@@ -24,7 +66,8 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	return row.job(), nil
 }
 
-// List returns the jobs that match the filter, ordered by ID.
+// List returns the jobs that match the filter, ordered by ID (highest
+// first with f.Desc).
 func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -46,8 +89,28 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	return jobs, nil
 }
 
+// Count returns how many jobs List would return for the filter: those
+// that match it, at most f.Limit of them when it is set. It is the
+// number [Queue.ReplayDead] would replay now for a filter of dead jobs.
+func (q *Queue) Count(ctx context.Context, f Filter) (int, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	if err := f.check(); err != nil {
+		return 0, fmt.Errorf("litequeue: count jobs: %w", err)
+	}
+	query, args := f.query("id")
+	var n int
+	if err := q.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM (`+query+`) AS matched`, args...); err != nil {
+		return 0, fmt.Errorf("litequeue: count jobs: %w", err)
+	}
+	return n, nil
+}
+
 // query returns the SELECT of the given columns of the jobs that match the
-// filter, ordered by ID and limited, and its arguments.
+// filter, in its order and limited, and its arguments.
 func (f Filter) query(columns string) (string, []any) {
 	where, args, index := f.where()
 	from := `litequeue_jobs`
@@ -55,6 +118,9 @@ func (f Filter) query(columns string) (string, []any) {
 		from += ` INDEXED BY ` + index
 	}
 	query := `SELECT ` + columns + ` FROM ` + from + where + ` ORDER BY id`
+	if f.Desc {
+		query += ` DESC`
+	}
 	if f.Limit > 0 {
 		query += ` LIMIT ?`
 		args = append(args, f.Limit)
@@ -63,44 +129,73 @@ func (f Filter) query(columns string) (string, []any) {
 }
 
 // stateCond is the condition for jobs in state s, and the index that holds
-// them. A known state is written as a literal, with the finished_at that
-// only terminal states have, so that SQLite may read the partial index of
-// that state (claim, lease or finished) instead of every row: it cannot
-// for a parameter, and without statistics it prefers a scan in ID order
-// to an index it would have to sort, so the index is named.
-func stateCond(s State) (cond string, args []any, index string) {
+// them, if it must be named. A known state is written as a literal so
+// that SQLite may read a partial index of that state instead of every
+// row: it cannot for a parameter.
+//
+// A terminal state also gets the finished_at that only terminal rows
+// have, which matches litequeue_jobs_list, the index of finished jobs in
+// ID order: SQLite picks it by itself, as it gives the order without a
+// sort, and a file made before the index existed that only OpenReadOnly
+// has opened since has none to name. Pending and running jobs are in no index in ID order.
+// Running jobs are few (a worker's concurrency): their index is named and
+// its rows sorted, as SQLite, without statistics, would rather scan every
+// row in ID order. Pending jobs may be many: ascending, their index is
+// named too, for the order of claims; descending, the list scans from the
+// newest row, where pending jobs mostly are, and stops at its Limit.
+func stateCond(s State, desc bool) (cond string, args []any, index string) {
 	switch s {
 	case Pending:
+		if desc {
+			return "state = 'pending'", nil, ""
+		}
 		return "state = 'pending'", nil, "litequeue_jobs_claim"
 	case Running:
 		return "state = 'running'", nil, "litequeue_jobs_lease"
 	case Completed, Dead, Discarded, Cancelled:
-		return "state = '" + string(s) + "' AND finished_at IS NOT NULL", nil, "litequeue_jobs_finished"
+		return "state = '" + string(s) + "' AND finished_at IS NOT NULL", nil, ""
 	}
 	return "state = ?", []any{s}, ""
 }
 
 // where returns the filter as a WHERE clause ("" for none), its arguments,
-// and the index that holds the filter's state ("" for none; see
-// stateCond). The clause is built from fixed column names and the fixed
-// literals of known states; every other value is a parameter.
+// and the index to name ("" for none; see stateCond). The clause is built
+// from fixed column names and the fixed literals of known states; every
+// other value is a parameter.
 func (f Filter) where() (clause string, args []any, index string) {
 	var conds []string
-	add := func(col, v string) {
-		if v != "" {
-			conds = append(conds, col+" = ?")
-			args = append(args, v)
-		}
+	add := func(cond string, v any) {
+		conds = append(conds, cond)
+		args = append(args, v)
 	}
 	if f.State != "" {
 		var c string
-		c, args, index = stateCond(f.State)
+		c, args, index = stateCond(f.State, f.Desc)
 		conds = append(conds, c)
 	}
-	add("queue", f.Queue)
-	add("kind", f.Kind)
+	if f.Queue != "" {
+		add("queue = ?", f.Queue)
+	}
+	if f.Kind != "" {
+		add("kind = ?", f.Kind)
+	}
+	if f.After > 0 {
+		add("id > ?", f.After)
+	}
+	if f.Before > 0 {
+		add("id < ?", f.Before)
+	}
+	if f.ErrorContains != "" {
+		// SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's
+		// ILIKE does, its LIKE does not.
+		add(`last_error LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(f.ErrorContains)+"%")
+	}
 	if len(conds) == 0 {
 		return "", nil, ""
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args, index
 }
+
+// likeEscaper escapes LIKE's wildcards, so that ErrorContains matches its
+// text as written.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -100,26 +100,3 @@ type Event struct {
 	Delay time.Duration // the wait before a retry or after a snooze
 	At    time.Time     // when the change committed, on the injected clock
 }
-
-// Filter selects jobs for List and ReplayDead. Zero fields match
-// everything; Limit 0 means no limit. Results are ordered by ID. A State
-// that is none of the constants, or a negative Limit, is an error.
-type Filter struct {
-	State State
-	Queue string
-	Kind  string
-	Limit int
-}
-
-// check returns an error naming the field of f that is out of bounds.
-func (f Filter) check() error {
-	switch f.State {
-	case "", Pending, Running, Completed, Dead, Discarded, Cancelled:
-	default:
-		return fmt.Errorf("unknown state %q (want pending, running, completed, dead, discarded or cancelled)", f.State)
-	}
-	if f.Limit < 0 {
-		return fmt.Errorf("limit %d is negative (0: no limit)", f.Limit)
-	}
-	return nil
-}

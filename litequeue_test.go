@@ -26,9 +26,14 @@ func TestQueue_NilContext(t *testing.T) {
 
 	var nilCtx context.Context
 	calls := map[string]func() error{
-		"Get":       func() error { _, err := q.Get(nilCtx, job.ID); return err },
-		"History":   func() error { _, err := q.History(nilCtx, job.ID); return err },
-		"List":      func() error { _, err := q.List(nilCtx, litequeue.Filter{}); return err },
+		"Get":     func() error { _, err := q.Get(nilCtx, job.ID); return err },
+		"History": func() error { _, err := q.History(nilCtx, job.ID); return err },
+		"List":    func() error { _, err := q.List(nilCtx, litequeue.Filter{}); return err },
+		"Count":   func() error { _, err := q.Count(nilCtx, litequeue.Filter{}); return err },
+		"FailuresLastHour": func() error {
+			_, err := q.FailuresLastHour(nilCtx)
+			return err
+		},
 		"Stats":     func() error { _, err := q.Stats(nilCtx); return err },
 		"Seen":      func() error { _, err := q.Seen(nilCtx, "k"); return err },
 		"Mark":      func() error { return q.Mark(nilCtx, "k", time.Hour) },

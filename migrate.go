@@ -11,7 +11,8 @@ import (
 // tables. It does so in one write transaction that reads the version again
 // once it holds the lock, so that when several processes open an old file
 // at once one of them migrates it and the others find it done. Opening
-// never destroys data: schema.sql only adds, and the one rebuild, that of
+// never destroys data: schema.sql only adds (it runs at every Open, so an
+// index added to it needs no new version), and the one rebuild, that of
 // version 3 (see setAsideJobsSQL), copies every row.
 //
 // A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
@@ -49,7 +50,13 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 		return fmt.Errorf("schema version %d is newer than this binary's %d", version, schemaVersion)
 	}
 	if version == schemaVersion {
-		return nil
+		// schema.sql runs again, to add what it has gained without a new
+		// version: an index (litequeue_jobs_list). When nothing is
+		// missing it writes nothing.
+		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+		return tx.Commit()
 	}
 	rebuild := version == 1 || version == 2 // litequeue_jobs without AUTOINCREMENT
 	if rebuild {

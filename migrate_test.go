@@ -233,3 +233,23 @@ func TestOpen_MigratesConcurrently(t *testing.T) {
 		t.Errorf("%d distinct IDs for %d jobs", len(ids), n)
 	}
 }
+
+// TestOpen_AddsNewIndexes opens a file of the current version made before
+// schema.sql gained an index (litequeue_jobs_list, for pages of dead jobs):
+// Open creates it, so the file reads its lists as a new file does,
+// without a new schema version.
+func TestOpen_AddsNewIndexes(t *testing.T) {
+	t.Parallel()
+	fresh, _ := openQueue(t, litequeue.Options{})
+	want := schemaOf(t, fresh)
+	path := filepath.Join(t.TempDir(), "before-the-index.db")
+	q := openAt(t, path, litequeue.Options{})
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sqliteFile(t, path, `DROP INDEX litequeue_jobs_list`)
+	q = openAt(t, path, litequeue.Options{})
+	if diff := cmp.Diff(want, schemaOf(t, q)); diff != "" {
+		t.Errorf("schema after Open (-new file +reopened):\n%s", diff)
+	}
+}

@@ -6,7 +6,8 @@
 -- twice, also once its job is purged: SQLite's AUTOINCREMENT and
 -- PostgreSQL's sequence both promise it), INTEGER PRIMARY KEY -> BIGSERIAL
 -- PRIMARY KEY, BLOB -> BYTEA.
--- It runs whole on a new file and on a file of an older version: every
+-- It runs whole at every Open, on a new file, an older one and one of this
+-- version (to add an index added since, which needs no new version): every
 -- statement can run again without harm. A file of version 1 or 2 has its
 -- litequeue_jobs rebuilt first, to add AUTOINCREMENT (see migrate.go).
 
@@ -62,6 +63,17 @@ CREATE UNIQUE INDEX IF NOT EXISTS litequeue_jobs_unique
 DROP INDEX IF EXISTS litequeue_jobs_state;
 CREATE INDEX IF NOT EXISTS litequeue_jobs_finished
 	ON litequeue_jobs (state, finished_at) WHERE finished_at IS NOT NULL;
+
+-- List of finished jobs in ID order: a page of the newest dead jobs, or
+-- the page before or after a cursor, reads its rows and stops, where
+-- litequeue_jobs_finished (in finished_at order) would sort every dead
+-- job first. It costs one index write when a job finishes, none while it
+-- is pending or running. Added to version 3 without a new version: Open
+-- runs this file on a file of the current version too (see migrate.go),
+-- so an older version 3 file gains it at its next Open; queries do not
+-- name it (see stateCond in inspect.go), as OpenReadOnly migrates nothing.
+CREATE INDEX IF NOT EXISTS litequeue_jobs_list
+	ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS litequeue_attempts (
 	id          INTEGER PRIMARY KEY,

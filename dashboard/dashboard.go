@@ -1,0 +1,256 @@
+// Package dashboard serves litequeue's web dashboard: an [http.Handler]
+// that an app mounts in its own server, and [Serve], which runs it on a
+// server of its own for `litequeue serve`.
+//
+// The pages are rendered on the server from html/template, with a small
+// script that reloads the overview every few seconds; charts are SVG. They
+// show per queue the jobs by state and the age of the oldest due job, the
+// last hour's retries and deaths by kind and error class and per minute,
+// the jobs by state, queue and kind newest first with a search in their
+// error text, a job's payload and its whole history, the dead letters, and
+// the retry policies with their worst-case schedule and a simulation.
+// GET /metrics serves the queue's figures to Prometheus (see package
+// [github.com/litequeue/litequeue/prom]).
+//
+// # Safe by default
+//
+// The handler is read-only unless [Options.AllowWrites] is set: then a
+// job can be replayed or cancelled, and the dead letters replayed by
+// filter or purged by age, each by a POST form that carries a CSRF token;
+// GET never changes anything. With [Options.Token] set, every request must
+// carry the token: in the Authorization header as a bearer token, or once
+// as ?token=, which sets a cookie. Every value from the file (payload,
+// kind, queue, error text) is escaped, and the Content-Security-Policy
+// lets no inline script run. A panic in a page is logged and answered
+// with a plain 500, never a stack trace. [Serve] binds 127.0.0.1 unless
+// told otherwise, refuses an address other than loopback without a token,
+// and sets timeouts and a limit on request sizes.
+//
+// # Mounting
+//
+//	h := dashboard.New(q, dashboard.Options{Prefix: "/queue"})
+//	mux.Handle("/queue/", h)
+//	// the pages are at /queue/, the metrics at /queue/metrics
+package dashboard
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"net/http"
+	"strings"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/litequeue/litequeue"
+)
+
+// Options configures the handler that [New] returns. A zero Options is a
+// read-only dashboard at the root path, open to every request that
+// reaches it.
+type Options struct {
+	// Prefix is the path the handler is mounted under, such as "/queue",
+	// without a trailing slash; "": the root.
+	Prefix string
+	// Token, if set, is required of every request (see the package doc).
+	Token string
+	// AllowWrites enables replay, cancel and purge; false: read-only.
+	AllowWrites bool
+	// Policies are the retry policies the policies page shows, by name,
+	// complete as [litequeue.LoadConfig] returns them; nil: only the
+	// default policy, as "default".
+	Policies map[string]litequeue.Policy
+	// Clock places the charts in time; use the Queue's. nil: the real clock.
+	Clock clock.Clock
+	// Logger logs the errors and panics of requests; nil: none.
+	Logger *slog.Logger
+}
+
+// maxBody bounds a request's body: the forms are a few short fields.
+const maxBody = 64 << 10
+
+// tokenCookie holds the token in the browser after ?token=.
+const tokenCookie = "litequeue_token"
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// handler is the dashboard of one Queue.
+type handler struct {
+	q     *litequeue.Queue
+	opts  Options
+	csrf  string // the token every POST form carries
+	pages map[string]*template.Template
+	mux   *http.ServeMux
+}
+
+// New returns the dashboard of q. It reads q on each request, and stops
+// working when q is closed. The handler is safe for concurrent use.
+func New(q *litequeue.Queue, opts Options) http.Handler {
+	h := newHandler(q, opts)
+	return http.StripPrefix(h.opts.Prefix, h)
+}
+
+// newHandler returns the dashboard of q at the root path; New strips its
+// prefix.
+func newHandler(q *litequeue.Queue, opts Options) *handler {
+	if opts.Clock == nil {
+		opts.Clock = clock.New()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Policies == nil {
+		opts.Policies = map[string]litequeue.Policy{"default": litequeue.DefaultPolicy()}
+	}
+	opts.Prefix = strings.TrimSuffix(opts.Prefix, "/")
+	h := &handler{q: q, opts: opts, csrf: randomToken(), pages: parsePages(opts.Prefix), mux: http.NewServeMux()}
+	static, _ := fs.Sub(staticFS, "static")
+	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	h.mux.HandleFunc("GET /{$}", h.overview)
+	h.mux.HandleFunc("GET /jobs", h.jobs)
+	h.mux.HandleFunc("GET /jobs/{id}", h.job)
+	h.mux.HandleFunc("GET /dead/replay", h.confirmReplay)
+	h.mux.HandleFunc("GET /dead/purge", h.confirmPurge)
+	h.mux.HandleFunc("GET /policies", h.policies)
+	h.mux.Handle("GET /metrics", metricsHandler(q, opts.Logger))
+	h.mux.HandleFunc("POST /jobs/{id}/replay", h.write(h.replay))
+	h.mux.HandleFunc("POST /jobs/{id}/cancel", h.write(h.cancel))
+	h.mux.HandleFunc("POST /dead/replay", h.write(h.replayDead))
+	h.mux.HandleFunc("POST /dead/purge", h.write(h.purgeDead))
+	return h
+}
+
+// ServeHTTP checks the token, then serves the page behind headers that
+// keep the browser from running or framing anything the page did not
+// mean to, and turns a panic into a plain 500.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.opts.Logger.Error("litequeue dashboard: panic", "path", r.URL.Path, "panic", v)
+			http.Error(w, "internal error", http.StatusInternalServerError)
+		}
+	}()
+	hdr := w.Header()
+	hdr.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cache-Control", "no-store")
+	if !h.authorized(w, r) {
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+	h.mux.ServeHTTP(w, r)
+}
+
+// authorized reports whether r carries the token, if one is set, and
+// answers the request when it does not: a 401, or for a GET that gives
+// the token as ?token=, a cookie that keeps it and a redirect to the same
+// URL without it, so that it stays out of the address bar.
+func (h *handler) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if h.opts.Token == "" {
+		return true
+	}
+	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && h.isToken(bearer) {
+		return true
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && h.isToken(c.Value) {
+		return true
+	}
+	if t := r.URL.Query().Get("token"); r.Method == http.MethodGet && h.isToken(t) {
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: t, Path: h.opts.Prefix + "/",
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		u := *r.URL
+		query := u.Query()
+		query.Del("token")
+		u.RawQuery = query.Encode()
+		http.Redirect(w, r, h.opts.Prefix+u.RequestURI(), http.StatusSeeOther)
+		return false
+	}
+	http.Error(w, "unauthorized: this dashboard needs its token", http.StatusUnauthorized)
+	return false
+}
+
+// isToken compares s with the token in constant time.
+func (h *handler) isToken(s string) bool {
+	return subtle.ConstantTimeCompare([]byte(s), []byte(h.opts.Token)) == 1
+}
+
+// write wraps the handler of a POST form: refused unless writes are
+// allowed and the form carries the CSRF token.
+func (h *handler) write(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !h.opts.AllowWrites {
+			http.Error(w, "forbidden: this dashboard is read-only", http.StatusForbidden)
+			return
+		}
+		if err := r.ParseForm(); err != nil {
+			status := http.StatusBadRequest
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				status = http.StatusRequestEntityTooLarge
+			}
+			http.Error(w, "bad request: "+err.Error(), status)
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(h.csrf)) != 1 {
+			http.Error(w, "forbidden: the form's CSRF token is missing or wrong (reload the page)", http.StatusForbidden)
+			return
+		}
+		next(w, r)
+	}
+}
+
+// randomToken returns 32 random bytes in hex.
+func randomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// parsePages parses each page's template with the layout. Links in them
+// are written with the path function, which adds the prefix.
+func parsePages(prefix string) map[string]*template.Template {
+	funcs := template.FuncMap{
+		"path": func(p string) string { return prefix + p },
+	}
+	maps.Copy(funcs, formatFuncs)
+	pages := map[string]*template.Template{}
+	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message"} {
+		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
+			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return pages
+}
+
+// render writes a page, or a plain 500 if it cannot.
+func (h *handler) render(w http.ResponseWriter, status int, page string, data any) {
+	var b strings.Builder
+	if err := h.pages[page].Execute(&b, data); err != nil {
+		h.fail(w, fmt.Errorf("render %s: %w", page, err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	fmt.Fprint(w, b.String())
+}
+
+// fail logs err and answers a plain 500 without it: an error from the
+// file may say more than the browser needs to know.
+func (h *handler) fail(w http.ResponseWriter, err error) {
+	h.opts.Logger.Error("litequeue dashboard", "err", err)
+	http.Error(w, "internal error (the server's log has the details)", http.StatusInternalServerError)
+}

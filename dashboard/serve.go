@@ -1,0 +1,119 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/litequeue/litequeue"
+)
+
+// DefaultAddr is where [Serve] listens without an address: loopback only.
+const DefaultAddr = "127.0.0.1:8080"
+
+// ServeOptions configures [Serve].
+type ServeOptions struct {
+	// Addr is the host:port to listen on; "": DefaultAddr. An address that
+	// is not loopback (127.0.0.0/8, ::1, localhost) — ":8080" listens on
+	// every interface — is refused unless Token is set.
+	Addr string
+	// Token, if set, is required of every request (see [Options.Token]).
+	Token string
+	// AllowWrites enables replay, cancel and purge.
+	AllowWrites bool
+	// Policies, Clock and Logger are as in [Options].
+	Policies map[string]litequeue.Policy
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	// Ready, if set, is called with the address Serve listens on once it
+	// does: the port it was given, if Addr's was 0.
+	Ready func(addr net.Addr)
+}
+
+// The server's limits: a client that sends its request slowly, or reads
+// the answer slowly, is cut off; headers are bounded as bodies are (see
+// maxBody).
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 60 * time.Second
+	maxHeaderBytes    = 32 << 10
+	shutdownGrace     = 5 * time.Second
+)
+
+// Serve runs the dashboard of q on a server of its own until ctx is done,
+// then shuts the server down, letting requests in progress end for a few
+// seconds. It returns nil after a shutdown, or the error that kept it from
+// serving: a refused or unusable address. It is the body of a command
+// such as `litequeue serve`.
+func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
+	addr := opts.Addr
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	if err := checkAddr(addr, opts.Token != ""); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	srv := newServer(New(q, Options{Token: opts.Token, AllowWrites: opts.AllowWrites,
+		Policies: opts.Policies, Clock: opts.Clock, Logger: opts.Logger}))
+	if opts.Ready != nil {
+		opts.Ready(ln.Addr())
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("dashboard: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err = srv.Shutdown(shutdown)
+	if e := <-done; !errors.Is(e, http.ErrServerClosed) {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// newServer returns the server of h, with its timeouts and limits.
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+}
+
+// checkAddr refuses a listening address that is not loopback, unless a
+// token guards the dashboard.
+func checkAddr(addr string, token bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("dashboard: address %q: %w", addr, err)
+	}
+	if token || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	shown := host
+	if shown == "" {
+		shown = "every interface"
+	}
+	return fmt.Errorf("dashboard: address %q listens on %s, not only loopback: set a token (--token) to serve it beyond this machine, or listen on %s", addr, shown, DefaultAddr)
+}
