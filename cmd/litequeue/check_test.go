@@ -23,7 +23,7 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("%v in:\n%s", err, r.stdout)
 	}
 	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "3" || got.JournalMode != "wal" ||
-		got.ApplicationID != litequeueAppID || got.FileBytes == 0 {
+		got.ApplicationID != 0x4c515545 /* "LQUE" */ || got.FileBytes == 0 {
 		t.Errorf("check --json: %+v", got)
 	}
 	want := map[string]int{"pending": 3, "running": 0, "completed": 1, "dead": 2, "discarded": 1, "cancelled": 0}

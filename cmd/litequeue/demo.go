@@ -29,11 +29,13 @@ var demoPolicy = litequeue.Policy{
 	Jitter:   litequeue.FullJitter,
 }
 
-// demoMarkSQL creates the table that marks a file as the demo's, so that
-// a later demo may replace it and never replaces anything else.
-const demoMarkSQL = `CREATE TABLE IF NOT EXISTS litequeue_demo (made_by TEXT NOT NULL)`
-
-const demoMarkedSQL = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_demo'`
+// demoKey is the idempotency key that marks a file as the demo's, so that
+// a later demo may replace it and never replaces anything else. It is
+// marked for demoKeyTTL: for good.
+const (
+	demoKey    = "litequeue demo"
+	demoKeyTTL = 100 * 365 * 24 * time.Hour
+)
 
 // The demo's limits.
 const (
@@ -99,8 +101,7 @@ func isDemoFile(ctx context.Context, path string) (bool, error) {
 		return false, refuse
 	}
 	defer q.Close()
-	var n int
-	if err := q.DB().GetContext(ctx, &n, demoMarkedSQL); err != nil || n == 0 {
+	if ok, err := q.Seen(ctx, demoKey); err != nil || !ok {
 		return false, refuse
 	}
 	return true, nil
@@ -142,7 +143,7 @@ func (d *demoRun) run(ctx context.Context) error {
 		return err
 	}
 	defer q.Close()
-	if _, err := q.DB().ExecContext(ctx, demoMarkSQL); err != nil {
+	if err := q.Mark(ctx, demoKey, demoKeyTTL); err != nil {
 		return fmt.Errorf("mark the demo database: %w", err)
 	}
 

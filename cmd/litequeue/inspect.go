@@ -362,50 +362,21 @@ func (c *cli) showStats(ctx context.Context, q *litequeue.Queue, asJSON bool) er
 	if err != nil {
 		return err
 	}
-	deaths, err := deathsByClass(ctx, q, c.now())
-	if err != nil {
-		return err
-	}
 	if asJSON {
-		out := toStatsJSON(st)
-		out.DeathsByClassLastHour = errorCountsJSON(deaths)
-		return writeJSON(c.stdout, out)
+		return writeJSON(c.stdout, toStatsJSON(st))
 	}
-	c.writeStats(st, deaths)
+	c.writeStats(st)
 	return nil
-}
-
-// deathsByClassSQL counts the last hour's deaths per kind and error class,
-// as Stats counts its retries: Stats gives the deaths per kind only.
-const deathsByClassSQL = `SELECT kind, error_class, COUNT(*) AS count FROM litequeue_attempts
-	WHERE finished_at > ? AND next_state = 'dead'
-	GROUP BY kind, error_class ORDER BY count DESC, kind, error_class`
-
-// deathsByClass returns the deaths of the hour before now, per kind and
-// error class.
-func deathsByClass(ctx context.Context, q *litequeue.Queue, now time.Time) ([]litequeue.ErrorCount, error) {
-	var rows []struct {
-		Kind       string `db:"kind"`
-		ErrorClass string `db:"error_class"`
-		Count      int    `db:"count"`
-	}
-	if err := q.DB().SelectContext(ctx, &rows, deathsByClassSQL, now.Add(-time.Hour).UnixMilli()); err != nil {
-		return nil, fmt.Errorf("count deaths: %w", err)
-	}
-	deaths := make([]litequeue.ErrorCount, len(rows))
-	for i, r := range rows {
-		deaths[i] = litequeue.ErrorCount(r)
-	}
-	return deaths, nil
 }
 
 // toStatsJSON returns the JSON form of st. It leaves out Unhandled: the
 // command has no handlers, so every due kind would be in it.
 func toStatsJSON(st litequeue.Stats) statsJSON {
 	out := statsJSON{
-		Queues:          make(map[string]queueStatsJSON, len(st.Queues)),
-		RetriesLastHour: errorCountsJSON(st.RetriesLastHour),
-		DeathsLastHour:  st.DeathsLastHour,
+		Queues:                make(map[string]queueStatsJSON, len(st.Queues)),
+		RetriesLastHour:       errorCountsJSON(st.RetriesLastHour),
+		DeathsLastHour:        st.DeathsLastHour,
+		DeathsByClassLastHour: errorCountsJSON(st.DeathsByClassLastHour),
 	}
 	for name, s := range st.Queues {
 		qs := queueStatsJSON{s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, nil}
@@ -432,7 +403,7 @@ func errorCountsJSON(counts []litequeue.ErrorCount) []errorCountJSON {
 
 // writeStats writes st as tables: the jobs of each queue by state, then
 // the last hour's retries, and its deaths per kind and error class.
-func (c *cli) writeStats(st litequeue.Stats, deaths []litequeue.ErrorCount) {
+func (c *cli) writeStats(st litequeue.Stats) {
 	w := c.stdout
 	if len(st.Queues) == 0 {
 		fmt.Fprintln(w, "no jobs")
@@ -454,7 +425,7 @@ func (c *cli) writeStats(st litequeue.Stats, deaths []litequeue.ErrorCount) {
 	}
 
 	writeErrorCounts(w, "retries", st.RetriesLastHour)
-	writeErrorCounts(w, "deaths", deaths)
+	writeErrorCounts(w, "deaths", st.DeathsByClassLastHour)
 }
 
 // writeErrorCounts writes the last hour's counts of what (retries or

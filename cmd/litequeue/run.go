@@ -342,14 +342,6 @@ func wantArgs(usageLine string, args []string, lo, hi int) error {
 	return nil
 }
 
-// now is the time on the command's clock.
-func (c *cli) now() time.Time {
-	if c.clock != nil {
-		return c.clock.Now()
-	}
-	return time.Now()
-}
-
 // dbPath returns the database the command works on.
 func (c *cli) dbPath() string {
 	if c.db != "" {
