@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -29,37 +27,33 @@ type checkJSON struct {
 	Keys        *int           `json:"keys"`
 }
 
-// check runs "check".
-func (c *cli) check(ctx context.Context, args []string) error {
-	const use = "check [--json]"
-	fs := c.flagSet("check", use)
-	asJSON := fs.Bool("json", false, "write JSON")
-	_, err := fs.parse(args, 0, 0)
-	if err != nil {
+// check defines the flags of "check" and returns the command.
+func (c *cli) check(fs *flagSet) runFunc {
+	asJSON := fs.jsonFlag()
+	return func(ctx context.Context, _ []string) error {
+		q, err := c.openRead()
+		if why := litequeue.ExplainShortRead(err); why != "" {
+			return fmt.Errorf("%w\n%s", err, why)
+		}
+		if err != nil {
+			return err
+		}
+		defer q.Close()
+		h, err := q.Health(ctx)
+		if err != nil {
+			return err
+		}
+		r := toCheckJSON(c.dbPath(), h)
+		if *asJSON {
+			err = writeJSON(c.stdout, r)
+		} else {
+			c.writeCheck(r)
+		}
+		if err == nil && !r.OK {
+			return &exitError{code: exitFailure} // the report says what is wrong
+		}
 		return err
 	}
-	q, err := c.openRead()
-	if why := litequeue.ExplainShortRead(err); why != "" {
-		return fmt.Errorf("%w\n%s", err, why)
-	}
-	if err != nil {
-		return err
-	}
-	defer q.Close()
-	h, err := q.Health(ctx)
-	if err != nil {
-		return err
-	}
-	r := toCheckJSON(c.dbPath(), h)
-	if *asJSON {
-		err = writeJSON(c.stdout, r)
-	} else {
-		c.writeCheck(r)
-	}
-	if err == nil && !r.OK {
-		return &exitError{code: exitFailure} // the report says what is wrong
-	}
-	return err
 }
 
 // toCheckJSON returns the JSON form of h, the health of the file at path.
@@ -136,42 +130,4 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-}
-
-// version runs "version".
-func (c *cli) version(_ context.Context, args []string) error {
-	fs := c.flagSet("version", "version")
-	_, err := fs.parse(args, 0, 0)
-	if err != nil {
-		return err
-	}
-	v, extra := "(devel)", ""
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if info.Main.Version != "" {
-			v = info.Main.Version
-		}
-		extra = vcsInfo(info.Settings)
-	}
-	fmt.Fprintf(c.stdout, "litequeue %s%s %s %s/%s\n", v, extra, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
-}
-
-// vcsInfo returns " (commit abc123def456)" from a binary's build settings,
-// or "" when the build did not record one.
-func vcsInfo(settings []debug.BuildSetting) string {
-	var rev, modified string
-	for _, s := range settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = ", modified"
-			}
-		}
-	}
-	if rev == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (commit %.12s%s)", rev, modified)
 }

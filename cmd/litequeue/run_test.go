@@ -95,10 +95,10 @@ func TestRun_Help(t *testing.T) {
 
 func TestParse_FlagsAfterArguments(t *testing.T) {
 	c := testCLI("")
-	fs := c.flagSet("x", "x")
+	fs := c.flagSet(&command{name: "x", usage: "x", max: -1})
 	yes := fs.Bool("yes", false, "")
 	q := fs.String("queue", "", "")
-	pos, err := fs.parse([]string{"5", "--yes", "6", "--queue", "q", "--", "--7"}, 0, -1)
+	pos, err := fs.parse([]string{"5", "--yes", "6", "--queue", "q", "--", "--7"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,3 +125,37 @@ func TestRun_OutputFails(t *testing.T) {
 type fullDisk struct{}
 
 func (fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestRun_HelpFromTable checks that the help is made from the table of
+// commands: the overview shows every command's usage line and what it
+// does, and "help COMMAND" and "COMMAND -h" show its usage line, and its
+// flags or its subcommands.
+func TestRun_HelpFromTable(t *testing.T) {
+	overview := mustRun(t, testCLI(""), "help").stdout
+	var all []*command
+	for _, cmd := range commands() {
+		all = append(all, cmd)
+		all = append(all, cmd.subs...)
+	}
+	for _, cmd := range all {
+		if cmd.group != "" && (!strings.Contains(overview, "\n  "+cmd.usage) || !strings.Contains(overview, cmd.short+"\n")) {
+			t.Errorf("the help does not show %q: %q", cmd.usage, cmd.short)
+		}
+		want := "usage: litequeue " + cmd.usage + "\n"
+		help := mustRun(t, testCLI(""), append([]string{"help"}, strings.Fields(cmd.name)...)...).stdout
+		if !strings.HasPrefix(help, want) {
+			t.Errorf("help %s: %q, want it to start with %q", cmd.name, help, want)
+		}
+		if h := mustRun(t, testCLI(""), append(strings.Fields(cmd.name), "-h")...).stdout; h != help {
+			t.Errorf("%s -h:\n%s\nhelp %s:\n%s", cmd.name, h, cmd.name, help)
+		}
+		for _, sub := range cmd.subs {
+			if !strings.Contains(help, "\n  "+sub.usage+"\n") {
+				t.Errorf("help %s does not show %q", cmd.name, sub.usage)
+			}
+		}
+		if cmd.setup != nil && (!strings.Contains(help, "\nflags:\n") || !strings.Contains(help, "\n  -db path\n")) {
+			t.Errorf("help %s shows no flags:\n%s", cmd.name, help)
+		}
+	}
+}
