@@ -218,3 +218,15 @@ func (fx *fixture) cli(stdin string) *cli {
 	c.clock.(*clock.Mock).Set(epoch.Add(time.Minute))
 	return c
 }
+
+// openFixture opens the fixture's database read-only, closed at the end
+// of the test.
+func openFixture(t *testing.T, fx *fixture) *litequeue.Queue {
+	t.Helper()
+	q, err := litequeue.OpenReadOnly(fx.path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
