@@ -97,7 +97,7 @@
 // "litequeue dead list" and "litequeue dead retry <id>" while the app keeps
 // running on the file. Dead jobs are purged after Options.DeadTTL (14 days
 // by default). The event job.dead fires exactly once per death, and
-// [Queue.Stats] counts deaths per kind over the last hour.
+// [Queue.Stats] counts the last hour's deaths per kind and per error class.
 //
 // An operator can also make a scheduled or retrying job due at once
 // ([Queue.RunNow], "litequeue run-now <id>"), stop a pending or running

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // Stats is a snapshot of the queue for monitoring: the signals an operator
@@ -15,6 +17,9 @@ type Stats struct {
 	Unhandled       []string              // kinds with due jobs and no handler on this Queue, sorted
 	RetriesLastHour []ErrorCount          // failed runs retried in the last hour, per kind and error class, most first
 	DeathsLastHour  map[string]int        // jobs that went dead in the last hour, per kind
+	// DeathsByClassLastHour splits DeathsLastHour by the error class of
+	// each job's last run, most first: what killed them.
+	DeathsByClassLastHour []ErrorCount
 }
 
 // QueueStats counts one queue's jobs by state. Due and Scheduled split the
@@ -48,8 +53,10 @@ const statsRetriesSQL = `SELECT kind, error_class, COUNT(*) AS n FROM litequeue_
 	  AND outcome IN ('failed', 'panicked', 'timed_out', 'lease_expired')
 	GROUP BY kind, error_class ORDER BY n DESC, kind, error_class`
 
-const statsDeathsSQL = `SELECT kind, COUNT(*) AS n FROM litequeue_attempts
-	WHERE finished_at > ? AND next_state = 'dead' GROUP BY kind`
+// A death is the run after which the job went dead.
+const statsDeathsSQL = `SELECT kind, error_class, COUNT(*) AS n FROM litequeue_attempts
+	WHERE finished_at > ? AND next_state = 'dead'
+	GROUP BY kind, error_class ORDER BY n DESC, kind, error_class`
 
 // Stats returns the queue's figures at now on the injected clock, read in
 // one snapshot of the file with GROUP BY queries. "The last hour" is the
@@ -67,81 +74,110 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	return s, nil
 }
 
-func (q *Queue) stats(ctx context.Context, now time.Time) (Stats, error) {
+func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	// A read-only transaction begins DEFERRED: one snapshot, no write lock.
 	tx, err := q.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Stats{}, err
 	}
 	defer tx.Rollback()
-	s := Stats{
-		Queues:          map[string]QueueStats{},
-		Unhandled:       []string{},
-		RetriesLastHour: []ErrorCount{},
-		DeathsLastHour:  map[string]int{},
-	}
-	var groups []struct {
-		Queue  string        `db:"queue"`
-		State  State         `db:"state"`
-		Due    bool          `db:"due"`
-		N      int           `db:"n"`
-		Oldest sql.NullInt64 `db:"oldest"`
-	}
-	if err := tx.SelectContext(ctx, &groups, statsJobsSQL, ms(now)); err != nil {
+	if s.Queues, err = queueStats(ctx, tx, now); err != nil {
 		return Stats{}, err
 	}
-	for _, g := range groups {
-		qs := s.Queues[g.Queue]
-		switch {
-		case g.Due:
-			qs.Due = g.N
-			qs.OldestDue = now.Sub(nullTime(g.Oldest))
-		case g.State == Pending:
-			qs.Scheduled = g.N
-		case g.State == Running:
-			qs.Running = g.N
-		case g.State == Dead:
-			qs.Dead = g.N
-		case g.State == Completed:
-			qs.Completed = g.N
-		case g.State == Discarded:
-			qs.Discarded = g.N
-		case g.State == Cancelled:
-			qs.Cancelled = g.N
-		}
-		s.Queues[g.Queue] = qs
-	}
-	var kinds []string
-	if err := tx.SelectContext(ctx, &kinds, statsDueKindsSQL, ms(now)); err != nil {
+	if s.Unhandled, err = q.unhandled(ctx, tx, now); err != nil {
 		return Stats{}, err
-	}
-	handled := q.kinds()
-	for _, k := range kinds {
-		if _, ok := slices.BinarySearch(handled, k); !ok {
-			s.Unhandled = append(s.Unhandled, k)
-		}
 	}
 	hourAgo := ms(now.Add(-time.Hour))
-	var retries []struct {
+	if s.RetriesLastHour, err = errorCounts(ctx, tx, statsRetriesSQL, hourAgo); err != nil {
+		return Stats{}, err
+	}
+	if s.DeathsByClassLastHour, err = errorCounts(ctx, tx, statsDeathsSQL, hourAgo); err != nil {
+		return Stats{}, err
+	}
+	s.DeathsLastHour = map[string]int{}
+	for _, d := range s.DeathsByClassLastHour {
+		s.DeathsLastHour[d.Kind] += d.Count
+	}
+	return s, nil
+}
+
+// stateGroup is a row of statsJobsSQL: the jobs of one queue in one state,
+// the pending ones split into due and not.
+type stateGroup struct {
+	Queue  string        `db:"queue"`
+	State  State         `db:"state"`
+	Due    bool          `db:"due"`
+	N      int           `db:"n"`
+	Oldest sql.NullInt64 `db:"oldest"`
+}
+
+// queueStats counts the jobs of each queue by state at now.
+func queueStats(ctx context.Context, tx *sqlx.Tx, now time.Time) (map[string]QueueStats, error) {
+	var groups []stateGroup
+	if err := tx.SelectContext(ctx, &groups, statsJobsSQL, ms(now)); err != nil {
+		return nil, err
+	}
+	queues := map[string]QueueStats{}
+	for _, g := range groups {
+		qs := queues[g.Queue]
+		qs.add(g, now)
+		queues[g.Queue] = qs
+	}
+	return queues, nil
+}
+
+// add counts the group g in its state's field.
+func (qs *QueueStats) add(g stateGroup, now time.Time) {
+	switch {
+	case g.Due:
+		qs.Due = g.N
+		qs.OldestDue = now.Sub(nullTime(g.Oldest))
+	case g.State == Pending:
+		qs.Scheduled = g.N
+	case g.State == Running:
+		qs.Running = g.N
+	case g.State == Dead:
+		qs.Dead = g.N
+	case g.State == Completed:
+		qs.Completed = g.N
+	case g.State == Discarded:
+		qs.Discarded = g.N
+	case g.State == Cancelled:
+		qs.Cancelled = g.N
+	}
+}
+
+// unhandled returns the kinds that have due jobs at now and no handler on
+// q, sorted.
+func (q *Queue) unhandled(ctx context.Context, tx *sqlx.Tx, now time.Time) ([]string, error) {
+	var kinds []string
+	if err := tx.SelectContext(ctx, &kinds, statsDueKindsSQL, ms(now)); err != nil {
+		return nil, err
+	}
+	handled := q.kinds()
+	unhandled := []string{}
+	for _, k := range kinds {
+		if _, ok := slices.BinarySearch(handled, k); !ok {
+			unhandled = append(unhandled, k)
+		}
+	}
+	return unhandled, nil
+}
+
+// errorCounts runs query, a count of runs per kind and error class since
+// the Unix millisecond since, and returns its rows; never nil.
+func errorCounts(ctx context.Context, tx *sqlx.Tx, query string, since int64) ([]ErrorCount, error) {
+	var rows []struct {
 		Kind  string `db:"kind"`
 		Class string `db:"error_class"`
 		N     int    `db:"n"`
 	}
-	if err := tx.SelectContext(ctx, &retries, statsRetriesSQL, hourAgo); err != nil {
-		return Stats{}, err
+	if err := tx.SelectContext(ctx, &rows, query, since); err != nil {
+		return nil, err
 	}
-	for _, r := range retries {
-		s.RetriesLastHour = append(s.RetriesLastHour, ErrorCount{Kind: r.Kind, ErrorClass: r.Class, Count: r.N})
+	counts := make([]ErrorCount, len(rows))
+	for i, r := range rows {
+		counts[i] = ErrorCount{Kind: r.Kind, ErrorClass: r.Class, Count: r.N}
 	}
-	var deaths []struct {
-		Kind string `db:"kind"`
-		N    int    `db:"n"`
-	}
-	if err := tx.SelectContext(ctx, &deaths, statsDeathsSQL, hourAgo); err != nil {
-		return Stats{}, err
-	}
-	for _, d := range deaths {
-		s.DeathsLastHour[d.Kind] = d.N
-	}
-	return s, nil
+	return counts, nil
 }

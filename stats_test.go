@@ -93,7 +93,8 @@ func TestQueue_Stats(t *testing.T) {
 			{Kind: "fetch", ErrorClass: "string", Count: 1},
 			{Kind: "send", ErrorClass: "*errors.errorString", Count: 1},
 		},
-		DeathsLastHour: map[string]int{"send": 1},
+		DeathsLastHour:        map[string]int{"send": 1},
+		DeathsByClassLastHour: []litequeue.ErrorCount{{Kind: "send", ErrorClass: "*errors.errorString", Count: 1}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Stats (-want +got):\n%s", diff)
@@ -112,12 +113,51 @@ func TestQueue_StatsEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := litequeue.Stats{
-		Queues:          map[string]litequeue.QueueStats{},
-		Unhandled:       []string{},
-		RetriesLastHour: []litequeue.ErrorCount{},
-		DeathsLastHour:  map[string]int{},
+		Queues:                map[string]litequeue.QueueStats{},
+		Unhandled:             []string{},
+		RetriesLastHour:       []litequeue.ErrorCount{},
+		DeathsLastHour:        map[string]int{},
+		DeathsByClassLastHour: []litequeue.ErrorCount{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Stats (-want +got):\n%s", diff)
+	}
+}
+
+// TestQueue_StatsDeathsByClass checks the deaths of the last hour per kind
+// and error class, most first, and that the deaths per kind are their sums.
+func TestQueue_StatsDeathsByClass(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{Clock: newMock()})
+	fail := func(ctx context.Context, job *litequeue.Job) error {
+		if string(job.Payload) == `"temp"` {
+			return litequeue.Permanent(&tempError{})
+		}
+		return errors.New("bad address")
+	}
+	q.Handle("send", fail)
+	q.Handle("fetch", fail)
+	once := litequeue.MaxTries(1)
+	enqueue(t, q, "send", "temp", once)
+	enqueue(t, q, "send", "other", once)
+	enqueue(t, q, "fetch", "temp", once)
+	enqueue(t, q, "send", "temp", once)
+	if n := runDue(t, q); n != 4 {
+		t.Fatalf("RunDue ran %d jobs, want 4", n)
+	}
+	got, err := q.Stats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantClasses := []litequeue.ErrorCount{
+		{Kind: "send", ErrorClass: "*litequeue_test.tempError", Count: 2},
+		{Kind: "fetch", ErrorClass: "*litequeue_test.tempError", Count: 1},
+		{Kind: "send", ErrorClass: "*errors.errorString", Count: 1},
+	}
+	if diff := cmp.Diff(wantClasses, got.DeathsByClassLastHour); diff != "" {
+		t.Errorf("DeathsByClassLastHour (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"send": 3, "fetch": 1}, got.DeathsLastHour); diff != "" {
+		t.Errorf("DeathsLastHour (-want +got):\n%s", diff)
 	}
 }

@@ -13,22 +13,40 @@ import (
 func TestDelete(t *testing.T) {
 	fx := newFixture(t)
 	q := openFixture(t, fx)
+	ctx := context.Background()
+	rows := historyRows(t, q)
+	for _, id := range []int64{fx.sent, fx.bounced} {
+		h, err := q.History(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows -= len(h)
+	}
 	r := mustRun(t, fx.cli(""), "delete", fmt.Sprint(fx.sent), fmt.Sprint(fx.bounced))
 	if got, want := r.stdout, fmt.Sprintf("deleted job %d and its history\ndeleted job %d and its history\n", fx.sent, fx.bounced); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	for _, id := range []int64{fx.sent, fx.bounced} {
-		if _, err := q.Get(context.Background(), id); !errors.Is(err, litequeue.ErrNotFound) {
+		if _, err := q.Get(ctx, id); !errors.Is(err, litequeue.ErrNotFound) {
 			t.Errorf("Get(%d) after delete: %v, want ErrNotFound", id, err)
 		}
-		var rows int
-		if err := q.DB().Get(&rows, `SELECT count(*) FROM litequeue_attempts WHERE job_id = ?`, id); err != nil || rows != 0 {
-			t.Errorf("job %d's history after delete: %d rows, %v", id, rows, err)
-		}
+	}
+	if got := historyRows(t, q); got != rows {
+		t.Errorf("%d history rows after delete, want %d: those of the other jobs", got, rows)
 	}
 	if got := state(t, q, fx.broken); got != litequeue.Dead {
 		t.Errorf("job %d is %s, want still dead", fx.broken, got)
 	}
+}
+
+// historyRows returns the rows of history of every job in q's file.
+func historyRows(t *testing.T, q *litequeue.Queue) int {
+	t.Helper()
+	h, err := q.Health(context.Background())
+	if err != nil || h.HistoryRows < 0 {
+		t.Fatalf("count history rows: %v, %q", err, h.Problems)
+	}
+	return h.HistoryRows
 }
 
 func TestDelete_Refuses(t *testing.T) {

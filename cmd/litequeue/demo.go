@@ -29,11 +29,13 @@ var demoPolicy = litequeue.Policy{
 	Jitter:   litequeue.FullJitter,
 }
 
-// demoMarkSQL creates the table that marks a file as the demo's, so that
-// a later demo may replace it and never replaces anything else.
-const demoMarkSQL = `CREATE TABLE IF NOT EXISTS litequeue_demo (made_by TEXT NOT NULL)`
-
-const demoMarkedSQL = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_demo'`
+// demoKey is the idempotency key that marks a file as the demo's, so that
+// a later demo may replace it and never replaces anything else. It is
+// marked for demoKeyTTL: for good.
+const (
+	demoKey    = "litequeue demo"
+	demoKeyTTL = 100 * 365 * 24 * time.Hour
+)
 
 // The demo's limits.
 const (
@@ -44,47 +46,43 @@ const (
 	demoTimeout  = 2 * time.Minute // the tour takes seconds; this catches a hang
 )
 
-// demo runs "demo": a self-contained tour on a new database.
-func (c *cli) demo(ctx context.Context, args []string) error {
-	const use = "demo [--db PATH] [--jobs N] [--resume]"
-	fs := c.flagSet("demo", use)
+// demo defines the flags of "demo" and returns the command: a
+// self-contained tour on a new database.
+func (c *cli) demo(fs *flagSet) runFunc {
 	fs.Lookup("db").Usage = "the demo's database `path` (default ./" + demoDB + "; never $LITEQUEUE_DB, as the demo replaces the file)"
 	emails := fs.Int("jobs", 500, "how many `N` email jobs to run")
 	resume := fs.Bool("resume", false, "run the pending jobs of an earlier demo (those replayed since), with the causes of failure fixed")
-	_, err := fs.parse(args, 0, 0)
-	if err != nil {
-		return err
-	}
-	if c.config != "" {
-		return usageErrorf("the demo takes no --config: it runs on retry policies of its own")
-	}
-	if *emails < 1 || *emails > 100_000 {
-		return usageErrorf("--jobs %d is outside 1…100000", *emails)
-	}
-	path := c.db // never $LITEQUEUE_DB: the demo replaces its file
-	if path == "" {
-		path = demoDB
-	}
-	isDemo, err := isDemoFile(ctx, path)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, demoTimeout)
-	defer cancel()
-	d := &demoRun{c: c, path: path, emails: *emails, start: time.Now(), done: make(chan struct{})}
-	if *resume {
-		if !isDemo {
-			return fmt.Errorf("%s is not a demo database: run the demo first", path)
+	return func(ctx context.Context, _ []string) error {
+		if c.config != "" {
+			return usageErrorf("the demo takes no --config: it runs on retry policies of its own")
 		}
-		return d.resume(ctx)
-	}
-	if isDemo {
-		if err := removeDB(path); err != nil {
+		if *emails < 1 || *emails > 100_000 {
+			return usageErrorf("--jobs %d is outside 1…100000", *emails)
+		}
+		path := c.db // never $LITEQUEUE_DB: the demo replaces its file
+		if path == "" {
+			path = demoDB
+		}
+		isDemo, err := isDemoFile(ctx, path)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stderr, "removed the previous demo's %s\n", path)
+		ctx, cancel := context.WithTimeout(ctx, demoTimeout)
+		defer cancel()
+		d := &demoRun{c: c, path: path, emails: *emails, start: time.Now(), done: make(chan struct{})}
+		switch {
+		case *resume && !isDemo:
+			return fmt.Errorf("%s is not a demo database: run the demo first", path)
+		case *resume:
+			return d.resume(ctx)
+		case isDemo:
+			if err := removeDB(path); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stderr, "removed the previous demo's %s\n", path)
+		}
+		return d.run(ctx)
 	}
-	return d.run(ctx)
 }
 
 // isDemoFile reports whether path holds an earlier demo's database; it
@@ -99,8 +97,7 @@ func isDemoFile(ctx context.Context, path string) (bool, error) {
 		return false, refuse
 	}
 	defer q.Close()
-	var n int
-	if err := q.DB().GetContext(ctx, &n, demoMarkedSQL); err != nil || n == 0 {
+	if ok, err := q.Seen(ctx, demoKey); err != nil || !ok {
 		return false, refuse
 	}
 	return true, nil
@@ -142,7 +139,7 @@ func (d *demoRun) run(ctx context.Context) error {
 		return err
 	}
 	defer q.Close()
-	if _, err := q.DB().ExecContext(ctx, demoMarkSQL); err != nil {
+	if err := q.Mark(ctx, demoKey, demoKeyTTL); err != nil {
 		return fmt.Errorf("mark the demo database: %w", err)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,47 @@ func TestWrite_ForeignFile(t *testing.T) {
 			if _, err := os.Lstat(path + side); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("litequeue %s left %s%s (%v)", strings.Join(args, " "), filepath.Base(path), side, err)
 			}
+		}
+	}
+}
+
+func TestInspect_MissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.db")
+	for _, args := range [][]string{
+		{"list"}, {"show", "1"}, {"dead", "list"}, {"check"},
+		{"enqueue", "k"},
+	} {
+		c := testCLI("")
+		c.db = path
+		r := runCLI(t, c, args...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, path+" does not exist") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and that the path does not exist", args, r.code, r.stderr)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Fatalf("%v created %s", args, path)
+		}
+	}
+}
+
+func TestDBPath(t *testing.T) {
+	fx := newFixture(t)
+	c := testCLI("")
+	c.getenv = func(k string) string {
+		if k == "LITEQUEUE_DB" {
+			return fx.path
+		}
+		return ""
+	}
+	r := mustRun(t, c, "dead", "list", "--json")
+	if !strings.Contains(r.stdout, `"bounce@example.com"`) && !strings.Contains(r.stdout, fmt.Sprintf(`"id": %d`, fx.bounced)) {
+		t.Errorf("$LITEQUEUE_DB was not used:\n%s", r.stdout)
+	}
+	// --db, before or after the command, wins over the environment.
+	other := filepath.Join(t.TempDir(), "other.db")
+	for _, args := range [][]string{{"--db", other, "list"}, {"list", "--db", other}} {
+		r := runCLI(t, c, args...)
+		if !strings.Contains(r.stderr, other+" does not exist") {
+			t.Errorf("%v: stderr %q, want it to name %s", args, r.stderr, other)
 		}
 	}
 }

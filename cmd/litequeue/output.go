@@ -90,6 +90,16 @@ func (c *cli) confirm(question, refusal string) (bool, error) {
 	return false, nil
 }
 
+// agree asks question as confirm does, and says on stderr that nothing
+// was done when the answer is no.
+func (c *cli) agree(question, refusal, nothing string) (bool, error) {
+	ok, err := c.confirm(question, refusal)
+	if err == nil && !ok {
+		fmt.Fprintln(c.stderr, nothing)
+	}
+	return ok && err == nil, err
+}
+
 // The time layouts of the output: stored times are whole milliseconds,
 // shown in UTC so that the output reads the same anywhere.
 const (

@@ -30,47 +30,50 @@ type stepJSON struct {
 	TotalMS   int64 `json:"total_ms"`
 }
 
-// policy runs "policy", and "policy simulate".
-func (c *cli) policy(ctx context.Context, args []string) error {
-	if len(args) > 0 && args[0] == "simulate" {
-		return c.simulate(ctx, args[1:])
-	}
-	const use = "policy [NAME] [--json]"
-	fs := c.flagSet("policy", use)
-	asJSON := fs.Bool("json", false, "write JSON")
-	pos, err := fs.parse(args, 0, 1)
-	if err != nil {
-		return err
-	}
-	name, p, err := c.lookupPolicy(pos)
-	if err != nil {
-		return err
-	}
-	steps := p.Schedule()
-	var total time.Duration
-	if len(steps) > 0 {
-		total = steps[len(steps)-1].Total
-	}
-	if *asJSON {
-		out := policyJSON{
-			Name: name, Backoff: p.Backoff, BaseMS: p.Base.Milliseconds(), CeilingMS: p.Ceiling.Milliseconds(),
-			MaxTries: p.MaxTries, Jitter: p.Jitter, Schedule: make([]stepJSON, len(steps)), TotalMS: total.Milliseconds(),
+// policy defines the flags of "policy" and returns the command.
+func (c *cli) policy(fs *flagSet) runFunc {
+	asJSON := fs.jsonFlag()
+	return func(_ context.Context, args []string) error {
+		name, p, err := c.lookupPolicy(args)
+		if err != nil {
+			return err
 		}
-		for i, s := range steps {
-			out.Schedule[i] = stepJSON{s.Retry, s.MaxWait.Milliseconds(), s.Total.Milliseconds()}
+		steps := p.Schedule()
+		if *asJSON {
+			return writeJSON(c.stdout, toPolicyJSON(name, p, steps))
 		}
-		return writeJSON(c.stdout, out)
+		fmt.Fprintf(c.stdout, "policy %s: %s\n\n", name, describePolicy(p))
+		tw := newTable(c.stdout)
+		fmt.Fprintln(tw, "RETRY\tMAX WAIT\tWORST CASE TOTAL")
+		for _, s := range steps {
+			fmt.Fprintf(tw, "%d\t%s\t%s\n", s.Retry, shortDur(s.MaxWait), shortDur(s.Total))
+		}
+		fmt.Fprintf(tw, "total\t\t%s\n", shortDur(scheduleTotal(steps)))
+		tw.Flush()
+		fmt.Fprintf(c.stdout, "\n%s\n", jitterNote(p))
+		return nil
 	}
-	fmt.Fprintf(c.stdout, "policy %s: %s\n\n", name, describePolicy(p))
-	tw := newTable(c.stdout)
-	fmt.Fprintln(tw, "RETRY\tMAX WAIT\tWORST CASE TOTAL")
-	for _, s := range steps {
-		fmt.Fprintf(tw, "%d\t%s\t%s\n", s.Retry, shortDur(s.MaxWait), shortDur(s.Total))
+}
+
+// scheduleTotal is the worst-case wait of a whole schedule.
+func scheduleTotal(steps []litequeue.ScheduleStep) time.Duration {
+	if len(steps) == 0 {
+		return 0
 	}
-	fmt.Fprintf(tw, "total\t\t%s\n", shortDur(total))
-	tw.Flush()
-	fmt.Fprintf(c.stdout, "\n%s\n", jitterNote(p))
-	return nil
+	return steps[len(steps)-1].Total
+}
+
+// toPolicyJSON returns the JSON form of the policy p, named name, and its
+// schedule.
+func toPolicyJSON(name string, p litequeue.Policy, steps []litequeue.ScheduleStep) policyJSON {
+	out := policyJSON{
+		Name: name, Backoff: p.Backoff, BaseMS: p.Base.Milliseconds(), CeilingMS: p.Ceiling.Milliseconds(),
+		MaxTries: p.MaxTries, Jitter: p.Jitter, Schedule: make([]stepJSON, len(steps)), TotalMS: scheduleTotal(steps).Milliseconds(),
+	}
+	for i, s := range steps {
+		out.Schedule[i] = stepJSON{s.Retry, s.MaxWait.Milliseconds(), s.Total.Milliseconds()}
+	}
+	return out
 }
 
 // lookupPolicy returns the policy that the optional NAME argument names:

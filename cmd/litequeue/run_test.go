@@ -63,50 +63,6 @@ func TestRun_ExitCodes(t *testing.T) {
 	}
 }
 
-func TestRun_Help(t *testing.T) {
-	r := mustRun(t, testCLI(""), "help")
-	if !strings.HasPrefix(r.stdout, "usage: litequeue") {
-		t.Errorf("help: %q", r.stdout)
-	}
-	for _, args := range [][]string{{"-h"}, {"--help"}} {
-		if r := mustRun(t, testCLI(""), args...); !strings.HasPrefix(r.stdout, "usage: litequeue") || r.stderr != "" {
-			t.Errorf("%s: stdout %q, stderr %q", args, r.stdout, r.stderr)
-		}
-	}
-	for _, tt := range []struct {
-		args []string
-		want string // the start of stdout
-		flag string // a flag the help shows
-	}{
-		{[]string{"list", "-h"}, "usage: litequeue list", "-state"},
-		{[]string{"help", "list"}, "usage: litequeue list", "-state"},
-		{[]string{"dead", "-h"}, "usage: litequeue dead list|retry|purge", "dead purge [--older-than D]"},
-		{[]string{"help", "dead"}, "usage: litequeue dead list|retry|purge", "dead purge [--older-than D]"},
-		{[]string{"help", "dead", "retry"}, "usage: litequeue dead retry", "-all"},
-		{[]string{"help", "policy", "simulate"}, "usage: litequeue policy simulate", "-outage"},
-		{[]string{"demo", "-h"}, "usage: litequeue demo", "never $LITEQUEUE_DB"},
-	} {
-		r := mustRun(t, testCLI(""), tt.args...)
-		if !strings.HasPrefix(r.stdout, tt.want) || !strings.Contains(r.stdout, tt.flag) || r.stderr != "" {
-			t.Errorf("%s: stdout %q, stderr %q; want %q with %q", tt.args, r.stdout, r.stderr, tt.want, tt.flag)
-		}
-	}
-}
-
-func TestParse_FlagsAfterArguments(t *testing.T) {
-	c := testCLI("")
-	fs := c.flagSet("x", "x")
-	yes := fs.Bool("yes", false, "")
-	q := fs.String("queue", "", "")
-	pos, err := fs.parse([]string{"5", "--yes", "6", "--queue", "q", "--", "--7"}, 0, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(pos, " ") != "5 6 --7" || !*yes || *q != "q" {
-		t.Errorf("got %q, yes %v, queue %q", pos, *yes, *q)
-	}
-}
-
 // TestRun_OutputFails checks that a command whose output cannot be written
 // (stdout on a full disk) fails, also when it writes a table or text.
 func TestRun_OutputFails(t *testing.T) {

@@ -21,57 +21,59 @@ const (
 	chartRows    = 10 // the height of a terminal chart, in lines
 )
 
-// simulate runs "policy simulate".
-func (c *cli) simulate(_ context.Context, args []string) error {
-	const use = "policy simulate [NAME] [--jobs N] [--outage D] [--svg FILE] [--seed S] [--json]"
-	fs := c.flagSet("policy simulate", use)
+// simulate defines the flags of "policy simulate" and returns the
+// command.
+func (c *cli) simulate(fs *flagSet) runFunc {
 	jobs := fs.Int("jobs", 1000, "how many `N` jobs fail together")
-	outage := durationFlag(fs.FlagSet, "outage", 30*time.Second, "how long the dependency is down: every attempt before it fails")
+	outage := fs.durationFlag("outage", 30*time.Second, "how long the dependency is down: every attempt before it fails")
 	svgPath := fs.String("svg", "", "also write the chart as an SVG plot to `file`")
 	seed := fs.Uint64("seed", 1, "the seed of the jitter draws: the same seed, the same chart")
 	asJSON := fs.Bool("json", false, "write the series as JSON instead of the chart")
-	pos, err := fs.parse(args, 0, 1)
-	if err != nil {
+	return func(_ context.Context, args []string) error {
+		switch {
+		case *jobs < 1 || *jobs > maxSimJobs:
+			return usageErrorf("--jobs %d is outside 1…%d", *jobs, maxSimJobs)
+		case *outage == 0:
+			return usageErrorf("--outage 0s: with no outage nothing fails (give its length, e.g. 30s)")
+		case *outage > maxSimOutage:
+			return usageErrorf("--outage %v is over the limit of %v", shortDur(*outage), shortDur(maxSimOutage))
+		case *svgPath == "" && fs.isSet("svg"):
+			return usageErrorf("--svg is empty: name the file to write")
+		}
+		name, p, err := c.lookupPolicy(args)
+		if err != nil {
+			return err
+		}
+		var svgFile *os.File
+		if *svgPath != "" { // before the chart, so that a bad path prints nothing
+			if svgFile, err = os.Create(*svgPath); err != nil {
+				return err
+			}
+			defer svgFile.Close()
+		}
+		ch := newSimChart(name, p, *jobs, *outage, *seed)
+		if *asJSON {
+			if err := writeJSON(c.stdout, ch.json()); err != nil {
+				return err
+			}
+		} else {
+			c.writeChart(ch)
+		}
+		if svgFile == nil {
+			return nil
+		}
+		return c.writeSVGFile(svgFile, ch)
+	}
+}
+
+// writeSVGFile writes the chart as an SVG plot to f, and closes it.
+func (c *cli) writeSVGFile(f *os.File, ch *simChart) error {
+	w := &errWriter{w: f}
+	writeSVG(w, ch)
+	if err := cmp.Or(w.err, f.Close()); err != nil {
 		return err
 	}
-	switch {
-	case *jobs < 1 || *jobs > maxSimJobs:
-		return usageErrorf("--jobs %d is outside 1…%d", *jobs, maxSimJobs)
-	case *outage == 0:
-		return usageErrorf("--outage 0s: with no outage nothing fails (give its length, e.g. 30s)")
-	case *outage > maxSimOutage:
-		return usageErrorf("--outage %v is over the limit of %v", shortDur(*outage), shortDur(maxSimOutage))
-	}
-	if *svgPath == "" && fs.isSet("svg") {
-		return usageErrorf("--svg is empty: name the file to write")
-	}
-	name, p, err := c.lookupPolicy(pos)
-	if err != nil {
-		return err
-	}
-	var svgFile *os.File
-	if *svgPath != "" { // before the chart, so that a bad path prints nothing
-		if svgFile, err = os.Create(*svgPath); err != nil {
-			return err
-		}
-		defer svgFile.Close()
-	}
-	ch := newSimChart(name, p, *jobs, *outage, *seed)
-	if *asJSON {
-		if err := writeJSON(c.stdout, ch.json()); err != nil {
-			return err
-		}
-	} else {
-		c.writeChart(ch)
-	}
-	if svgFile != nil {
-		w := &errWriter{w: svgFile}
-		writeSVG(w, ch)
-		if err := cmp.Or(w.err, svgFile.Close()); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stderr, "wrote %s\n", *svgPath)
-	}
+	fmt.Fprintf(c.stderr, "wrote %s\n", f.Name())
 	return nil
 }
 

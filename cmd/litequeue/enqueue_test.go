@@ -11,18 +11,6 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// openFixture opens the fixture's database read-only, closed at the end
-// of the test.
-func openFixture(t *testing.T, fx *fixture) *litequeue.Queue {
-	t.Helper()
-	q, err := litequeue.OpenReadOnly(fx.path, litequeue.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { q.Close() })
-	return q
-}
-
 func TestEnqueue(t *testing.T) {
 	fx := newFixture(t)
 	r := mustRun(t, fx.cli(""), "enqueue", "email.send", `{"to":"lin@example.com"}`,

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -86,6 +87,12 @@ func (e *mailboxError) Error() string { return fmt.Sprintf("smtp: %d mailbox una
 type fixture struct {
 	path  string
 	clock *clock.Mock
+	// step is held, by a send, while the clock moves: a mock's Set fires
+	// the timer that starts a run and then sets the time, which must not
+	// undo the time that run's handler takes. A channel, not a mutex: a
+	// goroutine blocked on a channel lets the bubble's time pass, which
+	// Set sleeps on.
+	step chan struct{}
 	// The jobs, by what happened to them.
 	sent, bounced, broken, scheduled, unhandled, discarded, waiting int64
 }
@@ -95,10 +102,20 @@ type fixture struct {
 var fixturePolicy = litequeue.Policy{Base: 2 * time.Second, Ceiling: time.Minute, MaxTries: 3}
 
 // newFixture builds the fixture's database in a new directory: each run of
-// a handler takes 1.5s on the mock clock.
+// a handler takes 1.5s on the mock clock. It builds it in a synctest
+// bubble, where synctest.Wait tells when Work is idle: every handler has
+// returned, and Work sleeps until the next job is due on the mock clock.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	fx := &fixture{path: filepath.Join(t.TempDir(), "jobs.db"), clock: clock.NewMock()}
+	fx := &fixture{path: filepath.Join(t.TempDir(), "jobs.db")}
+	synctest.Test(t, fx.build)
+	return fx
+}
+
+// build makes the fixture's jobs, and works them with one worker named
+// the same on every machine, for the golden files.
+func (fx *fixture) build(t *testing.T) {
+	fx.clock, fx.step = clock.NewMock(), make(chan struct{}, 1)
 	fx.clock.Set(epoch)
 	q, err := litequeue.Open(fx.path, litequeue.Options{
 		Clock: fx.clock,
@@ -110,20 +127,20 @@ func newFixture(t *testing.T) *fixture {
 	}
 	defer q.Close()
 	q.Handle("email.send", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, to string) error {
-		fx.clock.Add(1500 * time.Millisecond)
+		fx.take(1500 * time.Millisecond)
 		if strings.HasPrefix(to, "bounce") {
 			return fmt.Errorf("deliver to %s: %w", to, &mailboxError{550})
 		}
 		return nil
 	}))
 	q.Handle("report.render", func(ctx context.Context, job *litequeue.Job) error {
-		fx.clock.Add(1500 * time.Millisecond)
+		fx.take(1500 * time.Millisecond)
 		return litequeue.Permanent(errors.New(`template "legacy" not found`))
 	})
 	q.Handle("account.sync", func(ctx context.Context, job *litequeue.Job) error {
 		return fmt.Errorf("account 7 was deleted: %w", litequeue.ErrDiscard)
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	enqueue := func(kind string, payload any, opts ...litequeue.EnqueueOption) int64 {
 		t.Helper()
 		j, err := q.Enqueue(ctx, kind, payload, opts...)
@@ -139,28 +156,57 @@ func newFixture(t *testing.T) *fixture {
 	fx.unhandled = enqueue("sms.send", map[string]string{"to": "+15550100"})
 	fx.discarded = enqueue("account.sync", []byte(`{"account":7}`))
 	fx.waiting = enqueue("report.render", []byte("not json"), litequeue.OnQueue("reports"), litequeue.Delay(2*time.Hour))
-	// Run everything due within the next minute, stepping the clock.
+	fx.work(t, q)
+}
+
+// work runs every job due within the next minute, one at a time, stepping
+// the clock to the next due job whenever the worker is idle.
+func (fx *fixture) work(t *testing.T, q *litequeue.Queue) {
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{Concurrency: 1, Name: "worker-1"}) }()
 	for {
-		next, ok, err := q.NextDue(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		next, ok := fx.idle(t, q)
 		if !ok || next.After(epoch.Add(time.Minute)) {
 			break
 		}
-		if next.After(fx.clock.Now()) {
-			fx.clock.Set(next)
-		}
-		if _, err := q.RunDue(ctx); err != nil {
-			t.Fatal(err)
-		}
+		fx.step <- struct{}{}
+		fx.clock.Set(next)
+		<-fx.step
 	}
-	// RunDue records its runs as the host:pid's; name them the same on
-	// every machine, for the golden files.
-	if _, err := q.DB().ExecContext(ctx, `UPDATE litequeue_attempts SET worker = 'worker-1'`); err != nil {
+	stop()
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	return fx
+}
+
+// take moves the clock on by d, the time a handler takes.
+func (fx *fixture) take(d time.Duration) {
+	fx.step <- struct{}{}
+	fx.clock.Add(d)
+	<-fx.step
+}
+
+// idle waits until q's worker is idle, with no job running or due on the
+// mock clock, and returns when the next job is due (ok false for none).
+// The bubble's own time passes while it waits, for the timers of the
+// real clock in litequeue's writer; the mock clock stands still.
+func (fx *fixture) idle(t *testing.T, q *litequeue.Queue) (next time.Time, ok bool) {
+	for {
+		synctest.Wait()
+		running, err := q.List(t.Context(), litequeue.Filter{State: litequeue.Running})
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, ok, err := q.NextDue(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(running) == 0 && (!ok || next.After(fx.clock.Now())) {
+			return next, ok
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // cli returns a test cli on the fixture's database, with the clock
@@ -171,4 +217,16 @@ func (fx *fixture) cli(stdin string) *cli {
 	c.clock = clock.NewMock()
 	c.clock.(*clock.Mock).Set(epoch.Add(time.Minute))
 	return c
+}
+
+// openFixture opens the fixture's database read-only, closed at the end
+// of the test.
+func openFixture(t *testing.T, fx *fixture) *litequeue.Queue {
+	t.Helper()
+	q, err := litequeue.OpenReadOnly(fx.path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
 }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// command is one of litequeue's commands: how it is used, what it does,
+// its flags and its subcommands. The help is generated from the table of
+// them, commands.
+type command struct {
+	name  string // as typed, subcommand included: "dead retry"
+	usage string // the usage line, after "litequeue "
+	short string // what it does, in one line
+	group string // the heading it is listed under in "litequeue help"
+	// The positional arguments it takes: min to max, or min or more for a
+	// max < 0.
+	min, max int
+	// setup defines the command's flags on fs and returns the function
+	// that runs it on the positional arguments; nil for a command that is
+	// only a name for its subcommands.
+	setup func(c *cli, fs *flagSet) runFunc
+	subs  []*command
+}
+
+// runFunc runs a command, its flags parsed, on its positional arguments.
+type runFunc func(ctx context.Context, args []string) error
+
+// The headings of "litequeue help".
+const (
+	inspectGroup = "Inspect (read-only, safe while the app runs):"
+	changeGroup  = "Change (through the library's write path, beside running workers):"
+	otherGroup   = "Other:"
+)
+
+// commands is the table of every command, in the order of the help.
+func commands() []*command {
+	return []*command{
+		{name: "stats", usage: "stats [--json]", group: inspectGroup, setup: (*cli).stats,
+			short: "jobs per queue and state; retries and deaths in the last hour"},
+		{name: "list", usage: "list [--state S] [--queue Q] [--kind K] [--limit N] [--json]", group: inspectGroup, setup: (*cli).list,
+			short: "jobs, oldest first"},
+		{name: "show", usage: "show ID [--json]", group: inspectGroup, min: 1, max: 1, setup: (*cli).show,
+			short: "a job, its payload and its whole attempt history"},
+		{name: "dead", usage: "dead list|retry|purge ...", short: "dead letters: list, replay, delete", subs: []*command{
+			{name: "dead list", usage: "dead list [--queue Q] [--kind K] [--limit N] [--json]", group: inspectGroup, setup: (*cli).deadList,
+				short: "the dead letters, in ID order"},
+			{name: "dead retry", usage: "dead retry ID... | dead retry --all [--queue Q] [--kind K] [--dry-run] [--yes]", group: changeGroup,
+				max: -1, setup: (*cli).deadRetry,
+				short: "replay dead jobs: pending again, tries reset, history kept"},
+			{name: "dead purge", usage: "dead purge [--older-than D] [--dry-run] [--yes]", group: changeGroup, setup: (*cli).deadPurge,
+				short: "delete dead jobs and their history for good"},
+		}},
+		{name: "check", usage: "check [--json]", group: inspectGroup, setup: (*cli).check,
+			short: "integrity, schema version, WAL size, counts; exit 1 if wrong"},
+		{name: "policy", usage: "policy [NAME] [--json]", group: inspectGroup, max: 1, setup: (*cli).policy,
+			short: "the worst-case retry schedule of a policy", subs: []*command{
+				{name: "policy simulate", usage: "policy simulate [NAME] [--jobs N] [--outage D] [--svg FILE] [--seed S] [--json]",
+					group: inspectGroup, max: 1, setup: (*cli).simulate,
+					short: "what a dependency sees when N jobs fail together"},
+			}},
+		{name: "cancel", usage: "cancel ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).cancel,
+			short: "cancel pending or running jobs"},
+		{name: "run-now", usage: "run-now ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).runNow,
+			short: "make pending jobs (scheduled, waiting to retry) due now"},
+		{name: "delete", usage: "delete ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).deleteJobs,
+			short: "delete finished or dead jobs and their history"},
+		{name: "enqueue", usage: "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--json]",
+			group: changeGroup, min: 1, max: 2, setup: (*cli).enqueue,
+			short: "add a job"},
+		{name: "demo", usage: "demo [--db PATH] [--jobs N] [--resume]", group: otherGroup, setup: (*cli).demo,
+			short: "a self-contained tour on a new database"},
+		{name: "version", usage: "version", group: otherGroup, setup: (*cli).version,
+			short: "the module and Go versions"},
+		{name: "help", usage: "help [COMMAND]", group: otherGroup, max: -1, setup: (*cli).help,
+			short: "this text, or the flags of a command"},
+	}
+}
+
+// find returns the command that args name, the longest match, and the
+// arguments after its name.
+func find(args []string) (*command, []string, error) {
+	cmds, name := commands(), ""
+	var cmd *command
+	for len(args) > 0 {
+		i := slices.IndexFunc(cmds, func(c *command) bool { return c.name == strings.TrimSpace(name+" "+args[0]) })
+		if i < 0 {
+			break
+		}
+		cmd, cmds, name, args = cmds[i], cmds[i].subs, cmds[i].name, args[1:]
+	}
+	if cmd == nil {
+		return nil, nil, usageErrorf("unknown command %q (run 'litequeue help' for the list)", args[0])
+	}
+	return cmd, args, nil
+}
+
+// runCommand parses the flags and arguments of cmd in args and runs it;
+// with -h, it writes cmd's help instead.
+func (c *cli) runCommand(ctx context.Context, cmd *command, args []string) error {
+	if cmd.setup == nil {
+		return c.runGroup(cmd, args)
+	}
+	fs := c.flagSet(cmd)
+	run := cmd.setup(c, fs)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return err
+	}
+	return run(ctx, pos)
+}
+
+// runGroup runs a command that is only a name for its subcommands, with
+// none of them named in args: it writes its help for -h, else fails.
+func (c *cli) runGroup(cmd *command, args []string) error {
+	var err error
+	switch {
+	case len(args) == 0:
+		err = fmt.Errorf("%s needs a command: %s", cmd.name, subNames(cmd))
+	case slices.Contains([]string{"-h", "-help", "--help", "help"}, args[0]):
+		c.writeHelp(cmd)
+		return nil
+	default:
+		err = fmt.Errorf("unknown command \"%s %s\"", cmd.name, args[0])
+	}
+	return &exitError{code: exitUsage, err: err, hint: cmd.usage}
+}
+
+// subNames lists the last words of cmd's subcommands: "list, retry or
+// purge".
+func subNames(cmd *command) string {
+	var names []string
+	for _, sub := range cmd.subs {
+		names = append(names, strings.TrimPrefix(sub.name, cmd.name+" "))
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}

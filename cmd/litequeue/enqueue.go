@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/litequeue/litequeue"
+)
+
+// enqueue defines the flags of "enqueue" and returns the command.
+func (c *cli) enqueue(fs *flagSet) runFunc {
+	queue := fs.String("queue", litequeue.DefaultQueue, "the `queue` to put the job on")
+	delay := fs.durationFlag("delay", 0, "make the job due this long from now")
+	priority := fs.Int("priority", 0, "the job's `priority`: higher runs first")
+	unique := fs.String("unique", "", "a unique `key`: while a live job holds it, nothing is added")
+	maxTries := fs.Int("max-tries", 0, "the job's own `N` of tries, 1…50; 0: its handler's policy")
+	asJSON := fs.Bool("json", false, "write the job as JSON")
+	return func(ctx context.Context, args []string) error {
+		kind, payload := args[0], json.RawMessage("null")
+		if len(args) == 2 {
+			if !json.Valid([]byte(args[1])) {
+				return usageErrorf("payload %q is not valid JSON", args[1])
+			}
+			payload = json.RawMessage(args[1])
+		}
+		switch {
+		case kind == "":
+			return usageErrorf("the kind is empty")
+		case *queue == "":
+			return usageErrorf("--queue is empty")
+		case *maxTries != 0 && (*maxTries < 1 || *maxTries > litequeue.MaxTriesLimit):
+			return usageErrorf("--max-tries %d is outside 1…%d", *maxTries, litequeue.MaxTriesLimit)
+		}
+		opts := []litequeue.EnqueueOption{litequeue.OnQueue(*queue), litequeue.Delay(*delay), litequeue.Priority(*priority)}
+		if *unique != "" {
+			opts = append(opts, litequeue.UniqueKey(*unique))
+		}
+		if *maxTries != 0 {
+			opts = append(opts, litequeue.MaxTries(*maxTries))
+		}
+		return c.addJob(ctx, kind, payload, opts, *asJSON)
+	}
+}
+
+// addJob enqueues a job, through the write path, and says what happened.
+func (c *cli) addJob(ctx context.Context, kind string, payload json.RawMessage, opts []litequeue.EnqueueOption, asJSON bool) error {
+	q, err := c.openWrite()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	job, err := q.Enqueue(ctx, kind, payload, opts...)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(c.stdout, struct {
+			jobJSON
+			Duplicate bool `json:"duplicate"`
+		}{toJobJSON(job, true), job.Duplicate})
+	}
+	if job.Duplicate {
+		fmt.Fprintf(c.stdout, "job %d already holds unique key %q and is %s: nothing added\n", job.ID, job.UniqueKey, job.State)
+		return nil
+	}
+	fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, due %s\n", job.ID, job.Kind, job.Queue, fmtTimeMS(job.RunAt))
+	return nil
+}
