@@ -55,7 +55,7 @@ var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled}
 // the file cannot be stat'ed). It only reads, also on a Queue from
 // [OpenReadOnly].
 func (q *Queue) Health(ctx context.Context) (*Health, error) {
-	leave, err := q.enter()
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ func TestQueue_NilContext(t *testing.T) {
 		"History": func() error { _, err := q.History(nilCtx, job.ID); return err },
 		"List":    func() error { _, err := q.List(nilCtx, litequeue.Filter{}); return err },
 		"Count":   func() error { _, err := q.Count(nilCtx, litequeue.Filter{}); return err },
+		"Health":  func() error { _, err := q.Health(nilCtx); return err },
 		"FailuresLastHour": func() error {
 			_, err := q.FailuresLastHour(nilCtx)
 			return err
