@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
+
+	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/dashboard"
+)
+
+// serve defines the flags of "serve" and returns the command: the web
+// dashboard of the file, until interrupted. Without --allow-writes it
+// opens the file read-only; with it, through OpenExisting, which never
+// adopts a file without litequeue's tables.
+func (c *cli) serve(fs *flagSet) runFunc {
+	addr := fs.String("addr", dashboard.DefaultAddr, "listen on `host:port`; an address beyond loopback needs --token")
+	token := fs.String("token", "", "require this `token` of every request (default $LITEQUEUE_TOKEN)")
+	writes := fs.Bool("allow-writes", false, "allow replay, cancel and purge from the pages")
+	return func(ctx context.Context, _ []string) error {
+		if *token == "" {
+			*token = c.getenv("LITEQUEUE_TOKEN")
+		}
+		open := c.openRead
+		if *writes {
+			open = c.openWrite
+		}
+		policies, err := c.policies()
+		if err != nil {
+			return err
+		}
+		q, err := open()
+		if err != nil {
+			return err
+		}
+		defer q.Close()
+		return dashboard.Serve(ctx, q, dashboard.ServeOptions{
+			Addr: *addr, Token: *token, AllowWrites: *writes, Policies: policies, Clock: c.clock,
+			Ready: func(a net.Addr) { fmt.Fprintf(c.stderr, "litequeue: serving http://%s/\n", a) },
+		})
+	}
+}
+
+// policies returns the retry policies the pages show: "default" and the
+// named ones of --config; without a config, the default policy alone.
+func (c *cli) policies() (map[string]litequeue.Policy, error) {
+	opts, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	def := opts.Retry
+	if c.config == "" {
+		def = litequeue.DefaultPolicy()
+	}
+	policies := map[string]litequeue.Policy{"default": def}
+	maps.Copy(policies, opts.Policies)
+	return policies, nil
+}
