@@ -97,3 +97,25 @@ func wellFormed(s string) bool {
 	_, err := time.ParseDuration(b.String())
 	return err == nil
 }
+
+// FormatDuration writes d as ParseDuration reads it, without trailing zero
+// units: "1m", not "1m0s"; "14d", not "336h0m0s"; "1d12h". For every d of
+// whole milliseconds and at least 0, ParseDuration(FormatDuration(d)) is d.
+func FormatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d >= day {
+		days := fmt.Sprintf("%dd", d/day)
+		if d%day == 0 {
+			return days
+		}
+		return days + FormatDuration(d%day)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}

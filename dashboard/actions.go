@@ -144,7 +144,7 @@ func (h *handler) confirmPurge(w http.ResponseWriter, r *http.Request) {
 	h.render(w, http.StatusOK, "confirm", map[string]any{
 		"Title":  "Purge dead jobs",
 		"Action": "/dead/purge",
-		"Ask":    fmt.Sprintf("Delete %d %s dead for %s or more, with %s history? This cannot be undone.", n, plural(n, "job", "jobs"), shortDur(d), plural(n, "its", "their")),
+		"Ask":    fmt.Sprintf("Delete %d %s dead for %s or more, with %s history? This cannot be undone.", n, plural(n, "job", "jobs"), litequeue.FormatDuration(d), plural(n, "its", "their")),
 		"Button": fmt.Sprintf("Delete %d", n),
 		"Fields": map[string]string{"older": r.URL.Query().Get("older")},
 		"None":   n == 0,
@@ -166,7 +166,7 @@ func (h *handler) purgeDead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.render(w, http.StatusOK, "message", map[string]any{"Title": "Purged",
-		"Message": fmt.Sprintf("Deleted %d dead %s, dead for %s or more.", n, plural(n, "job", "jobs"), shortDur(d))})
+		"Message": fmt.Sprintf("Deleted %d dead %s, dead for %s or more.", n, plural(n, "job", "jobs"), litequeue.FormatDuration(d))})
 }
 
 // describeFilter says what a filter of dead jobs selects, after "jobs".

@@ -168,7 +168,7 @@ func parseSim(r *http.Request) (simulation, error) {
 	if s := v.Get("outage"); s != "" {
 		d, err := litequeue.ParseDuration(s)
 		if err != nil || d <= 0 || d > maxSimOutage {
-			return sim, badRequest("outage=%q is not a duration over 0 and up to %s", s, shortDur(maxSimOutage))
+			return sim, badRequest("outage=%q is not a duration over 0 and up to %s", s, litequeue.FormatDuration(maxSimOutage))
 		}
 		sim.Outage = d
 	}
@@ -196,11 +196,11 @@ func (sim simulation) chart(p litequeue.Policy) template.HTML {
 	}
 	var ticks []tick
 	for i := 0; i <= columns; i += max(columns/5, 1) {
-		ticks = append(ticks, tick{i, shortDur(width * time.Duration(i))})
+		ticks = append(ticks, tick{i, litequeue.FormatDuration(width * time.Duration(i))})
 	}
 	return barChart{
 		Title: fmt.Sprintf("Retries of %d jobs failing together during a %s outage, every %s",
-			sim.Jobs, shortDur(sim.Outage), shortDur(width)),
+			sim.Jobs, litequeue.FormatDuration(sim.Outage), litequeue.FormatDuration(width)),
 		Series: []series{{label, "#2e86c1", counts(p)}, {otherLabel, "#c0392b", counts(other)}},
 		Ticks:  ticks,
 	}.svg()

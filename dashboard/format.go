@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -14,30 +12,9 @@ import (
 
 // formatFuncs are the templates' functions that format values.
 var formatFuncs = map[string]any{
-	"dur":  shortDur,
+	"dur":  litequeue.FormatDuration,
 	"time": showTime,
 	"live": func(s litequeue.State) bool { return s == litequeue.Pending || s == litequeue.Running },
-}
-
-// shortDur writes a duration as the command line does: 1m rather than
-// 1m0s, 2h rather than 2h0m0s, days for 24h and more.
-func shortDur(d time.Duration) string {
-	const day = 24 * time.Hour
-	if d >= day {
-		days := fmt.Sprintf("%dd", d/day)
-		if d%day == 0 {
-			return days
-		}
-		return days + shortDur(d%day)
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }
 
 // showTime writes a time to the second, or "–" for none.

@@ -163,7 +163,7 @@ func (c *cli) deadPurge(fs *flagSet) runFunc {
 			return err
 		}
 		if *olderThan > 0 {
-			fmt.Fprintf(c.stdout, "%s dead for %s or more\n", plural(n, "job"), shortDur(*olderThan))
+			fmt.Fprintf(c.stdout, "%s dead for %s or more\n", plural(n, "job"), litequeue.FormatDuration(*olderThan))
 		} else {
 			fmt.Fprintf(c.stdout, "%s\n", plural(n, "dead job"))
 		}

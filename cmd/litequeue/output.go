@@ -134,7 +134,7 @@ func fmtAge(d time.Duration) string {
 	case d < time.Minute:
 		return d.Round(100 * time.Millisecond).String()
 	}
-	return shortDur(d.Round(time.Second))
+	return litequeue.FormatDuration(d.Round(time.Second))
 }
 
 // oneLine returns the first line of s, cut to at most n runes, with "…"
@@ -156,27 +156,6 @@ func oneLine(s string, n int) string {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
-	}
-	return s
-}
-
-// shortDur shows a duration as the command reads them, without trailing
-// zero units: "1m", not "1m0s"; "14d", not "336h0m0s"; "1d12h".
-func shortDur(d time.Duration) string {
-	const day = 24 * time.Hour
-	if d >= day {
-		days := fmt.Sprintf("%dd", d/day)
-		if d%day == 0 {
-			return days
-		}
-		return days + shortDur(d%day)
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
 	}
 	return s
 }

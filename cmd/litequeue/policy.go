@@ -46,9 +46,9 @@ func (c *cli) policy(fs *flagSet) runFunc {
 		tw := newTable(c.stdout)
 		fmt.Fprintln(tw, "RETRY\tMAX WAIT\tWORST CASE TOTAL")
 		for _, s := range steps {
-			fmt.Fprintf(tw, "%d\t%s\t%s\n", s.Retry, shortDur(s.MaxWait), shortDur(s.Total))
+			fmt.Fprintf(tw, "%d\t%s\t%s\n", s.Retry, litequeue.FormatDuration(s.MaxWait), litequeue.FormatDuration(s.Total))
 		}
-		fmt.Fprintf(tw, "total\t\t%s\n", shortDur(scheduleTotal(steps)))
+		fmt.Fprintf(tw, "total\t\t%s\n", litequeue.FormatDuration(scheduleTotal(steps)))
 		tw.Flush()
 		fmt.Fprintf(c.stdout, "\n%s\n", jitterNote(p))
 		return nil
@@ -114,7 +114,7 @@ func (c *cli) lookupPolicy(pos []string) (string, litequeue.Policy, error) {
 // describePolicy says a policy in one line.
 func describePolicy(p litequeue.Policy) string {
 	return fmt.Sprintf("%s from %v, capped at %v, %s, %s",
-		p.Backoff, shortDur(p.Base), shortDur(p.Ceiling), tries(p.MaxTries), jitterName(p.Jitter))
+		p.Backoff, litequeue.FormatDuration(p.Base), litequeue.FormatDuration(p.Ceiling), tries(p.MaxTries), jitterName(p.Jitter))
 }
 
 // jitterName names a jitter kind in a sentence: "full jitter", "no jitter".

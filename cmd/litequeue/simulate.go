@@ -36,7 +36,7 @@ func (c *cli) simulate(fs *flagSet) runFunc {
 		case *outage == 0:
 			return usageErrorf("--outage 0s: with no outage nothing fails (give its length, e.g. 30s)")
 		case *outage > maxSimOutage:
-			return usageErrorf("--outage %v is over the limit of %v", shortDur(*outage), shortDur(maxSimOutage))
+			return usageErrorf("--outage %v is over the limit of %v", litequeue.FormatDuration(*outage), litequeue.FormatDuration(maxSimOutage))
 		case *svgPath == "" && fs.isSet("svg"):
 			return usageErrorf("--svg is empty: name the file to write")
 		}
@@ -259,7 +259,7 @@ func (ch *simChart) conclusion() string {
 	var t time.Duration
 	for try := 1; try < ch.policy.MaxTries && t < ch.outage; try++ {
 		t += ch.policy.MaxDelay(try)
-		at = append(at, shortDur(t))
+		at = append(at, litequeue.FormatDuration(t))
 	}
 	if len(at) == 0 {
 		return "No job retries: the outage is over before the first one fails."
@@ -269,15 +269,15 @@ func (ch *simChart) conclusion() string {
 		when = strings.Join(at[:len(at)-1], ", ") + " and " + at[len(at)-1]
 	}
 	return fmt.Sprintf("Without jitter all %d jobs retry at the same instants: %s.\nWith %s the retries spread out: at most %d in any %v.",
-		ch.jobs, when, ch.series[0].label, ch.series[0].peak, shortDur(ch.res))
+		ch.jobs, when, ch.series[0].label, ch.series[0].peak, litequeue.FormatDuration(ch.res))
 }
 
 // yLabel says what the height of a column is.
 func (ch *simChart) yLabel() string {
 	if ch.res == ch.bucket {
-		return fmt.Sprintf("Retries per second, a column for each %v", shortDur(ch.bucket))
+		return fmt.Sprintf("Retries per second, a column for each %v", litequeue.FormatDuration(ch.bucket))
 	}
-	return fmt.Sprintf("Retries per second, a column for each %v showing its busiest %v", shortDur(ch.bucket), shortDur(ch.res))
+	return fmt.Sprintf("Retries per second, a column for each %v showing its busiest %v", litequeue.FormatDuration(ch.bucket), litequeue.FormatDuration(ch.res))
 }
 
 // maxCount returns the largest bucket of either series.
@@ -300,7 +300,7 @@ func (c *cli) writeChart(ch *simChart) {
 	w := c.stdout
 	fmt.Fprintf(w, "policy %s: %s\n", ch.name, describePolicy(ch.policy))
 	fmt.Fprintf(w, "%d jobs fail together at 0s; the dependency is down until %v, then every attempt succeeds.\n",
-		ch.jobs, shortDur(ch.outage))
+		ch.jobs, litequeue.FormatDuration(ch.outage))
 	fmt.Fprintf(w, "%s:\n", ch.yLabel())
 	top := ch.maxCount()
 	for _, s := range ch.series {
@@ -310,7 +310,7 @@ func (c *cli) writeChart(ch *simChart) {
 	fmt.Fprintf(w, "\n%s\n", ch.conclusion())
 	for _, s := range ch.series {
 		fmt.Fprintf(w, "%s: %d attempts; at most %d retries in one %v (%s/s); ",
-			s.label, s.attempts, s.peak, shortDur(ch.res), fmtRate(ch.rate(s.peak)))
+			s.label, s.attempts, s.peak, litequeue.FormatDuration(ch.res), fmtRate(ch.rate(s.peak)))
 		if s.dead > 0 {
 			fmt.Fprintf(w, "%d of %d jobs died in the outage.\n", s.dead, ch.jobs)
 		} else {
@@ -371,7 +371,7 @@ func timeAxis(n int, bucket time.Duration) string {
 	for t := time.Duration(0); int(t/bucket) < n; t += step {
 		col := int(t / bucket)
 		b.WriteString(strings.Repeat(" ", max(col-b.Len(), 0)))
-		b.WriteString(shortDur(t))
+		b.WriteString(litequeue.FormatDuration(t))
 	}
 	return b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/litequeue/litequeue"
 )
 
 // The geometry of the SVG plot, in pixels.
@@ -67,7 +69,7 @@ func (p *svgPlot) title() {
 		svgWidth, svgHeight, svgWidth, svgHeight, svgFont)
 	fmt.Fprintf(w, `<rect width="%d" height="%d" fill="white"/>`+"\n", svgWidth, svgHeight)
 	text(w, svgLeft, 26, "start", `font-size="17" font-weight="bold"`,
-		fmt.Sprintf("%d jobs fail together during a %v outage: what the dependency sees", ch.jobs, shortDur(ch.outage)))
+		fmt.Sprintf("%d jobs fail together during a %v outage: what the dependency sees", ch.jobs, litequeue.FormatDuration(ch.outage)))
 	text(w, svgLeft, 46, "start", `fill="`+svgSubtle+`"`,
 		fmt.Sprintf("policy %s: %s", ch.name, describePolicy(ch.policy)))
 	first, _, _ := strings.Cut(ch.conclusion(), "\n")
@@ -124,7 +126,7 @@ func (p *svgPlot) axes() {
 		tx := p.x(t)
 		fmt.Fprintf(w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`+"\n",
 			tx, svgTop+svgPlotH, tx, svgTop+svgPlotH+5, svgAxis)
-		text(w, tx, svgTop+svgPlotH+20, "middle", "", shortDur(t))
+		text(w, tx, svgTop+svgPlotH+20, "middle", "", litequeue.FormatDuration(t))
 	}
 	text(w, svgLeft+svgPlotW/2, svgHeight-14, "middle", "",
 		"time since the jobs first failed; "+strings.ToLower(ch.yLabel()[:1])+ch.yLabel()[1:])
@@ -137,7 +139,7 @@ func (p *svgPlot) legend() {
 		ly := float64(svgTop + 14 + 20*i)
 		lx := float64(svgLeft + svgPlotW - 330)
 		fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="14" height="14" fill="%s"/>`+"\n", lx, ly-11, s.svgColor)
-		summary := fmt.Sprintf("%s: at most %d retries in %v", s.label, s.peak, shortDur(ch.res))
+		summary := fmt.Sprintf("%s: at most %d retries in %v", s.label, s.peak, litequeue.FormatDuration(ch.res))
 		if s.dead > 0 {
 			summary += fmt.Sprintf(", %d dead", s.dead)
 		}
