@@ -163,7 +163,7 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 	events := make([]Event, 0, len(jobs))
 	for _, j := range jobs {
 		if !j.Duplicate {
-			events = append(events, Event{Type: "job.enqueued", Job: *j, At: at})
+			events = append(events, Event{Type: eventEnqueued, Job: *j, At: at})
 		}
 	}
 	q.emit(events...)

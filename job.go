@@ -92,15 +92,6 @@ type Attempt struct {
 	Worker                string
 }
 
-// Event reports one committed state change to Options.OnEvent.
-type Event struct {
-	Type  string        // "job.enqueued", "job.started", "job.completed", "job.retry", …
-	Job   Job           // the job as it is after the change
-	Err   string        // the error of a failed run, if any
-	Delay time.Duration // the wait before a retry or after a snooze
-	At    time.Time     // when the change committed, on the injected clock
-}
-
 // Filter selects jobs for List and ReplayDead. Zero fields match
 // everything; Limit 0 means no limit. Results are ordered by ID. A State
 // that is none of the constants, or a negative Limit, is an error.

@@ -17,14 +17,14 @@ import (
 // At claim time the worker writes what a rescuer needs should the run be
 // lost — the effective MaxTries and the delay to apply (retry_delay) — so
 // any process can rescue the job without knowing its handler or policy. The
-// same delay is applied if the run fails by returning an error.
+// same delay is applied if the run fails by returning an error (see
+// decide).
 type lease struct {
 	row     jobRow // the job's row as claimed: still its row while the lease holds
 	job     *Job
 	h       *handler
 	started time.Time
 	worker  string
-	delay   time.Duration // retry_delay: the wait if this run fails
 	// renewNow, sent to without blocking, asks the run to renew its lease
 	// at once rather than at its next turn: Cancel in this Queue uses it so
 	// that the run sees the request without waiting for the renewal.
@@ -95,14 +95,16 @@ type claimAsk struct {
 	at  time.Time // when it was claimed
 }
 
-// serve claims the jobs the asks want in tx: for each claimer, one claim
-// for as many jobs as it has asks, handed out in the asks' order; an ask
-// left without one gets nil.
-func (q *Queue) serve(ctx context.Context, tx execer, asks []*claimAsk) error {
+// serve is the writer's perBatch: it claims the jobs the asks of a batch
+// want (each join is a *claimAsk) in tx: for each claimer, one claim for
+// as many jobs as it has asks, handed out in the asks' order; an ask left
+// without one gets nil.
+func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 	now := q.now()
 	var claimers []*claimer
 	byClaimer := make(map[*claimer][]*claimAsk)
-	for _, a := range asks {
+	for _, j := range joins {
+		a := j.(*claimAsk)
 		a.got, a.at = nil, now
 		if _, ok := byClaimer[a.c]; !ok {
 			claimers = append(claimers, a.c)
@@ -215,15 +217,6 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 	return leases, nil
 }
 
-// startedEvents are the job.started events of new leases.
-func startedEvents(leases []*lease, now time.Time) []Event {
-	events := make([]Event, len(leases))
-	for i, l := range leases {
-		events[i] = Event{Type: "job.started", Job: *l.job, At: now}
-	}
-	return events
-}
-
 // lease turns one claimed pending row into a running one under a new
 // token, and returns the lease with the row as it is once claimTx has
 // written it.
@@ -236,17 +229,12 @@ func (q *Queue) lease(row *jobRow, worker string, now time.Time) *lease {
 	row.State, row.Attempt, row.Token, row.Cancel = Running, row.Attempt+1, row.Token+1, false
 	row.LeaseUntil, row.StartedAt = ms(now.Add(q.opts.VisibilityTimeout)), ms(now)
 	row.Worker, row.RetryDelay = worker, delay.Milliseconds()
-	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, delay: delay,
-		renewNow: make(chan struct{}, 1)}
+	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, renewNow: make(chan struct{}, 1)}
 }
 
 const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
 	WHERE id = ? AND token = ? AND created_at = ? AND state = 'running'
 	RETURNING cancel`
-
-// errCancelRequested is the cause given to a handler's context when Cancel
-// asked its job to stop.
-var errCancelRequested = errors.New("litequeue: job cancelled")
 
 // completedUnderSQL reports whether the job is completed under the token:
 // CompleteTx committed it.
@@ -342,15 +330,11 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 				if seen != nil && !seen.confirmed(r, now, confirmWait(q.opts.VisibilityTimeout)) {
 					continue
 				}
-				e := ending{
-					outcome: OutcomeLeaseExpired,
-					errText: "lease expired: worker " + r.Worker + " stopped renewing it",
-					delay:   time.Duration(r.RetryDelay) * time.Millisecond,
-				}
-				ev, err := settle(ctx, tx, r, e, fromMS(r.StartedAt), r.Worker, now)
-				if err != nil {
+				d := decide(r, end{kind: endExpired, started: fromMS(r.StartedAt), worker: r.Worker}, now)
+				if err := store(ctx, tx, &d); err != nil {
 					return err
 				}
+				ev := d.event
 				events = append(events, ev)
 			}
 			return nil

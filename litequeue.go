@@ -163,7 +163,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
 		return nil, err
 	}
-	q.w.claims = q.serve
+	q.w.perBatch = q.serve
 	q.w.full = opts.Synchronous == "full"
 	return q, nil
 }
@@ -284,38 +284,3 @@ func (q *Queue) rand() float64 {
 
 // now reads the injected clock.
 func (q *Queue) now() time.Time { return q.clock.Now() }
-
-// onEventWait is how long emit waits for an OnEvent call in progress
-// before it warns that OnEvent may be calling the Queue.
-const onEventWait = 10 * time.Second
-
-// emit calls OnEvent for each event, one call at a time, recovering and
-// logging a panic so that it never breaks a worker.
-func (q *Queue) emit(events ...Event) {
-	if q.opts.OnEvent == nil || len(events) == 0 {
-		return
-	}
-	if !q.eventMu.TryLock() {
-		// Real time, not the injected clock: this is a wait on a goroutine.
-		slow := time.AfterFunc(onEventWait, func() {
-			q.opts.Logger.Warn("litequeue: an event has waited 10s for OnEvent to return; "+
-				"an OnEvent that calls Enqueue, Cancel, Replay, RunDue or Close waits for itself",
-				"event", events[0].Type, "job", events[0].Job.ID)
-		})
-		q.eventMu.Lock()
-		slow.Stop()
-	}
-	defer q.eventMu.Unlock()
-	for _, e := range events {
-		q.callOnEvent(e)
-	}
-}
-
-func (q *Queue) callOnEvent(e Event) {
-	defer func() {
-		if r := recover(); r != nil {
-			q.opts.Logger.Error("litequeue: OnEvent panicked", "event", e.Type, "job", e.Job.ID, "panic", r)
-		}
-	}()
-	q.opts.OnEvent(e)
-}
