@@ -184,22 +184,14 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if kind == "" {
+		return nil, errors.New("litequeue: enqueue: empty kind")
+	}
 	fail := func(format string, args ...any) (*enqueueBatch, error) {
 		return nil, fmt.Errorf("litequeue: enqueue %s: "+format, append([]any{kind}, args...)...)
 	}
-	switch {
-	case kind == "":
-		return nil, errors.New("litequeue: enqueue: empty kind")
-	case cfg.queue == "":
-		return fail("empty queue name")
-	case !cfg.atSet && cfg.delay < 0:
-		return fail("negative delay %v", cfg.delay)
-	case cfg.atSet && cfg.at.IsZero():
-		return fail("At the zero time.Time (unset?)")
-	case cfg.atSet && !storable(cfg.at):
-		return fail("At %s is outside %s", cfg.at.Format(time.RFC3339Nano), runAtLimits())
-	case cfg.maxTriesSet && (cfg.maxTries < 1 || cfg.maxTries > MaxTriesLimit):
-		return fail("max_tries %d is outside 1…%d", cfg.maxTries, MaxTriesLimit)
+	if err := cfg.check(); err != nil {
+		return fail("%w", err)
 	}
 	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads))}
 	for i, p := range payloads {
@@ -220,6 +212,24 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 		}
 	}
 	return b, nil
+}
+
+// check refuses the options that cannot be meant, naming the value and
+// the limit.
+func (c *enqueueConfig) check() error {
+	switch {
+	case c.queue == "":
+		return errors.New("empty queue name")
+	case !c.atSet && c.delay < 0:
+		return fmt.Errorf("negative delay %v", c.delay)
+	case c.atSet && c.at.IsZero():
+		return errors.New("At the zero time.Time (unset?)")
+	case c.atSet && !storable(c.at):
+		return fmt.Errorf("At %s is outside %s", c.at.Format(time.RFC3339Nano), runAtLimits())
+	case c.maxTriesSet && (c.maxTries < 1 || c.maxTries > MaxTriesLimit):
+		return fmt.Errorf("max_tries %d is outside 1…%d", c.maxTries, MaxTriesLimit)
+	}
+	return nil
 }
 
 // encodePayload returns the stored form of a payload.
