@@ -45,8 +45,7 @@ type execer interface {
 type writer struct {
 	conn *stmtConn // the one connection, used by the leader only
 	turn writeTurn // orders the commits with the app's WriteTx in the process
-	lock *fileLock // orders writers across processes
-	full bool      // synchronous=FULL configured: durable commits fsync
+	eng  engine    // begins the transactions, and orders writers across processes
 	// perBatch, if set, runs once per batch that has writes joined to it,
 	// after the batch's writes and in their transaction, with the joins of
 	// those writes in order (see writeOp.join): work that the writes of a
@@ -139,13 +138,13 @@ func (w *writer) commit(batch []*writeOp) {
 		return
 	}
 	defer w.turn.give()
-	if err := w.lock.lock(); err != nil {
+	if err := w.eng.lock(); err != nil {
 		for _, o := range batch {
 			o.err = fmt.Errorf("take write lock: %w", err)
 		}
 		return
 	}
-	defer w.lock.unlock()
+	defer w.eng.unlock()
 	if !w.run(batch, false) {
 		w.run(batch, true)
 	}
@@ -168,11 +167,8 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 		o.err = nil
 	}
 	c := w.conn
-	if err := c.setDurable(w.full, durable(batch)); err != nil {
+	if err := w.eng.begin(c, durable(batch)); err != nil {
 		return fail(err)
-	}
-	if err := c.exec(`BEGIN IMMEDIATE`); err != nil {
-		return fail(fmt.Errorf("begin: %w", err))
 	}
 	for _, op := range batch {
 		if isolate {
@@ -273,29 +269,7 @@ func (op *writeOp) run(tx execer) (err error) {
 type stmtConn struct {
 	conn    *sqlx.Conn
 	stmts   stmtCache
-	relaxed bool // synchronous is NORMAL for a light batch, FULL configured
-}
-
-// setDurable sets the synchronous level for the next commit: with full
-// configured, FULL for a durable batch and NORMAL for a light one. A
-// failure to relax is of no consequence (the commit is fsynced); a
-// failure to restore FULL fails the batch.
-func (c *stmtConn) setDurable(full, durable bool) error {
-	relax := full && !durable
-	if relax == c.relaxed {
-		return nil
-	}
-	if relax {
-		if c.exec(`PRAGMA synchronous = NORMAL`) == nil {
-			c.relaxed = true
-		}
-		return nil
-	}
-	if err := c.exec(`PRAGMA synchronous = FULL`); err != nil {
-		return fmt.Errorf("restore synchronous=FULL: %w", err)
-	}
-	c.relaxed = false
-	return nil
+	relaxed bool // synchronous is NORMAL for a light batch, FULL configured (see sqliteEngine.begin)
 }
 
 func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {

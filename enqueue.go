@@ -2,12 +2,10 @@ package litequeue
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -175,7 +173,8 @@ type enqueueBatch struct {
 	kind     string
 	payloads [][]byte
 	cfg      enqueueConfig
-	maxTries int // effective at enqueue; rewritten at claim unless own
+	maxTries int    // effective at enqueue; rewritten at claim unless own
+	eng      engine // inserts many rows at once
 }
 
 // newBatch checks the call's arguments and encodes its payloads.
@@ -193,7 +192,7 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if err := cfg.check(); err != nil {
 		return fail("%w", err)
 	}
-	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads))}
+	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: q.eng}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
 		if err != nil {
@@ -246,14 +245,6 @@ func encodePayload(p any) ([]byte, error) {
 const insertJobSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key)
 	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
-
-// insertJobsSQL adds many jobs in one statement. Its last argument is a
-// JSON array of the payloads, in hex; each new row's id is one more than
-// the one before it, so the ids, in order, follow the array.
-const insertJobsSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at)
-	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
-	RETURNING id`
 
 const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE unique_key = ? AND state IN ('pending', 'running')`
@@ -316,27 +307,5 @@ func (b *enqueueBatch) insertRows(ctx context.Context, tx execer, runAt, now tim
 		id, err := res.LastInsertId()
 		return []int64{id}, err
 	}
-	var ids []int64
-	err := tx.SelectContext(ctx, &ids, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), hexArray(b.payloads))
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) != len(b.payloads) {
-		return nil, fmt.Errorf("inserted %d jobs of %d", len(ids), len(b.payloads))
-	}
-	slices.Sort(ids)
-	return ids, nil
-}
-
-// hexArray is the JSON array of the payloads in hex.
-func hexArray(payloads [][]byte) string {
-	n := 2
-	for _, p := range payloads {
-		n += 2*len(p) + 3
-	}
-	return string(appendJSONArray(make([]byte, 0, n), len(payloads), func(b []byte, i int) []byte {
-		b = append(b, '"')
-		return append(hex.AppendEncode(b, payloads[i]), '"')
-	}))
+	return b.eng.insertJobs(ctx, tx, b, runAt, now)
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -26,6 +25,7 @@ type Queue struct {
 	app    *sqlx.DB  // the app's pool, returned by DB(): see openAppDB
 	wdb    *sqlx.DB  // the writer's pool of one connection
 	w      writer    // every write litequeue makes
+	eng    engine    // what is the file's own: see sqliteEngine
 	worker string    // default worker name: host:pid
 
 	randMu  sync.Mutex
@@ -33,8 +33,6 @@ type Queue struct {
 
 	heldMu sync.Mutex
 	held   map[int64]*lease // by job ID, each lease this Queue's runs hold
-
-	walWarned atomic.Int64 // the -wal size last warned about (see walGrowth)
 
 	mu       sync.RWMutex
 	handlers map[string]*handler
@@ -140,6 +138,9 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 		wake:     make(chan struct{}),
 		closing:  make(chan struct{}),
 	}
+	eng := &sqliteEngine{path: path, synchronous: opts.Synchronous, full: opts.Synchronous == "full",
+		db: first, flock: f.lock, logger: opts.Logger}
+	q.eng = eng
 	if mode == readMode {
 		first.SetMaxOpenConns(readPoolSize)
 		first.SetMaxIdleConns(readPoolSize)
@@ -155,16 +156,16 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 		return nil, err
 	}
 	closers = append(closers, q.db.Close)
+	eng.db = q.db
 	if q.app, err = openAppDB(path, opts.Synchronous); err != nil {
 		return nil, err
 	}
 	closers = append(closers, q.app.Close)
-	q.w.lock = f.lock
+	q.w.eng = eng
 	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
 		return nil, err
 	}
 	q.w.perBatch = q.serve
-	q.w.full = opts.Synchronous == "full"
 	return q, nil
 }
 
@@ -194,7 +195,7 @@ func (q *Queue) Close() error {
 	if q.readOnly() {
 		return errors.Join(q.reads.close(), q.db.Close())
 	}
-	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.w.lock.close())
+	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.eng.close())
 }
 
 // DB returns the app's connection pool, for its own tables and

@@ -19,8 +19,9 @@ type watch struct {
 	started bool
 }
 
-func (q *Queue) newWatch() (*watch, error) {
-	db, err := openDB(q.path, readAccess, q.opts.Synchronous, 1)
+// watch returns a new watch of the file.
+func (e *sqliteEngine) watch() (changes, error) {
+	db, err := openDB(e.path, readAccess, e.synchronous, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	if opts.Name == "" {
 		opts.Name = q.worker
 	}
-	watch, err := q.newWatch()
+	watch, err := q.eng.watch()
 	if err != nil {
 		return fmt.Errorf("litequeue: work: %w", err)
 	}
@@ -123,7 +123,7 @@ type pool struct {
 	opts     WorkerOptions
 	running  atomic.Int64  // runs started whose end the loop has not yet taken from done
 	slots    chan struct{} // one token per handler running
-	watch    *watch
+	watch    changes
 	seen     sightings     // expired leases not yet rescued
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
