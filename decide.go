@@ -90,9 +90,9 @@ type verdict struct {
 	permanent bool          // a failure never retried
 }
 
-// failure reports whether the verdict is a failed try.
-func (v verdict) failure() bool {
-	switch v.outcome {
+// failure reports whether a run recorded with outcome o is a failed try.
+func failure(o Outcome) bool {
+	switch o {
 	case OutcomeFailed, OutcomePanicked, OutcomeTimedOut, OutcomeLeaseExpired:
 		return true
 	}
@@ -181,7 +181,7 @@ func decide(cur *jobRow, e end, now time.Time) decision {
 	}
 	d.history = historyOf(cur, e, v, outcome, delay, a.State, now)
 	d.event = Event{Type: runEvent(a.State, outcome), Job: *a.job(), At: now, Delay: delay}
-	if (verdict{outcome: outcome}).failure() {
+	if failure(outcome) {
 		d.event.Err = v.errText
 	}
 	return d

@@ -40,37 +40,9 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 	for {
 		var events []Event
 		more := false
-		err := q.write(ctx, func(tx execer) error {
-			events = events[:0]
-			now := q.now()
-			limit := ms(now.Add(q.opts.VisibilityTimeout))
-			if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
-				return err
-			}
-			// Room for the rows that are skipped: those of our own leases,
-			// and those seen expired too recently to rescue.
-			batch := rescueBatch + q.holding() + seen.waiting()
-			var rows []jobRow
-			if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), batch); err != nil {
-				return err
-			}
-			more = len(rows) == batch
-			for i := range rows {
-				r := &rows[i]
-				if q.holds(r.ID, r.Token) {
-					continue
-				}
-				if seen != nil && !seen.confirmed(r, now, confirmWait(q.opts.VisibilityTimeout)) {
-					continue
-				}
-				d := decide(r, end{kind: endExpired, started: fromMS(r.StartedAt), worker: r.Worker}, now)
-				if err := store(ctx, tx, &d); err != nil {
-					return err
-				}
-				ev := d.event
-				events = append(events, ev)
-			}
-			return nil
+		err := q.write(ctx, func(tx execer) (err error) {
+			events, more, err = q.rescueSome(ctx, tx, seen, events[:0])
+			return err
 		})
 		if err != nil {
 			return total, err
@@ -87,6 +59,39 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// rescueSome rescues, in tx, up to rescueBatch expired leases, having cut
+// the leases that lie too far ahead. It appends their events to events,
+// and reports whether more may be expired.
+func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, events []Event) ([]Event, bool, error) {
+	now := q.now()
+	limit := ms(now.Add(q.opts.VisibilityTimeout))
+	if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
+		return events, false, err
+	}
+	// Room for the rows that are skipped: those of our own leases, and
+	// those seen expired too recently to rescue.
+	batch := rescueBatch + q.holding() + seen.waiting()
+	var rows []jobRow
+	if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), batch); err != nil {
+		return events, false, err
+	}
+	for i := range rows {
+		r := &rows[i]
+		if q.holds(r.ID, r.Token) {
+			continue
+		}
+		if seen != nil && !seen.confirmed(r, now, confirmWait(q.opts.VisibilityTimeout)) {
+			continue
+		}
+		d := decide(r, end{kind: endExpired, started: fromMS(r.StartedAt), worker: r.Worker}, now)
+		if err := store(ctx, tx, &d); err != nil {
+			return events, false, err
+		}
+		events = append(events, d.event)
+	}
+	return events, len(rows) == batch, nil
 }
 
 // sightings are the expired leases a Work loop has seen and not yet
