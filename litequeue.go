@@ -127,17 +127,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	closers = append(closers, f.close)
 	ctx := context.Background()
 	first := f.db
-	host, _ := os.Hostname()
-	q := &Queue{
-		opts:     opts,
-		clock:    opts.Clock,
-		path:     path,
-		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
-		handlers: make(map[string]*handler),
-		held:     make(map[int64]*lease),
-		wake:     make(chan struct{}),
-		closing:  make(chan struct{}),
-	}
+	q := newQueue(path, opts)
 	eng := &sqliteEngine{path: path, synchronous: opts.Synchronous, full: opts.Synchronous == "full",
 		db: first, flock: f.lock, logger: opts.Logger}
 	q.eng = eng
@@ -167,6 +157,21 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	}
 	q.w.perBatch = q.serve
 	return q, nil
+}
+
+// newQueue is a Queue on the file at path, with nothing open yet.
+func newQueue(path string, opts Options) *Queue {
+	host, _ := os.Hostname()
+	return &Queue{
+		opts:     opts,
+		clock:    opts.Clock,
+		path:     path,
+		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
+		handlers: make(map[string]*handler),
+		held:     make(map[int64]*lease),
+		wake:     make(chan struct{}),
+		closing:  make(chan struct{}),
+	}
 }
 
 // Close stops every Work and RunDue call on the queue from claiming and
