@@ -12,18 +12,6 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-var errNoRows = sql.ErrNoRows
-
-// execer is what litequeue's SQL runs on: the writer's connection inside
-// one of its transactions, or a caller's *sqlx.Tx (EnqueueTx, MarkTx,
-// CompleteTx). Both paths share one piece of SQL.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	GetContext(ctx context.Context, dest any, query string, args ...any) error
-	SelectContext(ctx context.Context, dest any, query string, args ...any) error
-	Rebind(query string) string
-}
-
 // writer runs every write litequeue makes, on one connection, and commits
 // the writes that arrive together in one transaction: group commit. Many
 // goroutines enqueueing or finishing jobs at once share one BEGIN IMMEDIATE

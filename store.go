@@ -2,11 +2,24 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 )
 
 // A decision (see decide.go) is stored here, in one place: the job's row,
 // then its history row.
+
+var errNoRows = sql.ErrNoRows
+
+// execer is what litequeue's SQL runs on: the writer's connection inside
+// one of its transactions, or a caller's *sqlx.Tx (EnqueueTx, MarkTx,
+// CompleteTx). Both paths share one piece of SQL.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+	Rebind(query string) string
+}
 
 const settleSQL = `UPDATE litequeue_jobs
 	SET state = ?, attempt = ?, run_at = ?, finished_at = ?, last_error = ?,
