@@ -187,6 +187,34 @@ func decide(cur *jobRow, e end, now time.Time) decision {
 	return d
 }
 
+// runEvent is the event of a run that left the job in state after, its
+// outcome recorded as outcome.
+func runEvent(after State, outcome Outcome) string {
+	switch after {
+	case Pending:
+		if outcome == OutcomeSnoozed {
+			return eventSnoozed
+		}
+		return eventRetry
+	case Completed:
+		return eventCompleted
+	case Dead:
+		return eventDead
+	case Discarded:
+		return eventDiscarded
+	}
+	return eventCancelled
+}
+
+// actEvent is the event of an operator's act recorded as outcome: a
+// replay or a RunNow.
+func actEvent(outcome Outcome) string {
+	if outcome == OutcomeReplayed {
+		return eventReplayed
+	}
+	return eventRunNow
+}
+
 // route returns where the verdict v on a run of the job in row cur sends
 // the job at now: its row after, the outcome to record (a run of a job
 // that Cancel asked to stop is cancelled, whatever it returned, even nil),

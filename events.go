@@ -27,34 +27,6 @@ type Event struct {
 	At    time.Time     // when the change committed, on the injected clock
 }
 
-// runEvent is the event of a run that left the job in state after, its
-// outcome recorded as outcome.
-func runEvent(after State, outcome Outcome) string {
-	switch after {
-	case Pending:
-		if outcome == OutcomeSnoozed {
-			return eventSnoozed
-		}
-		return eventRetry
-	case Completed:
-		return eventCompleted
-	case Dead:
-		return eventDead
-	case Discarded:
-		return eventDiscarded
-	}
-	return eventCancelled
-}
-
-// actEvent is the event of an operator's act recorded as outcome: a
-// replay or a RunNow.
-func actEvent(outcome Outcome) string {
-	if outcome == OutcomeReplayed {
-		return eventReplayed
-	}
-	return eventRunNow
-}
-
 // startedEvents are the job.started events of new leases.
 func startedEvents(leases []*lease, now time.Time) []Event {
 	events := make([]Event, len(leases))
