@@ -2,7 +2,6 @@ package litequeue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -91,10 +90,10 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return fmt.Errorf("litequeue: write transaction: %w", err)
 	}
 	defer q.w.turn.give()
-	if err := q.w.lock.lock(); err != nil {
+	if err := q.eng.lock(); err != nil {
 		return fmt.Errorf("litequeue: write transaction: take write lock: %w", err)
 	}
-	defer q.w.lock.unlock()
+	defer q.eng.unlock()
 	tx, err := q.beginApp(ctx)
 	if err != nil {
 		return fmt.Errorf("litequeue: write transaction: begin: %w", err)
@@ -115,19 +114,10 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 func (q *Queue) beginApp(ctx context.Context) (*sqlx.Tx, error) {
 	for try := 1; ; try++ {
 		tx, err := q.app.BeginTxx(ctx, nil) // IMMEDIATE: see dsn
-		if err == nil || !isBusy(err) || try == beginTries {
+		if err == nil || !q.eng.retry(err) || try == beginTries {
 			return tx, err
 		}
 	}
-}
-
-// sqliteBusy is SQLite's primary result code SQLITE_BUSY.
-const sqliteBusy = 5
-
-// isBusy reports whether err is SQLite's SQLITE_BUSY.
-func isBusy(err error) bool {
-	var se interface{ Code() int }
-	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }
 
 // writeTurn orders, within one process, a Queue's writes that take the

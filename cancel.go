@@ -40,10 +40,9 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 			_, err := tx.ExecContext(ctx, requestCancelSQL, id)
 			return err
 		case Pending:
-			m := move{state: Cancelled, attempt: row.Attempt, runAt: row.RunAt, finished: nullMS(now), lastError: row.LastError}
-			after, err := m.apply(ctx, tx, id)
-			ev = Event{Type: eventTypes[Cancelled], Job: *after.job(), At: now}
-			return err
+			d := cancelPending(&row, now)
+			ev = d.event
+			return store(ctx, tx, &d)
 		}
 		return &stateError{op: "cancel", id: id, state: row.State}
 	})

@@ -12,18 +12,6 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-var errNoRows = sql.ErrNoRows
-
-// execer is what litequeue's SQL runs on: the writer's connection inside
-// one of its transactions, or a caller's *sqlx.Tx (EnqueueTx, MarkTx,
-// CompleteTx). Both paths share one piece of SQL.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	GetContext(ctx context.Context, dest any, query string, args ...any) error
-	SelectContext(ctx context.Context, dest any, query string, args ...any) error
-	Rebind(query string) string
-}
-
 // writer runs every write litequeue makes, on one connection, and commits
 // the writes that arrive together in one transaction: group commit. Many
 // goroutines enqueueing or finishing jobs at once share one BEGIN IMMEDIATE
@@ -45,11 +33,13 @@ type execer interface {
 type writer struct {
 	conn *stmtConn // the one connection, used by the leader only
 	turn writeTurn // orders the commits with the app's WriteTx in the process
-	lock *fileLock // orders writers across processes
-	full bool      // synchronous=FULL configured: durable commits fsync
-	// claims serves the asks of a batch's writes, after the writes, in the
-	// same transaction (see claimAsk).
-	claims func(ctx context.Context, tx execer, asks []*claimAsk) error
+	eng  engine    // begins the transactions, and orders writers across processes
+	// perBatch, if set, runs once per batch that has writes joined to it,
+	// after the batch's writes and in their transaction, with the joins of
+	// those writes in order (see writeOp.join): work that the writes of a
+	// batch share, as the workers finishing together share one claim of
+	// their next jobs.
+	perBatch func(ctx context.Context, tx execer, joins []any) error
 
 	mu      sync.Mutex
 	queue   []*writeOp
@@ -59,7 +49,9 @@ type writer struct {
 type writeOp struct {
 	ctx context.Context
 	fn  func(tx execer) error
-	ask *claimAsk // nil: the write claims no job
+	// join, if not nil, is passed to the writer's perBatch with the joins
+	// of the other writes in the batch.
+	join any
 	// light marks a write whose loss in a power cut is harmless, so that a
 	// batch of only such writes commits without an fsync (see durable).
 	light bool
@@ -78,8 +70,8 @@ const maxBatch = 512
 // once (when another write in its batch fails), so it sets its results
 // afresh each time.
 //
-// A non-nil op.ask is served in the same transaction, after fn, together
-// with the asks of the other writes in the batch: one claim for all.
+// A non-nil op.join is passed to perBatch in the same transaction, after
+// fn, together with the joins of the other writes in the batch.
 func (w *writer) do(op *writeOp) error {
 	op.done = make(chan bool, 1)
 	w.mu.Lock()
@@ -134,13 +126,13 @@ func (w *writer) commit(batch []*writeOp) {
 		return
 	}
 	defer w.turn.give()
-	if err := w.lock.lock(); err != nil {
+	if err := w.eng.lock(); err != nil {
 		for _, o := range batch {
 			o.err = fmt.Errorf("take write lock: %w", err)
 		}
 		return
 	}
-	defer w.lock.unlock()
+	defer w.eng.unlock()
 	if !w.run(batch, false) {
 		w.run(batch, true)
 	}
@@ -163,11 +155,8 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 		o.err = nil
 	}
 	c := w.conn
-	if err := c.setDurable(w.full, durable(batch)); err != nil {
+	if err := w.eng.begin(c, durable(batch)); err != nil {
 		return fail(err)
-	}
-	if err := c.exec(`BEGIN IMMEDIATE`); err != nil {
-		return fail(fmt.Errorf("begin: %w", err))
 	}
 	for _, op := range batch {
 		if isolate {
@@ -181,7 +170,7 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 		}
 	}
 	if !isolate {
-		if err := w.serve(batch); err != nil {
+		if err := w.joined(batch); err != nil {
 			c.rollback()
 			if len(batch) == 1 {
 				return fail(err)
@@ -212,23 +201,23 @@ func durable(batch []*writeOp) bool {
 	return false
 }
 
-// serve claims for the batch's asks, all at once.
-func (w *writer) serve(batch []*writeOp) error {
-	var asks []*claimAsk
+// joined runs perBatch for the batch's joins, all at once.
+func (w *writer) joined(batch []*writeOp) error {
+	var joins []any
 	var ctx context.Context
 	for _, op := range batch {
-		if op.ask != nil {
-			asks = append(asks, op.ask)
+		if op.join != nil {
+			joins = append(joins, op.join)
 			ctx = op.ctx
 		}
 	}
-	if len(asks) == 0 {
+	if len(joins) == 0 {
 		return nil
 	}
-	return w.claims(ctx, w.conn, asks)
+	return w.perBatch(ctx, w.conn, joins)
 }
 
-// runInSavepoint runs op, and claims for its ask, inside a savepoint,
+// runInSavepoint runs op, and perBatch for its join, inside a savepoint,
 // rolling back to it if either fails. op's own failure is kept in op.err;
 // the returned error is a failure of the savepoint itself, which dooms the
 // whole transaction.
@@ -238,7 +227,7 @@ func (w *writer) runInSavepoint(op *writeOp) error {
 		return err
 	}
 	if op.run(c) == nil {
-		op.err = w.serve([]*writeOp{op})
+		op.err = w.joined([]*writeOp{op})
 	}
 	if op.err != nil {
 		if err := c.exec(`ROLLBACK TO litequeue_op`); err != nil {
@@ -268,29 +257,7 @@ func (op *writeOp) run(tx execer) (err error) {
 type stmtConn struct {
 	conn    *sqlx.Conn
 	stmts   stmtCache
-	relaxed bool // synchronous is NORMAL for a light batch, FULL configured
-}
-
-// setDurable sets the synchronous level for the next commit: with full
-// configured, FULL for a durable batch and NORMAL for a light one. A
-// failure to relax is of no consequence (the commit is fsynced); a
-// failure to restore FULL fails the batch.
-func (c *stmtConn) setDurable(full, durable bool) error {
-	relax := full && !durable
-	if relax == c.relaxed {
-		return nil
-	}
-	if relax {
-		if c.exec(`PRAGMA synchronous = NORMAL`) == nil {
-			c.relaxed = true
-		}
-		return nil
-	}
-	if err := c.exec(`PRAGMA synchronous = FULL`); err != nil {
-		return fmt.Errorf("restore synchronous=FULL: %w", err)
-	}
-	c.relaxed = false
-	return nil
+	relaxed bool // synchronous is NORMAL for a light batch, FULL configured (see sqliteEngine.begin)
 }
 
 func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {

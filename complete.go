@@ -39,8 +39,8 @@ func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {
 	case row.Cancel:
 		return fmt.Errorf("litequeue: complete job %d: cancelled: %w", job.ID, ErrLeaseLost)
 	}
-	m, _ := route(row, ending{outcome: OutcomeCompleted}, q.now())
-	if _, err := m.apply(ctx, tx, row.ID); err != nil {
+	d := completeHeld(row, q.now())
+	if err := store(ctx, tx, &d); err != nil {
 		return fmt.Errorf("litequeue: complete job %d: %w", job.ID, err)
 	}
 	return nil

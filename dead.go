@@ -2,7 +2,6 @@ package litequeue
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -145,17 +144,8 @@ func (q *Queue) replay(ctx context.Context, tx execer, row *jobRow, now time.Tim
 			return Event{}, err
 		}
 	}
-	m := move{state: Pending, attempt: 0, runAt: nullMS(now), finished: sql.NullInt64{}, lastError: row.LastError}
-	after, err := m.apply(ctx, tx, row.ID)
-	if err != nil {
-		return Event{}, err
-	}
-	_, err = tx.ExecContext(ctx, insertAttemptSQL, row.ID, 0, ms(now), ms(now),
-		OutcomeReplayed, "", "", 0, q.worker, row.Kind, Pending)
-	if err != nil {
-		return Event{}, err
-	}
-	return Event{Type: "job.replayed", Job: *after.job(), At: now}, nil
+	d := makeDue(row, OutcomeReplayed, 0, q.worker, now)
+	return d.event, store(ctx, tx, &d)
 }
 
 // PurgeDead deletes, with their history, the dead jobs that have been dead

@@ -32,7 +32,7 @@ func (q *Queue) Delete(ctx context.Context, id int64) error {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, deleteJobHistorySQL, id)
-		ev = Event{Type: "job.deleted", Job: *row.job(), At: q.now()}
+		ev = Event{Type: eventDeleted, Job: *row.job(), At: q.now()}
 		return err
 	})
 	if err != nil {

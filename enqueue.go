@@ -2,12 +2,10 @@ package litequeue
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -163,7 +161,7 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 	events := make([]Event, 0, len(jobs))
 	for _, j := range jobs {
 		if !j.Duplicate {
-			events = append(events, Event{Type: "job.enqueued", Job: *j, At: at})
+			events = append(events, Event{Type: eventEnqueued, Job: *j, At: at})
 		}
 	}
 	q.emit(events...)
@@ -175,7 +173,8 @@ type enqueueBatch struct {
 	kind     string
 	payloads [][]byte
 	cfg      enqueueConfig
-	maxTries int // effective at enqueue; rewritten at claim unless own
+	maxTries int    // effective at enqueue; rewritten at claim unless own
+	eng      engine // inserts many rows at once
 }
 
 // newBatch checks the call's arguments and encodes its payloads.
@@ -184,24 +183,16 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if kind == "" {
+		return nil, errors.New("litequeue: enqueue: empty kind")
+	}
 	fail := func(format string, args ...any) (*enqueueBatch, error) {
 		return nil, fmt.Errorf("litequeue: enqueue %s: "+format, append([]any{kind}, args...)...)
 	}
-	switch {
-	case kind == "":
-		return nil, errors.New("litequeue: enqueue: empty kind")
-	case cfg.queue == "":
-		return fail("empty queue name")
-	case !cfg.atSet && cfg.delay < 0:
-		return fail("negative delay %v", cfg.delay)
-	case cfg.atSet && cfg.at.IsZero():
-		return fail("At the zero time.Time (unset?)")
-	case cfg.atSet && !storable(cfg.at):
-		return fail("At %s is outside %s", cfg.at.Format(time.RFC3339Nano), runAtLimits())
-	case cfg.maxTriesSet && (cfg.maxTries < 1 || cfg.maxTries > MaxTriesLimit):
-		return fail("max_tries %d is outside 1…%d", cfg.maxTries, MaxTriesLimit)
+	if err := cfg.check(); err != nil {
+		return fail("%w", err)
 	}
-	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads))}
+	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: q.eng}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
 		if err != nil {
@@ -222,6 +213,24 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	return b, nil
 }
 
+// check refuses the options that cannot be meant, naming the value and
+// the limit.
+func (c *enqueueConfig) check() error {
+	switch {
+	case c.queue == "":
+		return errors.New("empty queue name")
+	case !c.atSet && c.delay < 0:
+		return fmt.Errorf("negative delay %v", c.delay)
+	case c.atSet && c.at.IsZero():
+		return errors.New("At the zero time.Time (unset?)")
+	case c.atSet && !storable(c.at):
+		return fmt.Errorf("At %s is outside %s", c.at.Format(time.RFC3339Nano), runAtLimits())
+	case c.maxTriesSet && (c.maxTries < 1 || c.maxTries > MaxTriesLimit):
+		return fmt.Errorf("max_tries %d is outside 1…%d", c.maxTries, MaxTriesLimit)
+	}
+	return nil
+}
+
 // encodePayload returns the stored form of a payload.
 func encodePayload(p any) ([]byte, error) {
 	switch v := p.(type) {
@@ -236,14 +245,6 @@ func encodePayload(p any) ([]byte, error) {
 const insertJobSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key)
 	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
-
-// insertJobsSQL adds many jobs in one statement. Its last argument is a
-// JSON array of the payloads, in hex; each new row's id is one more than
-// the one before it, so the ids, in order, follow the array.
-const insertJobsSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at)
-	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
-	RETURNING id`
 
 const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE unique_key = ? AND state IN ('pending', 'running')`
@@ -306,27 +307,5 @@ func (b *enqueueBatch) insertRows(ctx context.Context, tx execer, runAt, now tim
 		id, err := res.LastInsertId()
 		return []int64{id}, err
 	}
-	var ids []int64
-	err := tx.SelectContext(ctx, &ids, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), hexArray(b.payloads))
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) != len(b.payloads) {
-		return nil, fmt.Errorf("inserted %d jobs of %d", len(ids), len(b.payloads))
-	}
-	slices.Sort(ids)
-	return ids, nil
-}
-
-// hexArray is the JSON array of the payloads in hex.
-func hexArray(payloads [][]byte) string {
-	n := 2
-	for _, p := range payloads {
-		n += 2*len(p) + 3
-	}
-	return string(appendJSONArray(make([]byte, 0, n), len(payloads), func(b []byte, i int) []byte {
-		b = append(b, '"')
-		return append(hex.AppendEncode(b, payloads[i]), '"')
-	}))
+	return b.eng.insertJobs(ctx, tx, b, runAt, now)
 }

@@ -2,7 +2,6 @@ package litequeue
 
 import (
 	"context"
-	"os"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -47,86 +46,7 @@ func (q *Queue) sweep(ctx context.Context) error {
 	if dead+finished+keys > 0 {
 		q.opts.Logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
 	}
-	if err := q.vacuum(ctx); err != nil {
-		return err
-	}
-	q.walGrowth()
-	return nil
-}
-
-// Vacuum: purged jobs leave free pages in the file. New inserts reuse
-// them, but after a burst (a million jobs done and purged) the file would
-// keep its peak size for good. In a file with auto_vacuum=INCREMENTAL
-// (every file Open created, see migrate) the janitor gives free pages back
-// to the file system, vacuumStep at a time, once they are a quarter of the
-// file and at least vacuumMinPages: small enough that a busy queue, whose
-// free pages are soon reused, is left alone.
-const (
-	vacuumStep     = 2048 // pages (8 MiB of 4 KiB pages) per sweep
-	vacuumMinPages = 256
-)
-
-// The vacuum's pragmas are SQLite's own (PostgreSQL vacuums by itself);
-// auto_vacuum reads 2 for INCREMENTAL.
-const (
-	autoVacuumSQL = `PRAGMA auto_vacuum`
-	pageCountSQL  = `PRAGMA page_count`
-	freePagesSQL  = `PRAGMA freelist_count`
-	vacuumSQL     = `PRAGMA incremental_vacuum(2048)` // vacuumStep
-	checkpointSQL = `PRAGMA wal_checkpoint(PASSIVE)`
-)
-
-// vacuum gives up to vacuumStep free pages back to the file system, if the
-// file allows it and enough pages are free. In WAL mode the file shrinks on
-// disk when a checkpoint copies the vacuum's pages back, so vacuum asks for
-// one at once (PASSIVE: it waits for no one, and does what readers allow).
-func (q *Queue) vacuum(ctx context.Context) error {
-	var mode, pages, free int
-	if err := q.db.GetContext(ctx, &mode, autoVacuumSQL); err != nil || mode != 2 {
-		return err
-	}
-	if err := q.db.GetContext(ctx, &pages, pageCountSQL); err != nil {
-		return err
-	}
-	if err := q.db.GetContext(ctx, &free, freePagesSQL); err != nil {
-		return err
-	}
-	if free < vacuumMinPages || free*4 < pages {
-		return nil
-	}
-	err := q.write(ctx, func(tx execer) error {
-		_, err := tx.ExecContext(ctx, vacuumSQL)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	_, err = q.db.ExecContext(ctx, checkpointSQL)
-	return err
-}
-
-// walGrowth logs a warning when the -wal file has grown past walWarnSize,
-// and again each time it doubles. SQLite's checkpoints cannot empty the
-// WAL while a connection, in any process, holds a read transaction begun
-// before the frames they would copy back: an unclosed *sql.Rows on the
-// DB() of any Queue (an OpenReadOnly one too), or another program reading
-// the file. Every commit then
-// adds to the WAL — about 40 KB per job run — until that reader ends; the
-// next checkpoint empties it, and journal_size_limit cuts the file back.
-func (q *Queue) walGrowth() {
-	fi, err := os.Stat(q.path + "-wal")
-	if err != nil {
-		return
-	}
-	size := fi.Size()
-	switch last := q.walWarned.Load(); {
-	case size < walWarnSize:
-		q.walWarned.Store(0)
-	case size >= 2*last:
-		q.walWarned.Store(size)
-		q.opts.Logger.Warn("litequeue: the WAL keeps growing: a read transaction held open (an unclosed *sql.Rows?) keeps checkpoints from emptying it",
-			"path", q.path+"-wal", "bytes", size)
-	}
+	return q.eng.compact(ctx, q.write)
 }
 
 const expiredJobsSQL = `SELECT id,

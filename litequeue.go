@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -26,6 +25,7 @@ type Queue struct {
 	app    *sqlx.DB  // the app's pool, returned by DB(): see openAppDB
 	wdb    *sqlx.DB  // the writer's pool of one connection
 	w      writer    // every write litequeue makes
+	eng    engine    // what is the file's own: see sqliteEngine
 	worker string    // default worker name: host:pid
 
 	randMu  sync.Mutex
@@ -33,8 +33,6 @@ type Queue struct {
 
 	heldMu sync.Mutex
 	held   map[int64]*lease // by job ID, each lease this Queue's runs hold
-
-	walWarned atomic.Int64 // the -wal size last warned about (see walGrowth)
 
 	mu       sync.RWMutex
 	handlers map[string]*handler
@@ -129,17 +127,10 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	closers = append(closers, f.close)
 	ctx := context.Background()
 	first := f.db
-	host, _ := os.Hostname()
-	q := &Queue{
-		opts:     opts,
-		clock:    opts.Clock,
-		path:     path,
-		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
-		handlers: make(map[string]*handler),
-		held:     make(map[int64]*lease),
-		wake:     make(chan struct{}),
-		closing:  make(chan struct{}),
-	}
+	q := newQueue(path, opts)
+	eng := &sqliteEngine{path: path, synchronous: opts.Synchronous, full: opts.Synchronous == "full",
+		db: first, flock: f.lock, logger: opts.Logger}
+	q.eng = eng
 	if mode == readMode {
 		first.SetMaxOpenConns(readPoolSize)
 		first.SetMaxIdleConns(readPoolSize)
@@ -155,17 +146,32 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 		return nil, err
 	}
 	closers = append(closers, q.db.Close)
+	eng.db = q.db
 	if q.app, err = openAppDB(path, opts.Synchronous); err != nil {
 		return nil, err
 	}
 	closers = append(closers, q.app.Close)
-	q.w.lock = f.lock
+	q.w.eng = eng
 	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
 		return nil, err
 	}
-	q.w.claims = q.serve
-	q.w.full = opts.Synchronous == "full"
+	q.w.perBatch = q.serve
 	return q, nil
+}
+
+// newQueue is a Queue on the file at path, with nothing open yet.
+func newQueue(path string, opts Options) *Queue {
+	host, _ := os.Hostname()
+	return &Queue{
+		opts:     opts,
+		clock:    opts.Clock,
+		path:     path,
+		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
+		handlers: make(map[string]*handler),
+		held:     make(map[int64]*lease),
+		wake:     make(chan struct{}),
+		closing:  make(chan struct{}),
+	}
 }
 
 // Close stops every Work and RunDue call on the queue from claiming and
@@ -194,7 +200,7 @@ func (q *Queue) Close() error {
 	if q.readOnly() {
 		return errors.Join(q.reads.close(), q.db.Close())
 	}
-	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.w.lock.close())
+	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.eng.close())
 }
 
 // DB returns the app's connection pool, for its own tables and
@@ -284,38 +290,3 @@ func (q *Queue) rand() float64 {
 
 // now reads the injected clock.
 func (q *Queue) now() time.Time { return q.clock.Now() }
-
-// onEventWait is how long emit waits for an OnEvent call in progress
-// before it warns that OnEvent may be calling the Queue.
-const onEventWait = 10 * time.Second
-
-// emit calls OnEvent for each event, one call at a time, recovering and
-// logging a panic so that it never breaks a worker.
-func (q *Queue) emit(events ...Event) {
-	if q.opts.OnEvent == nil || len(events) == 0 {
-		return
-	}
-	if !q.eventMu.TryLock() {
-		// Real time, not the injected clock: this is a wait on a goroutine.
-		slow := time.AfterFunc(onEventWait, func() {
-			q.opts.Logger.Warn("litequeue: an event has waited 10s for OnEvent to return; "+
-				"an OnEvent that calls Enqueue, Cancel, Replay, RunDue or Close waits for itself",
-				"event", events[0].Type, "job", events[0].Job.ID)
-		})
-		q.eventMu.Lock()
-		slow.Stop()
-	}
-	defer q.eventMu.Unlock()
-	for _, e := range events {
-		q.callOnEvent(e)
-	}
-}
-
-func (q *Queue) callOnEvent(e Event) {
-	defer func() {
-		if r := recover(); r != nil {
-			q.opts.Logger.Error("litequeue: OnEvent panicked", "event", e.Type, "job", e.Job.ID, "panic", r)
-		}
-	}()
-	q.opts.OnEvent(e)
-}

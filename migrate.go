@@ -21,21 +21,8 @@ import (
 // vacuum). A file that already has pages keeps its auto_vacuum: changing
 // it needs a VACUUM, which rewrites the whole file.
 func migrate(ctx context.Context, db *sqlx.DB) error {
-	var pages int
-	if err := db.GetContext(ctx, &pages, `PRAGMA page_count`); err != nil {
-		return fmt.Errorf("read page_count: %w", err)
-	}
-	if pages == 0 {
-		if _, err := db.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
-			return fmt.Errorf("set auto_vacuum: %w", err)
-		}
-	}
-	var mode string
-	if err := db.GetContext(ctx, &mode, `PRAGMA journal_mode = WAL`); err != nil {
-		return fmt.Errorf("set journal_mode: %w", err)
-	}
-	if mode != "wal" {
-		return fmt.Errorf("set journal_mode: got %q, want wal", mode)
+	if err := setJournal(ctx, db); err != nil {
+		return err
 	}
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -58,6 +45,40 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 		}
 		return tx.Commit()
 	}
+	if err := upgrade(ctx, tx, version); err != nil {
+		return err
+	}
+	if err := claimFile(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// setJournal sets a new file to auto_vacuum=INCREMENTAL and every file to
+// WAL.
+func setJournal(ctx context.Context, db *sqlx.DB) error {
+	var pages int
+	if err := db.GetContext(ctx, &pages, `PRAGMA page_count`); err != nil {
+		return fmt.Errorf("read page_count: %w", err)
+	}
+	if pages == 0 {
+		if _, err := db.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+			return fmt.Errorf("set auto_vacuum: %w", err)
+		}
+	}
+	var mode string
+	if err := db.GetContext(ctx, &mode, `PRAGMA journal_mode = WAL`); err != nil {
+		return fmt.Errorf("set journal_mode: %w", err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("set journal_mode: got %q, want wal", mode)
+	}
+	return nil
+}
+
+// upgrade creates litequeue's tables in tx, or upgrades them from version,
+// and records the new version.
+func upgrade(ctx context.Context, tx *sqlx.Tx, version int) error {
 	rebuild := version == 1 || version == 2 // litequeue_jobs without AUTOINCREMENT
 	if rebuild {
 		if _, err := tx.ExecContext(ctx, setAsideJobsSQL); err != nil {
@@ -72,22 +93,23 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 			return fmt.Errorf("copy the jobs of version %d: %w", version, err)
 		}
 	}
-	_, err = tx.ExecContext(ctx,
+	_, err := tx.ExecContext(ctx,
 		`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', ?)
 		 ON CONFLICT (name) DO UPDATE SET value = excluded.value`, fmt.Sprint(schemaVersion))
-	if err != nil {
-		return err
-	}
+	return err
+}
+
+// claimFile sets the file's application_id to litequeue's where it is 0.
+func claimFile(ctx context.Context, tx *sqlx.Tx) error {
 	var appID int64
 	if err := tx.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
 		return err
 	}
-	if appID == 0 {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID)); err != nil {
-			return err
-		}
+	if appID != 0 {
+		return nil
 	}
-	return tx.Commit()
+	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID))
+	return err
 }
 
 // Version 3 declares litequeue_jobs.id AUTOINCREMENT, so that no ID is

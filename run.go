@@ -10,31 +10,6 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
-// errShutdown is the cause given to a handler's context when Work's
-// shutdown grace ran out.
-var errShutdown = errors.New("litequeue: worker shutting down")
-
-// errTimedOut is the cause given to a handler's context when its timeout
-// passed.
-var errTimedOut = errors.New("litequeue: handler timed out")
-
-// panicError carries a recovered panic out of a handler.
-type panicError struct {
-	value any
-	stack []byte
-}
-
-func (e *panicError) Error() string { return fmt.Sprintf("panic: %v\n\n%s", e.value, e.stack) }
-
-// class is the ErrorClass of the panic: that of an error value, as for a
-// returned error, else the Go type of the value.
-func (e *panicError) class() string {
-	if err, ok := e.value.(error); ok {
-		return errorClass(err)
-	}
-	return fmt.Sprintf("%T", e.value)
-}
-
 // steer is how Work steers the runs of its pool; RunDue passes the zero
 // value, with which a run starts at once and nothing stops it.
 type steer struct {
@@ -75,123 +50,197 @@ type steer struct {
 // execute returns the lease of the next job (see steer.next), claimed in
 // the transaction that recorded this run.
 func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error) {
-	defer q.unhold(l)
-	// A run's renewals and outcome are written even after the caller's ctx
-	// is done: a shutdown must not strand the job as running.
-	ctx = context.WithoutCancel(ctx)
-	next := st.next
-	if next == nil {
+	r := q.newRun(ctx, l, st)
+	defer r.close()
+	if r.waiting == nil {
+		r.start()
+	}
+	for !r.ended {
+		select {
+		case r.waiting <- struct{}{}:
+			r.holding = true
+			r.start()
+		case <-r.stop:
+			r.settle(end{kind: endReleased}, nil)
+		case err := <-r.result:
+			r.returned(err)
+		case <-r.timeout:
+			r.timedOut()
+		case <-r.renew.C:
+			r.renewal()
+		case <-l.renewNow:
+			r.renewal()
+		case <-r.st.shutdown:
+			r.shutdown()
+		case <-r.st.abandon:
+			r.ended = true // nothing recorded: the job comes back through lease expiry
+		}
+	}
+	return r.chained, r.err
+}
+
+// A run is one lease's run of its handler, from the claim until its end is
+// committed: execute's state, with one method for each thing that can
+// happen to it.
+type run struct {
+	q     *Queue
+	l     *lease
+	st    steer
+	ctx   context.Context // outlives the caller's: a shutdown must not strand the job as running
+	next  func() *claimer
+	every time.Duration
+	renew *clock.Timer
+
+	waiting chan struct{}    // st.slots until the handler starts
+	stop    <-chan struct{}  // st.stop until the handler starts
+	holding bool             // a token in st.slots
+	result  chan error       // nil until the handler starts
+	timer   *clock.Timer     // the handler's timeout, if it has one
+	timeout <-chan time.Time // timer.C
+	cancel  context.CancelCauseFunc
+	cause   error // why the handler's context was cancelled
+
+	ended   bool   // the run's end is recorded, or the run dropped
+	chained *lease // the next job, claimed with the run's end
+	err     error  // the failure to record the end
+}
+
+func (q *Queue) newRun(ctx context.Context, l *lease, st steer) *run {
+	r := &run{
+		q:       q,
+		l:       l,
+		st:      st,
+		ctx:     context.WithoutCancel(ctx),
+		next:    st.next,
+		every:   q.renewEvery(),
+		waiting: st.slots,
+		stop:    st.stop,
+		cancel:  func(error) {},
+	}
+	if r.next == nil {
+		r.next = noNext
+	}
+	r.renew = q.clock.Timer(r.every)
+	return r
+}
+
+// close lets go of everything the run holds: the handler's context, its
+// slot, its timers and its lease.
+func (r *run) close() {
+	r.cancel(nil)
+	r.free()
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	r.renew.Stop()
+	r.q.unhold(r.l)
+}
+
+// start starts the handler.
+func (r *run) start() {
+	l := r.l
+	l.started = r.q.now()
+	var hctx context.Context
+	hctx, r.cancel = context.WithCancelCause(r.ctx)
+	// The timers exist before the handler starts, so that a test that
+	// advances the mock clock once the handler runs always moves them.
+	if l.h.timeout > 0 {
+		r.timer = r.q.clock.Timer(l.h.timeout)
+		r.timeout = r.timer.C
+		hctx = deadlineContext{hctx, l.started.Add(l.h.timeout)}
+	}
+	r.result = make(chan error, 1)
+	go func() { r.result <- call(hctx, l) }()
+	r.waiting, r.stop = nil, nil
+}
+
+// free gives back the slot, once the handler returned or was left behind.
+func (r *run) free() {
+	if r.holding {
+		<-r.st.slots
+		r.holding = false
+	}
+}
+
+// returned ends the run with what the handler returned. After a shutdown
+// it takes no next job.
+func (r *run) returned(err error) {
+	if r.st.ran != nil {
+		r.st.ran(r.q.now().Sub(r.l.started))
+	}
+	r.free()
+	next := r.next
+	if errors.Is(r.cause, errShutdown) {
 		next = noNext
 	}
-	every := q.renewEvery()
-	renew := q.clock.Timer(every)
-	defer renew.Stop()
+	r.settle(end{kind: endReturned, err: err, cause: r.cause}, next())
+}
 
-	var (
-		result  chan error // nil until the handler starts
-		timer   *clock.Timer
-		timeout <-chan time.Time
-		cancel  context.CancelCauseFunc = func(error) {}
-		cause   error                   // why the handler's context was cancelled
-		waiting = st.slots
-		stop    = st.stop
-		holding bool // a token in st.slots
-	)
-	free := func() { // the slot, once the handler returned or was left behind
-		if holding {
-			<-st.slots
-			holding = false
-		}
+// timedOut ends the run at its timeout, leaving the handler behind.
+func (r *run) timedOut() {
+	r.cancel(errTimedOut)
+	r.free()
+	r.settle(end{kind: endTimedOut, timeout: r.l.h.timeout}, r.next())
+}
+
+// renewal renews the lease, at its turn or when Cancel asked. A run that
+// CompleteTx completed renews no more.
+func (r *run) renewal() {
+	switch err := r.q.renew(r.ctx, r.l); {
+	case errors.Is(err, errCompletedTx):
+		// CompleteTx committed the run: no lease is left to renew, and
+		// the handler's context lives on until it returns.
+		return
+	case r.result == nil && errors.Is(err, ErrLeaseLost):
+		r.ended = true // never started: nothing to record
+		return
+	case r.result == nil && errors.Is(err, errCancelRequested):
+		r.settle(end{kind: endCancelled}, r.next())
+		return
+	case errors.Is(err, ErrLeaseLost), errors.Is(err, errCancelRequested):
+		r.interrupt(err)
+	case err != nil:
+		r.q.opts.Logger.Error("litequeue: renew lease", "job", r.l.job.ID, "err", err)
 	}
-	defer func() {
-		cancel(nil)
-		free()
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	start := func() {
-		l.started = q.now()
-		var hctx context.Context
-		hctx, cancel = context.WithCancelCause(ctx)
-		// The timers exist before the handler starts, so that a test that
-		// advances the mock clock once the handler runs always moves them.
-		if l.h.timeout > 0 {
-			timer = q.clock.Timer(l.h.timeout)
-			timeout = timer.C
-			hctx = deadlineContext{hctx, l.started.Add(l.h.timeout)}
-		}
-		result = make(chan error, 1)
-		go func() { result <- call(hctx, l) }()
-		waiting, stop = nil, nil
+	r.renew.Reset(r.every)
+}
+
+// shutdown cancels the handler's context once the shutdown grace ran out;
+// a job still waiting for a slot is released at once.
+func (r *run) shutdown() {
+	r.st.shutdown = nil
+	if r.result == nil {
+		r.settle(end{kind: endReleased}, nil)
+		return
 	}
-	if waiting == nil {
-		start()
+	r.interrupt(errShutdown)
+}
+
+// interrupt cancels the handler's context with cause, unless it was
+// cancelled already.
+func (r *run) interrupt(cause error) {
+	if r.cause == nil {
+		r.cause = cause
+		r.cancel(cause)
 	}
-	for {
-		renewing := false
-		select {
-		case waiting <- struct{}{}:
-			holding = true
-			start()
-		case <-stop:
-			return q.settleRun(ctx, l, ending{}, nil)
-		case err := <-result:
-			if st.ran != nil {
-				st.ran(q.now().Sub(l.started))
-			}
-			free()
-			if errors.Is(cause, errShutdown) {
-				next = noNext
-			}
-			return q.settleRun(ctx, l, runEnding(l, err, cause), next())
-		case <-timeout:
-			cancel(errTimedOut)
-			free()
-			return q.settleRun(ctx, l, ending{
-				outcome: OutcomeTimedOut,
-				errText: fmt.Sprintf("timed out after %v", l.h.timeout),
-				class:   "timeout",
-				delay:   l.delay,
-			}, next())
-		case <-renew.C:
-			renewing = true
-		case <-l.renewNow:
-			renewing = true
-		case <-st.shutdown:
-			st.shutdown = nil
-			if result == nil {
-				return q.settleRun(ctx, l, ending{}, nil)
-			}
-			if cause == nil {
-				cause = errShutdown
-				cancel(errShutdown)
-			}
-		case <-st.abandon:
-			return nil, nil
-		}
-		if !renewing {
-			continue
-		}
-		switch err := q.renew(ctx, l); {
-		case errors.Is(err, errCompletedTx):
-			// CompleteTx committed the run: no lease is left to renew,
-			// and the handler's context lives on until it returns.
-			continue
-		case result == nil && errors.Is(err, ErrLeaseLost):
-			return nil, nil // never started: nothing to record
-		case result == nil && errors.Is(err, errCancelRequested):
-			return q.settleRun(ctx, l, ending{outcome: OutcomeCancelled}, next())
-		case errors.Is(err, ErrLeaseLost), errors.Is(err, errCancelRequested):
-			if cause == nil {
-				cause = err
-				cancel(err)
-			}
-		case err != nil:
-			q.opts.Logger.Error("litequeue: renew lease", "job", l.job.ID, "err", err)
-		}
-		renew.Reset(every)
+}
+
+// settle commits the run's end e, and claims the next job if next is not
+// nil. A lease lost meanwhile is logged, not returned: the job is someone
+// else's now.
+func (r *run) settle(e end, next *claimer) {
+	l := r.l
+	e.started, e.worker = l.started, l.worker
+	r.ended = true
+	chained, err := r.q.finish(r.ctx, l, e, next)
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		r.q.opts.Logger.Warn("litequeue: run finished after its lease was lost; its result is discarded",
+			"job", l.job.ID, "kind", l.job.Kind)
+	case err != nil:
+		r.err = fmt.Errorf("litequeue: record run of job %d: %w", l.job.ID, err)
 	}
+	r.chained = chained
 }
 
 // deadlineContext reports a handler's timeout as its deadline, on the
@@ -212,20 +261,55 @@ func (q *Queue) renewEvery() time.Duration {
 // noNext takes no next job.
 func noNext() *claimer { return nil }
 
-// settleRun commits a run's ending and claims the next job if next is not
-// nil. A lease lost meanwhile is logged, not returned: the job is someone
-// else's now.
-func (q *Queue) settleRun(ctx context.Context, l *lease, e ending, next *claimer) (*lease, error) {
-	nl, err := q.finish(ctx, l, e, next)
-	if errors.Is(err, ErrLeaseLost) {
-		q.opts.Logger.Warn("litequeue: run finished after its lease was lost; its result is discarded",
-			"job", l.job.ID, "kind", l.job.Kind, "outcome", e.outcome)
-		return nil, nil
+// finish commits how a run ended, if the run still holds the lease, and
+// fires its event. It returns ErrLeaseLost, having changed nothing, if it
+// does not. The end is decided on the row as claimed, and stored in one
+// statement fenced by the lease; if the fence finds the row changed, the
+// end is decided again on the row as it is: completed by CompleteTx under
+// this lease (the completion stands, and only the history row is added),
+// or asked to stop by Cancel.
+//
+// With a claimer, finish also claims the worker's next job in the same
+// transaction, so a busy worker pays one commit per job, shared with every
+// other worker finishing at the same time.
+func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*lease, error) {
+	var ev Event
+	var ask *claimAsk
+	op := &writeOp{ctx: ctx, fn: func(tx execer) error {
+		now := q.now()
+		d := decide(&l.row, e, now)
+		held, err := storeHeld(ctx, tx, &l.row, &d)
+		if err != nil || held {
+			ev = d.event
+			return err
+		}
+		row, _, err := holder(ctx, tx, l.job)
+		if err != nil {
+			return err
+		}
+		d = decide(row, e, now)
+		ev = d.event
+		return store(ctx, tx, &d)
+	}}
+	if next != nil {
+		ask = &claimAsk{c: next}
+		op.join = ask
 	}
-	if err != nil {
-		return nil, fmt.Errorf("litequeue: record run of job %d: %w", l.job.ID, err)
+	if err := q.submit(op); err != nil {
+		return nil, err
 	}
-	return nl, nil
+	var chained *lease
+	if ask != nil && ask.got != nil {
+		chained = ask.got
+		q.hold(chained) // before OnEvent, which may take its time
+	}
+	if ev.Type != "" {
+		q.emit(ev)
+	}
+	if chained != nil {
+		q.emit(startedEvents([]*lease{chained}, ask.at)...)
+	}
+	return chained, nil
 }
 
 // call runs the handler, turning a panic into a *panicError.
@@ -236,47 +320,4 @@ func call(ctx context.Context, l *lease) (err error) {
 		}
 	}()
 	return l.h.fn(ctx, l.job)
-}
-
-// runEnding classifies what a handler returned, given why its context was
-// cancelled, if it was. A handler that returns after the shutdown grace
-// cancelled its context is released, whatever it returned (DESIGN.md,
-// Shutdown): nil too, since a handler cut short may return nil without
-// having done its work. One that completed through CompleteTx stays
-// completed (see settleStale).
-func runEnding(l *lease, err error, cause error) ending {
-	var (
-		pe *panicError
-		se *snoozeError
-		pm *permanentError
-		ra *retryAfterError
-	)
-	switch {
-	case errors.Is(cause, errCancelRequested):
-		return ending{outcome: OutcomeCancelled, errText: errText(err)}
-	case errors.Is(cause, errShutdown):
-		return ending{} // released: no try used
-	case err == nil:
-		return ending{outcome: OutcomeCompleted}
-	case errors.As(err, &pe):
-		return ending{outcome: OutcomePanicked, errText: pe.Error(), class: pe.class(), delay: l.delay}
-	case errors.As(err, &se):
-		return ending{outcome: OutcomeSnoozed, delay: se.delay}
-	case errors.As(err, new(*cancelJobError)):
-		return ending{outcome: OutcomeCancelled, errText: err.Error(), class: errorClass(err)}
-	case errors.Is(err, ErrDiscard):
-		return ending{outcome: OutcomeDiscarded, errText: err.Error(), class: errorClass(err)}
-	case errors.As(err, &pm):
-		return ending{outcome: OutcomeFailed, errText: err.Error(), class: errorClass(err), permanent: true}
-	case errors.As(err, &ra):
-		return ending{outcome: OutcomeFailed, errText: err.Error(), class: errorClass(err), delay: ra.delay}
-	}
-	return ending{outcome: OutcomeFailed, errText: err.Error(), class: errorClass(err), delay: l.delay}
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

@@ -1,9 +1,6 @@
 package litequeue
 
-import (
-	"context"
-	"database/sql"
-)
+import "context"
 
 // RunNow makes a pending job — scheduled, or waiting to retry — due at
 // once, on the injected clock, as River's JobRetry and asynq's RunTask do.
@@ -34,15 +31,12 @@ func (q *Queue) RunNow(ctx context.Context, id int64) error {
 		case row.RunAt.Valid && row.RunAt.Int64 <= ms(now):
 			return nil // due already
 		}
-		m := move{state: Pending, attempt: row.Attempt, runAt: nullMS(now), finished: sql.NullInt64{}, lastError: row.LastError}
-		after, err := m.apply(ctx, tx, id)
-		if err != nil {
+		d := makeDue(&row, OutcomeRunNow, row.Attempt, q.worker, now)
+		if err := store(ctx, tx, &d); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, insertAttemptSQL, id, row.Attempt, ms(now), ms(now),
-			OutcomeRunNow, "", "", 0, q.worker, row.Kind, Pending)
-		ev = Event{Type: "job.run_now", Job: *after.job(), At: now}
-		return err
+		ev = d.event
+		return nil
 	})
 	if err != nil {
 		return jobError("run now", id, err)

@@ -81,7 +81,7 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	if opts.Name == "" {
 		opts.Name = q.worker
 	}
-	watch, err := q.newWatch()
+	watch, err := q.eng.watch()
 	if err != nil {
 		return fmt.Errorf("litequeue: work: %w", err)
 	}
@@ -123,7 +123,7 @@ type pool struct {
 	opts     WorkerOptions
 	running  atomic.Int64  // runs started whose end the loop has not yet taken from done
 	slots    chan struct{} // one token per handler running
-	watch    *watch
+	watch    changes
 	seen     sightings     // expired leases not yet rescued
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
@@ -172,51 +172,84 @@ func (p *pool) ran(d time.Duration) {
 // loop claims and starts jobs until ctx is done or the Queue closes, and
 // runs the janitor at most once every sweepEvery.
 func (p *pool) loop(ctx context.Context) {
-	q := p.q
 	var swept time.Time
 	for {
-		if now := q.now(); swept.IsZero() || now.Sub(swept) >= sweepEvery || now.Before(swept) { // Before: the clock went back
-			swept = now
-			if err := q.sweep(ctx); err != nil && ctx.Err() == nil {
-				q.opts.Logger.Error("litequeue: retention", "err", err)
-			}
+		swept = p.sweep(ctx, swept)
+		wake := p.q.wakeChan() // before looking, so that no Enqueue is missed
+		wait, again, stop := p.claimFree(ctx)
+		switch {
+		case stop:
+			return
+		case again:
+			continue
 		}
-		wake := q.wakeChan() // before looking, so that no Enqueue is missed
-		wait := pollInterval
-		if free := p.limit() - int(p.running.Load()); free > 0 {
-			started, next, err := p.fill(ctx, free)
-			switch {
-			case err != nil && ctx.Err() != nil:
-				// Work is stopping and cut the claim short: its write
-				// rolled back, nothing was leased.
-				return
-			case err != nil:
-				q.opts.Logger.Error("litequeue: work", "err", err)
-				wait = errorBackoff
-			case started > 0 && started < free:
-				continue // more may be due
-			case started == 0 && !next.IsZero():
-				if wait = min(wait, next.Sub(q.now())); wait <= 0 {
-					continue // due already
-				}
-			}
-		}
-		t := q.clock.Timer(wait)
-		select {
-		case <-ctx.Done():
-		case <-q.closing:
-		case <-wake:
-		case <-p.done:
-			p.running.Add(-1)
-			p.reap() // refill every free slot with one claim
-		case <-p.grow:
-		case <-t.C:
-		}
-		t.Stop()
-		if ctx.Err() != nil || q.isClosing() {
+		if !p.sleep(ctx, wake, wait) {
 			return
 		}
 	}
+}
+
+// sweep runs the janitor if it last ran, at swept, sweepEvery ago or more,
+// and returns when it last ran.
+func (p *pool) sweep(ctx context.Context, swept time.Time) time.Time {
+	q := p.q
+	now := q.now()
+	if !swept.IsZero() && now.Sub(swept) < sweepEvery && !now.Before(swept) { // Before: the clock went back
+		return swept
+	}
+	if err := q.sweep(ctx); err != nil && ctx.Err() == nil {
+		q.opts.Logger.Error("litequeue: retention", "err", err)
+	}
+	return now
+}
+
+// claimFree claims jobs for the free places, if any, and says what the
+// loop does next: look again at once, stop (Work is stopping and cut the
+// claim short), or wait up to wait.
+func (p *pool) claimFree(ctx context.Context) (wait time.Duration, again, stop bool) {
+	q := p.q
+	wait = pollInterval
+	free := p.limit() - int(p.running.Load())
+	if free <= 0 {
+		return wait, false, false
+	}
+	started, next, err := p.fill(ctx, free)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// Work is stopping and cut the claim short: its write rolled
+		// back, nothing was leased.
+		return 0, false, true
+	case err != nil:
+		q.opts.Logger.Error("litequeue: work", "err", err)
+		wait = errorBackoff
+	case started > 0 && started < free:
+		return 0, true, false // more may be due
+	case started == 0 && !next.IsZero():
+		if wait = min(wait, next.Sub(q.now())); wait <= 0 {
+			return 0, true, false // due already
+		}
+	}
+	return wait, false, false
+}
+
+// sleep waits up to wait for something to do: an Enqueue or a Handle in
+// this process (wake), a run's end, handlers turned short. It reports
+// false when ctx is done or the Queue closes.
+func (p *pool) sleep(ctx context.Context, wake <-chan struct{}, wait time.Duration) bool {
+	q := p.q
+	t := q.clock.Timer(wait)
+	select {
+	case <-ctx.Done():
+	case <-q.closing:
+	case <-wake:
+	case <-p.done:
+		p.running.Add(-1)
+		p.reap() // refill every free slot with one claim
+	case <-p.grow:
+	case <-t.C:
+	}
+	t.Stop()
+	return ctx.Err() == nil && !q.isClosing()
 }
 
 // reap counts every run that has finished since the last look.
@@ -233,50 +266,16 @@ func (p *pool) reap() {
 
 // fill claims up to free jobs and starts each. While the last claim found
 // as many jobs as it asked for, it claims straight away; otherwise, and at
-// least every pollInterval, it first looks (reading only) for expired leases
-// to rescue and for due jobs. It returns how many jobs it started and, if
-// none was due, when the next one will be.
+// least every pollInterval, it first looks (see look). It returns how many
+// jobs it started and, if none was due, when the next one will be.
 func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time, err error) {
 	q := p.q
-	now := q.now()
-	if !p.busy || !now.Before(p.lookAt) {
-		p.lookAt = now.Add(pollInterval)
-		changed, err := p.watch.changed(ctx)
+	if now := q.now(); !p.busy || !now.Before(p.lookAt) {
+		claim, err := p.look(ctx, now)
 		if err != nil {
 			return 0, time.Time{}, err
 		}
-		kinds := q.handled()
-		if !changed && kinds == p.kinds && (p.next.IsZero() || now.Before(p.next)) && !now.Before(p.looked) {
-			return 0, p.next, nil // nothing written, no new kind, nothing due yet, the clock not set back
-		}
-		p.looked, p.kinds = now, kinds
-		due, err := q.nextDue(ctx, p.opts.Queues)
-		if err != nil {
-			return 0, time.Time{}, err
-		}
-		var recheck time.Time
-		if due.needsRescue(now, q.opts.VisibilityTimeout) {
-			if _, err := q.rescue(ctx, &p.seen); err != nil {
-				return 0, time.Time{}, err
-			}
-			if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
-				return 0, time.Time{}, err
-			}
-			if due.lease.Valid && due.lease.Int64 <= ms(now) {
-				// Leases this Queue holds, which their holders renew, and
-				// leases seen expired too recently to rescue: look again
-				// when the first of those is confirmed, or at the next
-				// poll, not at once.
-				due.lease = sql.NullInt64{}
-				recheck = p.seen.ripens(confirmWait(q.opts.VisibilityTimeout))
-			}
-		}
-		p.next = nullTime(minNull(due.pending, due.lease))
-		if !recheck.IsZero() && (p.next.IsZero() || recheck.Before(p.next)) {
-			p.next = recheck
-		}
-		if !due.pending.Valid || due.pending.Int64 > ms(now) {
-			p.busy = false
+		if !claim {
 			return 0, p.next, nil
 		}
 	}
@@ -288,6 +287,62 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 		go p.run(ctx, l, self)
 	}
 	return len(leases), time.Time{}, err
+}
+
+// look looks, reading only, for expired leases to rescue and for due jobs,
+// unless nothing was written, no kind was added, nothing came due and the
+// clock was not set back since the last look. It rescues what it finds
+// expired, sets p.next, and reports whether a job is due to claim.
+func (p *pool) look(ctx context.Context, now time.Time) (claim bool, err error) {
+	q := p.q
+	p.lookAt = now.Add(pollInterval)
+	changed, err := p.watch.changed(ctx)
+	if err != nil {
+		return false, err
+	}
+	kinds := q.handled()
+	if !changed && kinds == p.kinds && (p.next.IsZero() || now.Before(p.next)) && !now.Before(p.looked) {
+		return false, nil
+	}
+	p.looked, p.kinds = now, kinds
+	due, recheck, err := p.rescued(ctx, now)
+	if err != nil {
+		return false, err
+	}
+	p.next = nullTime(minNull(due.pending, due.lease))
+	if !recheck.IsZero() && (p.next.IsZero() || recheck.Before(p.next)) {
+		p.next = recheck
+	}
+	if !due.pending.Valid || due.pending.Int64 > ms(now) {
+		p.busy = false
+		return false, nil
+	}
+	return true, nil
+}
+
+// rescued reads the due times, rescuing first the expired leases they
+// show, and returns them with when to look again at leases that stay
+// expired (zero: at the next poll or due time).
+func (p *pool) rescued(ctx context.Context, now time.Time) (dueTimes, time.Time, error) {
+	q := p.q
+	due, err := q.nextDue(ctx, p.opts.Queues)
+	if err != nil || !due.needsRescue(now, q.opts.VisibilityTimeout) {
+		return due, time.Time{}, err
+	}
+	if _, err := q.rescue(ctx, &p.seen); err != nil {
+		return due, time.Time{}, err
+	}
+	if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
+		return due, time.Time{}, err
+	}
+	if due.lease.Valid && due.lease.Int64 <= ms(now) {
+		// Leases this Queue holds, which their holders renew, and leases
+		// seen expired too recently to rescue: look again when the first
+		// of those is confirmed, or at the next poll, not at once.
+		due.lease = sql.NullInt64{}
+		return due, p.seen.ripens(confirmWait(q.opts.VisibilityTimeout)), nil
+	}
+	return due, time.Time{}, nil
 }
 
 // run executes the lease, and then each next job claimed as the previous

@@ -1,0 +1,101 @@
+package litequeue
+
+import (
+	"context"
+	"time"
+)
+
+// Claims: a worker takes due jobs of the kinds it handles by leasing them
+// (see lease), in priority, then RunAt, then ID order.
+
+// claimer says which jobs a worker takes, and the name it records.
+type claimer struct {
+	queues []string // nil: every queue
+	worker string
+}
+
+// claim leases up to limit due jobs of the kinds this Queue handles, from
+// the claimer's queues, in priority, then RunAt, then ID order, and fires
+// job.started for each after the commit.
+func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, error) {
+	var leases []*lease
+	var now time.Time
+	err := q.submit(&writeOp{ctx: ctx, light: true, fn: func(tx execer) (err error) {
+		now = q.now()
+		leases, err = q.claimTx(ctx, tx, c, limit, now)
+		return err
+	}})
+	if err != nil {
+		return nil, err
+	}
+	q.hold(leases...)
+	q.emit(startedEvents(leases, now)...)
+	return leases, nil
+}
+
+// A claimAsk asks for one job for a claimer, to be claimed in the
+// transaction of the write it comes with (a finished run's, see finish).
+// The writer serves all the asks of a batch at once (see serve): the
+// workers that finish together share one claim, as they share one commit.
+type claimAsk struct {
+	c   *claimer
+	got *lease    // the job claimed, if one was due
+	at  time.Time // when it was claimed
+}
+
+// serve is the writer's perBatch: it claims the jobs the asks of a batch
+// want (each join is a *claimAsk) in tx: for each claimer, one claim for
+// as many jobs as it has asks, handed out in the asks' order; an ask left
+// without one gets nil.
+func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
+	now := q.now()
+	var claimers []*claimer
+	byClaimer := make(map[*claimer][]*claimAsk)
+	for _, j := range joins {
+		a := j.(*claimAsk)
+		a.got, a.at = nil, now
+		if _, ok := byClaimer[a.c]; !ok {
+			claimers = append(claimers, a.c)
+		}
+		byClaimer[a.c] = append(byClaimer[a.c], a)
+	}
+	for _, c := range claimers {
+		same := byClaimer[c]
+		leases, err := q.claimTx(ctx, tx, *c, len(same), now)
+		if err != nil {
+			return err
+		}
+		for i, l := range leases {
+			same[i].got = l
+		}
+	}
+	return nil
+}
+
+// claimTx leases up to limit due jobs in tx at time now.
+func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, now time.Time) ([]*lease, error) {
+	kinds := q.kinds()
+	if len(kinds) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	var leases []*lease
+	err := q.eng.claim(ctx, tx, claimQuery{kinds: kinds, queues: c.queues, limit: limit, now: now}, func(row *jobRow) {
+		leases = append(leases, q.lease(row, c.worker, now))
+	})
+	return leases, err
+}
+
+// lease turns one claimed pending row into a running one under a new
+// token, and returns the lease with the row as it is once claimTx has
+// written it.
+func (q *Queue) lease(row *jobRow, worker string, now time.Time) *lease {
+	h := q.handler(row.Kind)
+	delay := h.policy.Delay(row.Attempt+1, q.rand())
+	if row.OwnMaxTries == 0 {
+		row.MaxTries = h.policy.MaxTries
+	}
+	row.State, row.Attempt, row.Token, row.Cancel = Running, row.Attempt+1, row.Token+1, false
+	row.LeaseUntil, row.StartedAt = ms(now.Add(q.opts.VisibilityTimeout)), ms(now)
+	row.Worker, row.RetryDelay = worker, delay.Milliseconds()
+	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, renewNow: make(chan struct{}, 1)}
+}

@@ -1,0 +1,92 @@
+package litequeue
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Due times: when a worker next has something to do, read cheaply enough
+// to poll. Work and NextDue read them; RunDue claims what they show due.
+
+// NextDue reports the earliest moment RunDue would have work: the RunAt of
+// a pending job of a kind with a handler on this Queue, or the lease expiry
+// of a running job, whichever is first. ok is false when there is neither.
+// The time may lie in the past: the work is due now.
+func (q *Queue) NextDue(ctx context.Context) (time.Time, bool, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer leave()
+	due, err := q.nextDue(ctx, nil)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	next := minNull(due.pending, due.lease)
+	return nullTime(next), next.Valid, nil
+}
+
+// dueTimes are the next moments a worker has something to do.
+type dueTimes struct {
+	pending sql.NullInt64 // earliest RunAt of a claimable job
+	lease   sql.NullInt64 // earliest lease expiry of a running job
+	far     sql.NullInt64 // latest lease expiry of a running job
+}
+
+// needsRescue reports whether a lease has expired at now, or lies further
+// ahead than any renewal could have set it: the clock went back.
+func (d dueTimes) needsRescue(now time.Time, visibility time.Duration) bool {
+	return d.lease.Valid && d.lease.Int64 <= ms(now) ||
+		d.far.Valid && d.far.Int64 > ms(now.Add(visibility))
+}
+
+const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?`
+
+const nextLeaseSQL = `SELECT MIN(lease_until), MAX(lease_until) FROM litequeue_jobs WHERE state = 'running'`
+
+// nextDue reads dueTimes for the handled kinds and the given queues (nil:
+// all). It only reads, through indexes: one lookup per kind and one for
+// leases, cheap enough to poll.
+func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) {
+	var due dueTimes
+	for _, kind := range q.kinds() {
+		query, args := nextPendingSQL, []any{kind}
+		if len(queues) > 0 {
+			var err error
+			query, args, err = sqlx.In(query+` AND queue IN (?)`, kind, queues)
+			if err != nil {
+				return due, err
+			}
+		}
+		var t sql.NullInt64
+		if err := q.read(ctx, &t, q.db.Rebind(query), args...); err != nil {
+			return due, err
+		}
+		due.pending = minNull(due.pending, t)
+	}
+	st, err := q.reads.get(ctx, q.db, nextLeaseSQL)
+	if err != nil {
+		return due, err
+	}
+	err = st.QueryRowxContext(ctx).Scan(&due.lease, &due.far)
+	return due, err
+}
+
+// read runs a prepared read of one row into dest.
+func (q *Queue) read(ctx context.Context, dest any, query string, args ...any) error {
+	st, err := q.reads.get(ctx, q.db, query)
+	if err != nil {
+		return err
+	}
+	return st.GetContext(ctx, dest, args...)
+}
+
+func minNull(a, b sql.NullInt64) sql.NullInt64 {
+	if !a.Valid || (b.Valid && b.Int64 < a.Int64) {
+		return b
+	}
+	return a
+}

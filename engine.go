@@ -1,0 +1,61 @@
+package litequeue
+
+import (
+	"context"
+	"time"
+)
+
+// engine is the database behind a Queue: what a Queue does differently on
+// each database it can keep its jobs in. sqliteEngine (sqlite.go) is the
+// file's. Everything else is shared by every engine: the decision of what
+// follows a run (decide.go), storing it (store.go), and the plain SQL that
+// both SQLite and PostgreSQL accept.
+//
+// It is shaped for a PostgreSQL engine: there claim is one UPDATE … WHERE
+// id IN (SELECT … FOR UPDATE SKIP LOCKED) that bumps the token and the
+// attempt in the same statement, insertJobs an INSERT … SELECT FROM
+// unnest(…) WITH ORDINALITY, a unique key an INSERT … ON CONFLICT DO
+// NOTHING, watch LISTEN/NOTIFY; lock takes nothing (row locks order the
+// writers), begin a plain BEGIN, and retry reports serialization failures.
+type engine interface {
+	// lock takes the lock that orders litequeue's writers across
+	// processes, before a write transaction begins; unlock releases it
+	// after the transaction ends.
+	lock() error
+	unlock()
+	// begin begins a write transaction on the writer's connection; a
+	// batch that is not durable (see durable) may commit without an fsync.
+	begin(c *stmtConn, durable bool) error
+	// claim finds, in tx, up to q.limit due jobs of q's kinds and queues,
+	// in priority, then RunAt, then ID order, calls lease on each row,
+	// which makes it the row of a running job, and writes them so.
+	claim(ctx context.Context, tx execer, q claimQuery, lease func(*jobRow)) error
+	// insertJobs inserts the batch's jobs, due at runAt, in one statement,
+	// and returns their IDs in the order of the payloads.
+	insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error)
+	// watch returns a cheap way for an idle worker to learn that someone
+	// may have written.
+	watch() (changes, error)
+	// compact gives the room of purged rows back, and warns of a log that
+	// keeps growing; the janitor calls it after each sweep.
+	compact(ctx context.Context, write func(context.Context, func(execer) error) error) error
+	// retry reports whether a transaction that failed with err may begin
+	// again: the database was busy.
+	retry(err error) bool
+	close() error
+}
+
+// claimQuery says which jobs a claim takes.
+type claimQuery struct {
+	kinds  []string // the kinds with a handler
+	queues []string // nil: every queue
+	limit  int
+	now    time.Time
+}
+
+// changes tells whether anyone committed to the database since the last
+// call of changed; true on the first.
+type changes interface {
+	changed(ctx context.Context) (bool, error)
+	close() error
+}

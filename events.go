@@ -1,0 +1,72 @@
+package litequeue
+
+import "time"
+
+// The events a Queue fires, by Type: OnEvent is called with each after the
+// commit of the change it reports (see Options.OnEvent).
+const (
+	eventEnqueued  = "job.enqueued"
+	eventStarted   = "job.started"
+	eventCompleted = "job.completed"
+	eventRetry     = "job.retry"
+	eventSnoozed   = "job.snoozed"
+	eventDead      = "job.dead"
+	eventDiscarded = "job.discarded"
+	eventCancelled = "job.cancelled"
+	eventReplayed  = "job.replayed"
+	eventRunNow    = "job.run_now"
+	eventDeleted   = "job.deleted"
+)
+
+// Event reports one committed state change to Options.OnEvent.
+type Event struct {
+	Type  string        // "job.enqueued", "job.started", "job.completed", "job.retry", …
+	Job   Job           // the job as it is after the change
+	Err   string        // the error of a failed run, if any
+	Delay time.Duration // the wait before a retry or after a snooze
+	At    time.Time     // when the change committed, on the injected clock
+}
+
+// startedEvents are the job.started events of new leases.
+func startedEvents(leases []*lease, now time.Time) []Event {
+	events := make([]Event, len(leases))
+	for i, l := range leases {
+		events[i] = Event{Type: eventStarted, Job: *l.job, At: now}
+	}
+	return events
+}
+
+// onEventWait is how long emit waits for an OnEvent call in progress
+// before it warns that OnEvent may be calling the Queue.
+const onEventWait = 10 * time.Second
+
+// emit calls OnEvent for each event, one call at a time, recovering and
+// logging a panic so that it never breaks a worker.
+func (q *Queue) emit(events ...Event) {
+	if q.opts.OnEvent == nil || len(events) == 0 {
+		return
+	}
+	if !q.eventMu.TryLock() {
+		// Real time, not the injected clock: this is a wait on a goroutine.
+		slow := time.AfterFunc(onEventWait, func() {
+			q.opts.Logger.Warn("litequeue: an event has waited 10s for OnEvent to return; "+
+				"an OnEvent that calls Enqueue, Cancel, Replay, RunDue or Close waits for itself",
+				"event", events[0].Type, "job", events[0].Job.ID)
+		})
+		q.eventMu.Lock()
+		slow.Stop()
+	}
+	defer q.eventMu.Unlock()
+	for _, e := range events {
+		q.callOnEvent(e)
+	}
+}
+
+func (q *Queue) callOnEvent(e Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			q.opts.Logger.Error("litequeue: OnEvent panicked", "event", e.Type, "job", e.Job.ID, "panic", r)
+		}
+	}()
+	q.opts.OnEvent(e)
+}

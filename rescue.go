@@ -1,0 +1,178 @@
+package litequeue
+
+import (
+	"context"
+	"time"
+)
+
+// Rescue: a lease that expired is a lost run. Any process rescues it,
+// without its handler or policy: the claim wrote what decide needs.
+
+const expiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+	WHERE state = 'running' AND lease_until <= ?
+	ORDER BY lease_until LIMIT ` + limitParam
+
+// rescueBatch bounds the expired leases one rescue transaction handles.
+const rescueBatch = 256
+
+const clampLeasesSQL = `UPDATE litequeue_jobs SET lease_until = ?
+	WHERE state = 'running' AND lease_until > ?`
+
+// rescue turns every expired lease into a lease_expired attempt: back to
+// pending after the delay the claimer chose, or dead if it was the last
+// try. It needs no handler. It returns how many jobs it rescued. It leaves
+// alone the leases this Queue's own runs hold (see hold).
+//
+// A lease that ends further ahead than VisibilityTimeout from now can only
+// come from a clock that went back (a device that booted in 1970 and then
+// synced, or the reverse). Such a lease is not trusted until its far end:
+// it is cut to end VisibilityTimeout from now, so a live holder keeps it by
+// renewing as usual and a dead one's job comes back within one timeout.
+//
+// With sightings (Work), a lease is rescued only once it has been seen
+// expired for confirmWait (see sightings); without (RunDue), at once.
+func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
+	if seen != nil {
+		seen.begin()
+		defer seen.end()
+	}
+	total := 0
+	for {
+		var events []Event
+		more := false
+		err := q.write(ctx, func(tx execer) (err error) {
+			events, more, err = q.rescueSome(ctx, tx, seen, events[:0])
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		for _, ev := range events {
+			q.opts.Logger.Warn("litequeue: rescued an expired lease", "job", ev.Job.ID, "kind", ev.Job.Kind, "state", ev.Job.State)
+		}
+		q.emit(events...)
+		total += len(events)
+		if !more || len(events) == 0 {
+			if total > 0 {
+				q.notify()
+			}
+			return total, nil
+		}
+	}
+}
+
+// rescueSome rescues, in tx, up to rescueBatch expired leases, having cut
+// the leases that lie too far ahead. It appends their events to events,
+// and reports whether more may be expired.
+func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, events []Event) ([]Event, bool, error) {
+	now := q.now()
+	limit := ms(now.Add(q.opts.VisibilityTimeout))
+	if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
+		return events, false, err
+	}
+	// Room for the rows that are skipped: those of our own leases, and
+	// those seen expired too recently to rescue.
+	batch := rescueBatch + q.holding() + seen.waiting()
+	var rows []jobRow
+	if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), batch); err != nil {
+		return events, false, err
+	}
+	for i := range rows {
+		r := &rows[i]
+		if q.holds(r.ID, r.Token) {
+			continue
+		}
+		if seen != nil && !seen.confirmed(r, now, confirmWait(q.opts.VisibilityTimeout)) {
+			continue
+		}
+		d := decide(r, end{kind: endExpired, started: fromMS(r.StartedAt), worker: r.Worker}, now)
+		if err := store(ctx, tx, &d); err != nil {
+			return events, false, err
+		}
+		events = append(events, d.event)
+	}
+	return events, len(rows) == batch, nil
+}
+
+// sightings are the expired leases a Work loop has seen and not yet
+// rescued. A lease looks expired either because its holder stopped renewing
+// it (the process died, or is paused) or because the wall clock jumped
+// forward past it while the live holder's timers, which run on the
+// monotonic clock, have not yet come to its next renewal. Rescuing it in
+// the second case would run the job twice at once, in two processes.
+//
+// Work tells the two apart by waiting: it rescues a lease only once it has
+// seen it expired, with the same token and expiry, for confirmWait — longer
+// than the renewal period of a live holder, which renews every third of
+// VisibilityTimeout whatever its wall clock says. A dead holder's job comes
+// back that much later. RunDue does not wait: it rescues what has expired.
+type sightings struct {
+	seen map[int64]sighting // by job ID
+	pass map[int64]bool     // the IDs seen expired in the current look
+}
+
+type sighting struct {
+	token, leaseUntil int64
+	first             time.Time // when first seen expired, on the injected clock
+}
+
+// confirmWait is how long Work sees a lease expired before it rescues it:
+// half a VisibilityTimeout, one renewal period and a half.
+func confirmWait(visibility time.Duration) time.Duration { return visibility / 2 }
+
+// begin starts a look through the expired leases.
+func (s *sightings) begin() {
+	if s.seen == nil {
+		s.seen = make(map[int64]sighting)
+	}
+	s.pass = make(map[int64]bool)
+}
+
+// confirmed reports whether the expired lease in row r has been seen, with
+// the same token and expiry, since at least wait before now; otherwise it
+// notes the sighting. The clock going back starts the wait afresh.
+func (s *sightings) confirmed(r *jobRow, now time.Time, wait time.Duration) bool {
+	s.pass[r.ID] = true
+	old, ok := s.seen[r.ID]
+	if !ok || old.token != r.Token || old.leaseUntil != r.LeaseUntil || now.Before(old.first) {
+		s.seen[r.ID] = sighting{token: r.Token, leaseUntil: r.LeaseUntil, first: now}
+		return false
+	}
+	if now.Sub(old.first) < wait {
+		return false
+	}
+	delete(s.seen, r.ID)
+	return true
+}
+
+// end forgets the sightings of leases the look did not find expired: they
+// were renewed, settled or rescued by another process.
+func (s *sightings) end() {
+	for id := range s.seen {
+		if !s.pass[id] {
+			delete(s.seen, id)
+		}
+	}
+	s.pass = nil
+}
+
+// waiting returns how many sightings wait to be confirmed; 0 for nil
+// sightings (RunDue's).
+func (s *sightings) waiting() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.seen)
+}
+
+// ripens returns when the earliest sighting will have waited long enough;
+// zero if there is none.
+func (s *sightings) ripens(wait time.Duration) time.Time {
+	var at time.Time
+	for _, v := range s.seen {
+		if t := v.first.Add(wait); at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at
+}
