@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -80,33 +81,22 @@ func toPolicyJSON(name string, p litequeue.Policy, steps []litequeue.ScheduleSte
 // a named policy of --config, or the default policy for none or
 // "default".
 func (c *cli) lookupPolicy(pos []string) (string, litequeue.Policy, error) {
-	opts, err := c.options()
+	policies, err := c.policies()
 	if err != nil {
 		return "", litequeue.Policy{}, err
 	}
-	// LoadConfig fills every field; without a config, the defaults.
-	def := opts.Retry
-	if c.config == "" {
-		def = litequeue.DefaultPolicy()
+	name := "default"
+	if len(pos) > 0 {
+		name = pos[0]
 	}
-	if len(pos) == 0 {
-		return "default", def, nil
-	}
-	name := pos[0]
-	if p, ok := opts.Policies[name]; ok {
+	if p, ok := policies[name]; ok {
 		return name, p, nil
-	}
-	if name == "default" {
-		return name, def, nil
 	}
 	known := "no --config given, so only the default policy"
 	if c.config != "" {
-		names := []string{"default"}
-		for n := range opts.Policies {
-			names = append(names, n)
-		}
-		slices.Sort(names[1:])
-		known = c.config + " has " + strings.Join(names, ", ")
+		names := slices.Sorted(maps.Keys(policies))
+		names = slices.DeleteFunc(names, func(n string) bool { return n == "default" })
+		known = c.config + " has " + strings.Join(append([]string{"default"}, names...), ", ")
 	}
 	return "", litequeue.Policy{}, usageErrorf("unknown policy %q (%s)", name, known)
 }

@@ -42,8 +42,9 @@ func (c *cli) serve(fs *flagSet) runFunc {
 	}
 }
 
-// policies returns the retry policies the pages show: "default" and the
-// named ones of --config; without a config, the default policy alone.
+// policies returns the retry policies the command knows, for "policy" and
+// the dashboard's pages: "default" and the named ones of --config; without
+// a config, the default policy alone.
 func (c *cli) policies() (map[string]litequeue.Policy, error) {
 	opts, err := c.options()
 	if err != nil {
