@@ -28,6 +28,7 @@ type enqueueConfig struct {
 	uniqueKey   string
 	maxTries    int // used when maxTriesSet; else the handler's policy
 	maxTriesSet bool
+	metadata    metadataColumn
 }
 
 // OnQueue puts the job on the named queue. Default: "default".
@@ -95,7 +96,8 @@ func MaxTries(n int) EnqueueOption {
 // json.RawMessage, which are stored byte for byte. It refuses, writing
 // nothing: an empty kind or queue, a negative delay, At the zero time, a
 // due time that Unix milliseconds in an int64 cannot hold (see At),
-// MaxTries outside 1…50, and a payload over Options.MaxPayload. An
+// MaxTries outside 1…50, a payload over Options.MaxPayload, and metadata
+// out of its bounds (see [Metadata]). An
 // in-process Work loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
@@ -201,6 +203,9 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	case cfg.maxTriesSet && (cfg.maxTries < 1 || cfg.maxTries > MaxTriesLimit):
 		return fail("max_tries %d is outside 1…%d", cfg.maxTries, MaxTriesLimit)
 	}
+	if err := checkMetadata(cfg.metadata); err != nil {
+		return fail("%w", err)
+	}
 	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads))}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
@@ -234,15 +239,15 @@ func encodePayload(p any) ([]byte, error) {
 }
 
 const insertJobSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key)
-	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata)
+	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`
 
 // insertJobsSQL adds many jobs in one statement. Its last argument is a
 // JSON array of the payloads, in hex; each new row's id is one more than
 // the one before it, so the ids, in order, follow the array.
 const insertJobsSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at)
-	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, metadata)
+	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
 	RETURNING id`
 
 const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
@@ -284,6 +289,7 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 			Priority: b.cfg.priority, MaxTries: b.maxTries,
 			// As stored: whole milliseconds, so that Enqueue returns what Get does.
 			RunAt: fromMS(ms(runAt)), CreatedAt: fromMS(ms(now)), UniqueKey: b.cfg.uniqueKey,
+			Metadata: b.cfg.metadata.clone(),
 		}
 	}
 	return jobs, nil
@@ -299,7 +305,7 @@ func (b *enqueueBatch) insertRows(ctx context.Context, tx execer, runAt, now tim
 			payload = []byte{} // an empty BLOB: the driver writes a nil slice as NULL
 		}
 		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payload, b.cfg.priority,
-			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey))
+			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata)
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +314,7 @@ func (b *enqueueBatch) insertRows(ctx context.Context, tx execer, runAt, now tim
 	}
 	var ids []int64
 	err := tx.SelectContext(ctx, &ids, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), hexArray(b.payloads))
+		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), b.cfg.metadata, hexArray(b.payloads))
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,8 @@ type Job struct {
 	FinishedAt time.Time // zero until terminal
 	LastError  string    // the latest failure's error; empty once completed
 	UniqueKey  string
-	Duplicate  bool // set by Enqueue when UniqueKey matched an existing job
+	Duplicate  bool              // set by Enqueue when UniqueKey matched an existing job
+	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
 
 	token int64 // the fencing token of the lease the caller holds, if any
 }

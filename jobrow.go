@@ -8,7 +8,7 @@ import (
 // jobColumns lists the columns jobRow scans, for SELECT and RETURNING.
 const jobColumns = `id, queue, kind, payload, state, priority, attempt, max_tries,
 	own_max_tries, run_at, created_at, finished_at, last_error, unique_key,
-	token, lease_until, started_at, worker, retry_delay, cancel`
+	token, lease_until, started_at, worker, retry_delay, cancel, metadata`
 
 // jobRow is a row of litequeue_jobs as stored: times in Unix milliseconds.
 type jobRow struct {
@@ -32,6 +32,7 @@ type jobRow struct {
 	Worker      string         `db:"worker"`
 	RetryDelay  int64          `db:"retry_delay"`
 	Cancel      bool           `db:"cancel"`
+	Metadata    metadataColumn `db:"metadata"`
 }
 
 // job returns the public view of the row.
@@ -50,6 +51,7 @@ func (r *jobRow) job() *Job {
 		FinishedAt: nullTime(r.FinishedAt),
 		LastError:  r.LastError,
 		UniqueKey:  r.UniqueKey.String,
+		Metadata:   r.Metadata,
 		token:      r.Token,
 	}
 }

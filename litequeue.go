@@ -27,6 +27,7 @@ type Queue struct {
 	wdb    *sqlx.DB  // the writer's pool of one connection
 	w      writer    // every write litequeue makes
 	worker string    // default worker name: host:pid
+	jobs   string    // the columns a jobRow scans from this file: see fileJobColumns
 
 	randMu  sync.Mutex
 	eventMu sync.Mutex
@@ -135,6 +136,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 		clock:    opts.Clock,
 		path:     path,
 		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
+		jobs:     fileJobColumns(f.version, mode),
 		handlers: make(map[string]*handler),
 		held:     make(map[int64]*lease),
 		wake:     make(chan struct{}),
