@@ -44,6 +44,8 @@ type Queue struct {
 	closing  chan struct{}  // closed by Close
 	works    sync.WaitGroup // running Work calls
 	calls    sync.WaitGroup // other public calls in progress
+
+	middleware []func(Handler) Handler // of Use, under mu; only appended to
 }
 
 // readPoolSize bounds the connections of the pool that serves
