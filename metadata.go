@@ -34,6 +34,17 @@ func Metadata(key, value string) EnqueueOption {
 	}
 }
 
+// MetadataMap sets every key of m in the job's metadata, as [Metadata]
+// does for one: for metadata made elsewhere, such as a propagator's
+// carrier (see the lqotel package). The map is copied.
+func MetadataMap(m map[string]string) EnqueueOption {
+	return func(c *enqueueConfig) {
+		for k, v := range m {
+			Metadata(k, v)(c)
+		}
+	}
+}
+
 // checkMetadata returns an error naming what of m is out of bounds.
 func checkMetadata(m map[string]string) error {
 	if len(m) > MetadataKeysLimit {

@@ -162,3 +162,16 @@ func TestQueue_GetBadMetadata(t *testing.T) {
 		t.Errorf("Get: %v, want an error decoding the metadata column", err)
 	}
 }
+
+// TestQueue_EnqueueMetadataMap sets every key of a map, beside Metadata.
+func TestQueue_EnqueueMetadataMap(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	m := map[string]string{"traceparent": "00-1-2-01", "tracestate": "a=b"}
+	j := enqueue(t, q, "k", nil, litequeue.MetadataMap(m), litequeue.Metadata("user", "ada"))
+	m["traceparent"] = "changed"
+	want := map[string]string{"traceparent": "00-1-2-01", "tracestate": "a=b", "user": "ada"}
+	if diff := cmp.Diff(want, get(t, q, j.ID).Metadata); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
+	}
+}

@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 )
 
@@ -78,4 +79,37 @@ func compose(h Handler, mw []func(Handler) Handler) Handler {
 		h = mw[i](h)
 	}
 	return h
+}
+
+// ResultOutcome names how a run ends, as a middleware can tell from its
+// ctx and from err, what the next handler returned: completed for nil,
+// snoozed, cancelled and discarded for [Snooze], [CancelJob] and
+// [ErrDiscard], timed_out or cancelled when ctx was cancelled by the
+// timeout or by [Queue.Cancel], lease_expired when the lease was lost,
+// failed for any other error ([Permanent] and [RetryAfter] too). It
+// returns "" for a run that a shutdown cut short: its job is released and
+// nothing is recorded. (A panic never reaches it: the middleware sees it
+// as a panic, and the run is recorded as panicked.)
+func ResultOutcome(ctx context.Context, err error) Outcome {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errTimedOut):
+		return OutcomeTimedOut
+	case errors.Is(cause, errCancelRequested):
+		return OutcomeCancelled
+	case errors.Is(cause, ErrLeaseLost):
+		return OutcomeLeaseExpired
+	case errors.Is(cause, errShutdown):
+		return ""
+	}
+	switch {
+	case err == nil:
+		return OutcomeCompleted
+	case errors.As(err, new(*snoozeError)):
+		return OutcomeSnoozed
+	case errors.As(err, new(*cancelJobError)):
+		return OutcomeCancelled
+	case errors.Is(err, ErrDiscard):
+		return OutcomeDiscarded
+	}
+	return OutcomeFailed
 }

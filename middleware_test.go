@@ -203,3 +203,36 @@ func TestQueue_UseNil(t *testing.T) {
 		}()
 	}
 }
+
+// TestResultOutcome names what a middleware sees of a run's end.
+func TestResultOutcome(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	var got []litequeue.Outcome
+	q.Use(func(next litequeue.Handler) litequeue.Handler {
+		return func(ctx context.Context, job *litequeue.Job) error {
+			err := next(ctx, job)
+			got = append(got, litequeue.ResultOutcome(ctx, err))
+			return err
+		}
+	})
+	results := map[string]error{
+		"ok": nil, "fail": errors.New("no"), "perm": litequeue.Permanent(errors.New("never")),
+		"snooze": litequeue.Snooze(time.Hour), "discard": litequeue.ErrDiscard,
+		"cancel": litequeue.CancelJob(errors.New("stop")),
+	}
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		var name string
+		job.Decode(&name)
+		return results[name]
+	})
+	for _, name := range []string{"ok", "fail", "perm", "snooze", "discard", "cancel"} {
+		enqueue(t, q, "k", name)
+		runDue(t, q)
+	}
+	want := []litequeue.Outcome{litequeue.OutcomeCompleted, litequeue.OutcomeFailed, litequeue.OutcomeFailed,
+		litequeue.OutcomeSnoozed, litequeue.OutcomeDiscarded, litequeue.OutcomeCancelled}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}
