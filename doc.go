@@ -42,6 +42,17 @@
 //   - [CancelJob](err) ends the job as cancelled, as [Queue.Cancel] would:
 //     no retry, no alert, err's text in the history.
 //
+// # Metadata and middleware
+//
+// [Metadata](k, v) gives a job a small map of strings, [Job.Metadata],
+// kept with it in the file and shown to every run: what travels beside the
+// payload, such as a trace context or a request ID. [Queue.Use] and
+// [WithMiddleware] wrap handlers in middleware, func(Handler) Handler,
+// which sees each run's context, job and result: the place for tracing,
+// logging and metrics. The subpackages lqotel and prom hold such
+// middleware for OpenTelemetry and Prometheus, so that a program that
+// uses neither links neither.
+//
 // # Retries
 //
 // After attempt n fails, with tries left, the job waits d(n) and then

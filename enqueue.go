@@ -26,6 +26,7 @@ type enqueueConfig struct {
 	uniqueKey   string
 	maxTries    int // used when maxTriesSet; else the handler's policy
 	maxTriesSet bool
+	metadata    metadataColumn
 }
 
 // OnQueue puts the job on the named queue. Default: "default".
@@ -93,7 +94,8 @@ func MaxTries(n int) EnqueueOption {
 // json.RawMessage, which are stored byte for byte. It refuses, writing
 // nothing: an empty kind or queue, a negative delay, At the zero time, a
 // due time that Unix milliseconds in an int64 cannot hold (see At),
-// MaxTries outside 1…50, and a payload over Options.MaxPayload. An
+// MaxTries outside 1…50, a payload over Options.MaxPayload, and metadata
+// out of its bounds (see [Metadata]). An
 // in-process Work loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
@@ -192,6 +194,9 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if err := cfg.check(); err != nil {
 		return fail("%w", err)
 	}
+	if err := checkMetadata(cfg.metadata); err != nil {
+		return fail("%w", err)
+	}
 	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: q.eng}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
@@ -243,8 +248,8 @@ func encodePayload(p any) ([]byte, error) {
 }
 
 const insertJobSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key)
-	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata)
+	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`
 
 const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE unique_key = ? AND state IN ('pending', 'running')`
@@ -285,6 +290,7 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 			Priority: b.cfg.priority, MaxTries: b.maxTries,
 			// As stored: whole milliseconds, so that Enqueue returns what Get does.
 			RunAt: fromMS(ms(runAt)), CreatedAt: fromMS(ms(now)), UniqueKey: b.cfg.uniqueKey,
+			Metadata: b.cfg.metadata.clone(),
 		}
 	}
 	return jobs, nil
@@ -300,7 +306,7 @@ func (b *enqueueBatch) insertRows(ctx context.Context, tx execer, runAt, now tim
 			payload = []byte{} // an empty BLOB: the driver writes a nil slice as NULL
 		}
 		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payload, b.cfg.priority,
-			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey))
+			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata)
 		if err != nil {
 			return nil, err
 		}

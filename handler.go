@@ -23,6 +23,7 @@ type handler struct {
 	policyName string
 	policy     Policy
 	timeout    time.Duration
+	middleware []func(Handler) Handler // of WithMiddleware; see chain
 }
 
 // UsePolicy makes the handler use the named policy from Options.Policies
@@ -68,6 +69,7 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
 	}
 	hd.policy = policy
+	hd.fn = q.chain(h, hd.middleware)
 	if hd.timeout < 0 {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
 	}

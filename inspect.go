@@ -57,7 +57,7 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	}
 	defer leave()
 	var row jobRow
-	if err := q.db.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
+	if err := q.db.GetContext(ctx, &row, `SELECT `+q.jobs+` FROM litequeue_jobs WHERE id = ?`, id); err != nil {
 		if errors.Is(err, errNoRows) {
 			return nil, fmt.Errorf("litequeue: get job %d: %w", id, ErrNotFound)
 		}
@@ -77,7 +77,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	if err := f.check(); err != nil {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
 	}
-	query, args := f.query(jobColumns)
+	query, args := f.query(q.jobs)
 	var rows []jobRow
 	if err := q.db.SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)

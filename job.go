@@ -52,7 +52,8 @@ type Job struct {
 	FinishedAt time.Time // zero until terminal
 	LastError  string    // the latest failure's error; empty once completed
 	UniqueKey  string
-	Duplicate  bool // set by Enqueue when UniqueKey matched an existing job
+	Duplicate  bool              // set by Enqueue when UniqueKey matched an existing job
+	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
 
 	token int64 // the fencing token of the lease the caller holds, if any
 }
@@ -96,7 +97,7 @@ type Attempt struct {
 // jobColumns lists the columns jobRow scans, for SELECT and RETURNING.
 const jobColumns = `id, queue, kind, payload, state, priority, attempt, max_tries,
 	own_max_tries, run_at, created_at, finished_at, last_error, unique_key,
-	token, lease_until, started_at, worker, retry_delay, cancel`
+	token, lease_until, started_at, worker, retry_delay, cancel, metadata`
 
 // jobRow is a row of litequeue_jobs as stored: times in Unix milliseconds.
 type jobRow struct {
@@ -120,6 +121,7 @@ type jobRow struct {
 	Worker      string         `db:"worker"`
 	RetryDelay  int64          `db:"retry_delay"`
 	Cancel      bool           `db:"cancel"`
+	Metadata    metadataColumn `db:"metadata"`
 }
 
 // job returns the public view of the row.
@@ -138,6 +140,7 @@ func (r *jobRow) job() *Job {
 		FinishedAt: nullTime(r.FinishedAt),
 		LastError:  r.LastError,
 		UniqueKey:  r.UniqueKey.String,
+		Metadata:   r.Metadata,
 		token:      r.Token,
 	}
 }

@@ -27,6 +27,7 @@ type Queue struct {
 	w      writer    // every write litequeue makes
 	eng    engine    // what is the file's own: see sqliteEngine
 	worker string    // default worker name: host:pid
+	jobs   string    // the columns a jobRow scans from this file: see fileJobColumns
 
 	randMu  sync.Mutex
 	eventMu sync.Mutex
@@ -41,6 +42,8 @@ type Queue struct {
 	closing  chan struct{}  // closed by Close
 	works    sync.WaitGroup // running Work calls
 	calls    sync.WaitGroup // other public calls in progress
+
+	middleware []func(Handler) Handler // of Use, under mu; only appended to
 }
 
 // readPoolSize bounds the connections of the pool that serves
@@ -131,6 +134,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	eng := &sqliteEngine{path: path, synchronous: opts.Synchronous, full: opts.Synchronous == "full",
 		db: first, flock: f.lock, logger: opts.Logger}
 	q.eng = eng
+	q.jobs = fileJobColumns(f.version, mode)
 	if mode == readMode {
 		first.SetMaxOpenConns(readPoolSize)
 		first.SetMaxIdleConns(readPoolSize)

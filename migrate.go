@@ -12,8 +12,9 @@ import (
 // once it holds the lock, so that when several processes open an old file
 // at once one of them migrates it and the others find it done. Opening
 // never destroys data: schema.sql only adds (it runs at every Open, so an
-// index added to it needs no new version), and the one rebuild, that of
-// version 3 (see setAsideJobsSQL), copies every row.
+// index added to it needs no new version), the one rebuild, that of
+// version 3 (see setAsideJobsSQL), copies every row, and version 4 adds a
+// column (see addMetadataSQL).
 //
 // A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
 // accepts only before the file's first page is written, so that the
@@ -85,6 +86,11 @@ func upgrade(ctx context.Context, tx *sqlx.Tx, version int) error {
 			return fmt.Errorf("set aside the jobs table of version %d: %w", version, err)
 		}
 	}
+	if version == 3 {
+		if _, err := tx.ExecContext(ctx, addMetadataSQL); err != nil {
+			return fmt.Errorf("add the metadata column to version 3: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
@@ -111,6 +117,11 @@ func claimFile(ctx context.Context, tx *sqlx.Tx) error {
 	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID))
 	return err
 }
+
+// Version 4 adds litequeue_jobs.metadata, NULL in every row a file of
+// version 3 holds: those jobs were enqueued without metadata. A file of
+// version 1 or 2 gets it from schema.sql, in the rebuilt table.
+const addMetadataSQL = `ALTER TABLE litequeue_jobs ADD COLUMN metadata TEXT`
 
 // Version 3 declares litequeue_jobs.id AUTOINCREMENT, so that no ID is
 // ever handed out twice (DESIGN.md, Identity). Before, SQLite gave a new

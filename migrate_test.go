@@ -107,6 +107,16 @@ func dumpFile(t *testing.T, path string) map[string][]string {
 	}
 }
 
+// withNullMetadata is a dump of a file older than version 4 as it reads
+// once migrated: each job's row ends in the metadata column, NULL.
+func withNullMetadata(dump map[string][]string) map[string][]string {
+	jobs := make([]string, len(dump["litequeue_jobs"]))
+	for i, row := range dump["litequeue_jobs"] {
+		jobs[i] = row + ",NULL"
+	}
+	return map[string][]string{"litequeue_jobs": jobs, "litequeue_attempts": dump["litequeue_attempts"]}
+}
+
 // schemaOf lists the file's schema objects (type, name, SQL) as a new file
 // of the current version has them.
 func schemaOf(t *testing.T, q *litequeue.Queue) []string {
@@ -122,7 +132,9 @@ func schemaOf(t *testing.T, q *litequeue.Queue) []string {
 
 // TestOpen_MigratesToVersion3 opens files of schema versions 1 and 2: Open
 // rebuilds litequeue_jobs with an AUTOINCREMENT id, keeps every job and
-// history row byte for byte, gives the file the schema a new file has, and
+// history row byte for byte (with the metadata column of version 4, NULL),
+// gives the file the schema a new file has, moves it to the current
+// version, and
 // hands out IDs above every ID the old file shows it handed out (the
 // highest job's, 7, and the history's, 12).
 func TestOpen_MigratesToVersion3(t *testing.T) {
@@ -135,15 +147,15 @@ func TestOpen_MigratesToVersion3(t *testing.T) {
 			path := oldFile(t, version)
 			before := dumpFile(t, path)
 			q := openAt(t, path, litequeue.Options{})
-			if diff := cmp.Diff(before, dumpFile(t, path)); diff != "" {
+			if diff := cmp.Diff(withNullMetadata(before), dumpFile(t, path)); diff != "" {
 				t.Errorf("rows changed by the migration (-before +after):\n%s", diff)
 			}
 			if diff := cmp.Diff(want, schemaOf(t, q)); diff != "" {
 				t.Errorf("schema after the migration (-new file +migrated):\n%s", diff)
 			}
 			var v string
-			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "3" {
-				t.Errorf("schema version %q (%v), want 3", v, err)
+			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "4" {
+				t.Errorf("schema version %q (%v), want 4", v, err)
 			}
 			if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || len(history(t, q, 2)) != 2 {
 				t.Errorf("job 2 after the migration: %+v, %d history rows", got, len(history(t, q, 2)))
@@ -169,7 +181,7 @@ func TestOpen_MigratesToVersion3(t *testing.T) {
 			again := dumpFile(t, path)
 			q = openAt(t, path, litequeue.Options{})
 			if diff := cmp.Diff(again, dumpFile(t, path)); diff != "" {
-				t.Errorf("rows changed by opening a version 3 file (-before +after):\n%s", diff)
+				t.Errorf("rows changed by opening a version 4 file (-before +after):\n%s", diff)
 			}
 			if got := enqueue(t, q, "k", nil).ID; got != 15 {
 				t.Errorf("new ID after reopening %d, want 15", got)
@@ -197,7 +209,7 @@ func TestOpen_MigratesEmptyVersion2(t *testing.T) {
 
 // TestOpen_MigratesConcurrently opens one version 2 file from several
 // Queues at once, as several processes starting together would: one
-// migrates, in its write transaction; the others find version 3 when they
+// migrates, in its write transaction; the others find version 4 when they
 // get the lock. Every Open succeeds and every row is kept once.
 func TestOpen_MigratesConcurrently(t *testing.T) {
 	t.Parallel()
@@ -217,7 +229,7 @@ func TestOpen_MigratesConcurrently(t *testing.T) {
 		}
 		t.Cleanup(func() { queues[i].Close() })
 	}
-	if diff := cmp.Diff(before, dumpFile(t, path)); diff != "" {
+	if diff := cmp.Diff(withNullMetadata(before), dumpFile(t, path)); diff != "" {
 		t.Errorf("rows changed by the migration (-before +after):\n%s", diff)
 	}
 	ids := map[int64]bool{}
@@ -252,4 +264,85 @@ func TestOpen_AddsNewIndexes(t *testing.T) {
 	if diff := cmp.Diff(want, schemaOf(t, q)); diff != "" {
 		t.Errorf("schema after Open (-new file +reopened):\n%s", diff)
 	}
+}
+
+// TestOpen_MigratesVersion3 opens a file of schema version 3: Open adds
+// the metadata column, keeps every job and history row byte for byte
+// (their metadata NULL: none), gives litequeue_jobs the columns and the
+// file the indexes a new file has, and the jobs read as before, now with
+// room for metadata.
+func TestOpen_MigratesVersion3(t *testing.T) {
+	t.Parallel()
+	fresh, _ := openQueue(t, litequeue.Options{})
+	path := oldFile(t, 3)
+	before := dumpFile(t, path)
+	q := openAt(t, path, litequeue.Options{})
+	if diff := cmp.Diff(withNullMetadata(before), dumpFile(t, path)); diff != "" {
+		t.Errorf("rows changed by the migration (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(columnsOf(t, fresh, "litequeue_jobs"), columnsOf(t, q, "litequeue_jobs")); diff != "" {
+		t.Errorf("columns after the migration (-new file +migrated):\n%s", diff)
+	}
+	if diff := cmp.Diff(indexesOf(t, fresh), indexesOf(t, q)); diff != "" {
+		t.Errorf("indexes after the migration (-new file +migrated):\n%s", diff)
+	}
+	var v string
+	if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "4" {
+		t.Errorf("schema version %q (%v), want 4", v, err)
+	}
+	if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || got.Metadata != nil {
+		t.Errorf("job 2 after the migration: %+v", got)
+	}
+	j := enqueue(t, q, "k", nil, litequeue.Metadata("request", "r-1"))
+	if got, want := get(t, q, j.ID).Metadata, map[string]string{"request": "r-1"}; !cmp.Equal(got, want) {
+		t.Errorf("metadata of a job enqueued after the migration: %v, want %v", got, want)
+	}
+}
+
+// TestOpenReadOnly_Version3 inspects a file of schema version 3, which
+// OpenReadOnly does not migrate: its jobs read with no metadata, and the
+// file is left as it was.
+func TestOpenReadOnly_Version3(t *testing.T) {
+	t.Parallel()
+	path := oldFile(t, 3)
+	before := dumpFile(t, path)
+	ro, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if got := get(t, ro, 2); got.State != litequeue.Dead || got.Metadata != nil {
+		t.Errorf("job 2: %+v", got)
+	}
+	jobs, err := ro.List(t.Context(), litequeue.Filter{})
+	if err != nil || len(jobs) != 5 {
+		t.Fatalf("List: %d jobs, %v; want 5", len(jobs), err)
+	}
+	if diff := cmp.Diff(before, dumpFile(t, path)); diff != "" {
+		t.Errorf("OpenReadOnly changed the file (-before +after):\n%s", diff)
+	}
+}
+
+// columnsOf lists a table's columns: name, type, NOT NULL, default.
+func columnsOf(t *testing.T, q *litequeue.Queue, table string) []string {
+	t.Helper()
+	var cols []string
+	err := q.DB().Select(&cols, `SELECT name || ' ' || type || ' ' || "notnull" || ' ' || coalesce(dflt_value, 'NULL')
+		FROM pragma_table_info(?) ORDER BY cid`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// indexesOf lists the file's indexes of litequeue's tables, with their SQL.
+func indexesOf(t *testing.T, q *litequeue.Queue) []string {
+	t.Helper()
+	var indexes []string
+	err := q.DB().Select(&indexes, `SELECT name || ': ' || coalesce(sql, '')
+		FROM sqlite_schema WHERE type = 'index' AND name LIKE 'litequeue%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return indexes
 }

@@ -1,4 +1,4 @@
--- litequeue schema, version 3. Times are Unix milliseconds from the
+-- litequeue schema, version 4. Times are Unix milliseconds from the
 -- injected clock (a mock clock may well stand at 0, so "unset" is NULL in
 -- the columns that a Job shows, and 0 only in internal ones). Written to
 -- run on PostgreSQL too with three substitutions: INTEGER PRIMARY KEY
@@ -9,7 +9,8 @@
 -- It runs whole at every Open, on a new file, an older one and one of this
 -- version (to add an index added since, which needs no new version): every
 -- statement can run again without harm. A file of version 1 or 2 has its
--- litequeue_jobs rebuilt first, to add AUTOINCREMENT (see migrate.go).
+-- litequeue_jobs rebuilt first, to add AUTOINCREMENT, and one of version 3
+-- gains its metadata column (see migrate.go).
 
 CREATE TABLE IF NOT EXISTS litequeue_meta (
 	name  TEXT PRIMARY KEY,
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS litequeue_jobs (
 	started_at    INTEGER NOT NULL DEFAULT 0, -- of the current run
 	worker        TEXT    NOT NULL DEFAULT '',-- of the current run
 	retry_delay   INTEGER NOT NULL DEFAULT 0, -- ms to wait if the current run fails or is lost
-	cancel        INTEGER NOT NULL DEFAULT 0  -- 1: Cancel asked the running holder to stop
+	cancel        INTEGER NOT NULL DEFAULT 0, -- 1: Cancel asked the running holder to stop
+	metadata      TEXT                        -- Job.Metadata as a JSON object; NULL: none (version 4)
 );
 
 -- Claim: due pending jobs in priority, then RunAt, then ID order.

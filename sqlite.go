@@ -139,14 +139,14 @@ func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, leas
 // JSON array of the payloads, in hex; each new row's id is one more than
 // the one before it, so the ids, in order, follow the array.
 const insertJobsSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at)
-	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, metadata)
+	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
 	RETURNING id`
 
 func (e *sqliteEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
 	var ids []int64
 	err := tx.SelectContext(ctx, &ids, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), hexArray(b.payloads))
+		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), b.cfg.metadata, hexArray(b.payloads))
 	if err != nil {
 		return nil, err
 	}

@@ -116,7 +116,7 @@ func newDemo(tb testing.TB) *demo {
 		clk.Add(20 * time.Second)
 	}
 	d.dead = enqueue("email.send", "hostile", emails)
-	d.xss = enqueue(xssKind, json.RawMessage(xssPayload), litequeue.OnQueue(xssQueue))
+	d.xss = enqueue(xssKind, json.RawMessage(xssPayload), litequeue.OnQueue(xssQueue), litequeue.Metadata(xssKind, xssError))
 	if _, err := q.RunDue(ctx); err != nil {
 		tb.Fatal(err)
 	}

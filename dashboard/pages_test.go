@@ -156,6 +156,25 @@ func TestJob_BytesShowSafely(t *testing.T) {
 	contains(t, "the job page", body, "(bytes (hex), 5 bytes)", "ff 00 3c 62 3e", "|..&lt;b&gt;|")
 }
 
+// TestJob_ShowsMetadata shows a job's metadata on its page, in key order;
+// a job without has no metadata section.
+func TestJob_ShowsMetadata(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t)
+	srv := d.server(t, dashboard.Options{})
+	j, err := d.q.Enqueue(t.Context(), "email.send", "ada@example.com",
+		litequeue.Metadata("user", "ada"), litequeue.Metadata("request", "r-42"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, srv.URL+"/jobs/"+itoa(j.ID))
+	contains(t, "the job page", body, "<h2>Metadata</h2>",
+		"<dt><code>request</code></dt><dd><code>r-42</code></dd>\n<dt><code>user</code></dt><dd><code>ada</code></dd>")
+	if _, body := get(t, srv.URL+"/jobs/"+itoa(d.later.ID)); strings.Contains(body, "Metadata") {
+		t.Error("the page of a job without metadata has a metadata section")
+	}
+}
+
 func TestDead_ReplayEveryMatch(t *testing.T) {
 	t.Parallel()
 	d := newDemo(t)

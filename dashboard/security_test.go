@@ -200,8 +200,8 @@ func TestHandler_TokenOnEveryRequest(t *testing.T) {
 }
 
 // TestHandler_EscapesEverything reads every page that shows the demo's
-// hostile payload, error, kind and queue: each appears escaped, never as
-// markup, and the pages forbid inline scripts.
+// hostile payload, error, kind, queue and metadata: each appears escaped,
+// never as markup, and the pages forbid inline scripts.
 func TestHandler_EscapesEverything(t *testing.T) {
 	t.Parallel()
 	d := newDemo(t)

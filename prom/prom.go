@@ -14,6 +14,10 @@
 //	litequeue_retries_last_hour{kind, error_class} failed runs retried in the last hour
 //	litequeue_deaths_last_hour{kind, error_class}  jobs that went dead in the last hour
 //	litequeue_unhandled_kinds{kind}                1 for each kind with due jobs and no handler on this Queue
+//
+// The histogram of run durations by kind and outcome,
+// litequeue_run_duration_seconds, cannot be read from the file: it is
+// [RunDurations], fed by a middleware.
 package prom
 
 import (

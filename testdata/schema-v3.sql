@@ -1,0 +1,107 @@
+-- litequeue schema, version 3. Times are Unix milliseconds from the
+-- injected clock (a mock clock may well stand at 0, so "unset" is NULL in
+-- the columns that a Job shows, and 0 only in internal ones). Written to
+-- run on PostgreSQL too with three substitutions: INTEGER PRIMARY KEY
+-- AUTOINCREMENT -> BIGSERIAL PRIMARY KEY (a job ID is never handed out
+-- twice, also once its job is purged: SQLite's AUTOINCREMENT and
+-- PostgreSQL's sequence both promise it), INTEGER PRIMARY KEY -> BIGSERIAL
+-- PRIMARY KEY, BLOB -> BYTEA.
+-- It runs whole at every Open, on a new file, an older one and one of this
+-- version (to add an index added since, which needs no new version): every
+-- statement can run again without harm. A file of version 1 or 2 has its
+-- litequeue_jobs rebuilt first, to add AUTOINCREMENT (see migrate.go).
+
+CREATE TABLE IF NOT EXISTS litequeue_meta (
+	name  TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS litequeue_jobs (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	queue         TEXT    NOT NULL,
+	kind          TEXT    NOT NULL,
+	payload       BLOB    NOT NULL,
+	state         TEXT    NOT NULL,
+	priority      INTEGER NOT NULL DEFAULT 0,
+	attempt       INTEGER NOT NULL DEFAULT 0,
+	max_tries     INTEGER NOT NULL,           -- effective; rewritten at each claim
+	own_max_tries INTEGER NOT NULL DEFAULT 0, -- MaxTries given at enqueue; 0: the policy's
+	run_at        INTEGER,                    -- NULL once completed
+	created_at    INTEGER NOT NULL,
+	finished_at   INTEGER,                    -- NULL until terminal
+	last_error    TEXT    NOT NULL DEFAULT '',
+	unique_key    TEXT,                       -- NULL: none
+	token         INTEGER NOT NULL DEFAULT 0, -- fencing token, bumped by each claim
+	lease_until   INTEGER NOT NULL DEFAULT 0,
+	started_at    INTEGER NOT NULL DEFAULT 0, -- of the current run
+	worker        TEXT    NOT NULL DEFAULT '',-- of the current run
+	retry_delay   INTEGER NOT NULL DEFAULT 0, -- ms to wait if the current run fails or is lost
+	cancel        INTEGER NOT NULL DEFAULT 0  -- 1: Cancel asked the running holder to stop
+);
+
+-- Claim: due pending jobs in priority, then RunAt, then ID order.
+CREATE INDEX IF NOT EXISTS litequeue_jobs_claim
+	ON litequeue_jobs (priority DESC, run_at, id) WHERE state = 'pending';
+
+-- NextDue: the earliest RunAt of a pending job of one kind.
+CREATE INDEX IF NOT EXISTS litequeue_jobs_next
+	ON litequeue_jobs (kind, run_at) WHERE state = 'pending';
+
+-- Rescue: running jobs by lease expiry.
+CREATE INDEX IF NOT EXISTS litequeue_jobs_lease
+	ON litequeue_jobs (lease_until) WHERE state = 'running';
+
+-- Unique enqueue: one live job per key.
+CREATE UNIQUE INDEX IF NOT EXISTS litequeue_jobs_unique
+	ON litequeue_jobs (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'running');
+
+-- Retention and List of finished jobs. Only terminal rows have a
+-- finished_at, so only they are in it: pending and running rows, which
+-- change state at every claim and every run, stay out (the claim and lease
+-- indexes serve them), which saves three index writes per job. Version 1
+-- indexed every row (litequeue_jobs_state).
+DROP INDEX IF EXISTS litequeue_jobs_state;
+CREATE INDEX IF NOT EXISTS litequeue_jobs_finished
+	ON litequeue_jobs (state, finished_at) WHERE finished_at IS NOT NULL;
+
+-- List of finished jobs in ID order: a page of the newest dead jobs, or
+-- the page before or after a cursor, reads its rows and stops, where
+-- litequeue_jobs_finished (in finished_at order) would sort every dead
+-- job first. It costs one index write when a job finishes, none while it
+-- is pending or running. Added to version 3 without a new version: Open
+-- runs this file on a file of the current version too (see migrate.go),
+-- so an older version 3 file gains it at its next Open; queries do not
+-- name it (see stateCond in inspect.go), as OpenReadOnly migrates nothing.
+CREATE INDEX IF NOT EXISTS litequeue_jobs_list
+	ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS litequeue_attempts (
+	id          INTEGER PRIMARY KEY,
+	job_id      INTEGER NOT NULL,
+	attempt     INTEGER NOT NULL,
+	started_at  INTEGER NOT NULL,
+	finished_at INTEGER NOT NULL,
+	outcome     TEXT    NOT NULL,
+	error       TEXT    NOT NULL DEFAULT '',
+	error_class TEXT    NOT NULL DEFAULT '',
+	delay       INTEGER NOT NULL DEFAULT 0, -- ms
+	worker      TEXT    NOT NULL DEFAULT '',
+	kind        TEXT    NOT NULL,           -- for Stats, without a join
+	next_state  TEXT    NOT NULL            -- the job's state after this row: retry or death, for Stats
+);
+
+-- History: a job's rows in the order the runs started.
+CREATE INDEX IF NOT EXISTS litequeue_attempts_job
+	ON litequeue_attempts (job_id, started_at, id);
+
+-- Stats: the last hour's rows.
+CREATE INDEX IF NOT EXISTS litequeue_attempts_recent
+	ON litequeue_attempts (finished_at);
+
+CREATE TABLE IF NOT EXISTS litequeue_keys (
+	key        TEXT    PRIMARY KEY,
+	expires_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS litequeue_keys_expiry
+	ON litequeue_keys (expires_at);
