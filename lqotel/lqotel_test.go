@@ -92,7 +92,7 @@ func TestMiddleware_LinksTheEnqueuer(t *testing.T) {
 	}
 	for _, kv := range run.Attributes {
 		if w, ok := want[kv.Key]; ok && w != kv.Value {
-			t.Errorf("attribute %s = %v, want %v", kv.Key, kv.Value.Emit(), w.Emit())
+			t.Errorf("attribute %s = %v, want %v", kv.Key, kv.Value.String(), w.String())
 		}
 		delete(want, kv.Key)
 	}
