@@ -201,8 +201,15 @@ func durable(batch []*writeOp) bool {
 	return false
 }
 
-// joined runs perBatch for the batch's joins, all at once.
-func (w *writer) joined(batch []*writeOp) error {
+// joined runs perBatch for the batch's joins, all at once, turning a
+// panic (perBatch may call the app's Options.Rand) into an error, as run
+// does for a write: the leader must never unwind with the writer held.
+func (w *writer) joined(batch []*writeOp) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("litequeue: write panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
 	var joins []any
 	var ctx context.Context
 	for _, op := range batch {

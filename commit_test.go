@@ -5,7 +5,11 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
 )
 
 // TestWriter_BatchIsolatesFailures commits a batch in which one write fails
@@ -99,5 +103,43 @@ func TestWriter_LightBatches(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("synchronous %s: levels of the batches %v, want %v", sync, got, want)
 		}
+	}
+}
+
+// TestWriter_JoinPanics: a panic in the claim that rides a run's commit —
+// an Options.Rand that panics, drawn for the chained job's retry delay —
+// is that commit's error, not an unwound leader: the Queue goes on.
+func TestWriter_JoinPanics(t *testing.T) {
+	t.Parallel()
+	var draws atomic.Int64
+	rnd := func() float64 {
+		if draws.Add(1) == 2 { // the second job's, claimed with the first's completion
+			panic("bad rand")
+		}
+		return 0.5
+	}
+	q, err := Open(filepath.Join(t.TempDir(), "q.db"), Options{Clock: clock.NewMock(), Rand: rnd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	q.Handle("k", func(context.Context, *Job) error { return nil })
+	for range 2 {
+		if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.RunDue(t.Context()) // its error is the panic's; what counts is that it returns
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunDue did not return after the panic in the chained claim")
+	}
+	if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
+		t.Fatalf("Enqueue after the panic: %v", err)
 	}
 }
