@@ -122,6 +122,9 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 		return nil, err
 	}
 	defer leave()
+	if q.readOnly() {
+		return nil, ErrReadOnly
+	}
 	batch, err := q.newBatch(kind, []any{payload}, opts)
 	if err != nil {
 		return nil, err

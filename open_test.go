@@ -237,6 +237,14 @@ func TestOpenReadOnly(t *testing.T) {
 	if _, err := ro.Enqueue(context.Background(), "k", nil); !errors.Is(err, litequeue.ErrReadOnly) {
 		t.Fatalf("Enqueue on a read-only queue: %v, want ErrReadOnly", err)
 	}
+	if tx, err := ro.DB().BeginTxx(t.Context(), &sql.TxOptions{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	} else {
+		if _, err := ro.EnqueueTx(t.Context(), tx, "k", nil); !errors.Is(err, litequeue.ErrReadOnly) {
+			t.Fatalf("EnqueueTx on a read-only queue: %v, want ErrReadOnly", err)
+		}
+		tx.Rollback()
+	}
 	ro.Handle("k", func(context.Context, *litequeue.Job) error { return nil })
 	if err := ro.Work(context.Background(), litequeue.WorkerOptions{}); !errors.Is(err, litequeue.ErrReadOnly) {
 		t.Fatalf("Work on a read-only queue: %v, want ErrReadOnly at once", err)
