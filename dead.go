@@ -27,30 +27,12 @@ const replayBatch = 500
 // naming the key and the live job's ID while a pending or running job holds
 // the dead job's UniqueKey: a replay never makes two live jobs with one key.
 func (q *Queue) Replay(ctx context.Context, id int64) error {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	var ev Event
-	err = q.write(ctx, func(tx execer) error {
-		var row jobRow
-		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
-			return err
-		}
+	return q.actOn(ctx, "replay", id, true, func(tx execer, row *jobRow, now time.Time) (Event, error) {
 		if row.State != Dead {
-			return &stateError{op: "replay", id: id, state: row.State}
+			return Event{}, &stateError{op: "replay", id: id, state: row.State}
 		}
-		var err error
-		ev, err = q.replay(ctx, tx, &row, q.now())
-		return err
+		return q.replay(ctx, tx, row, now)
 	})
-	if err != nil {
-		return jobError("replay", id, err)
-	}
-	q.notify()
-	q.emit(ev)
-	return nil
 }
 
 // ReplayDead replays, as Replay does, the dead jobs that List would return

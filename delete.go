@@ -1,6 +1,9 @@
 package litequeue
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 const deleteJobSQL = `DELETE FROM litequeue_jobs WHERE id = ?`
 
@@ -14,30 +17,14 @@ const deleteJobHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id = ?`
 // names no job, and an error naming the state of a pending or running job,
 // which it leaves alone: Cancel it first.
 func (q *Queue) Delete(ctx context.Context, id int64) error {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	var ev Event
-	err = q.write(ctx, func(tx execer) error {
-		var row jobRow
-		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
-			return err
-		}
+	return q.actOn(ctx, "delete", id, false, func(tx execer, row *jobRow, now time.Time) (Event, error) {
 		if !row.State.terminal() {
-			return &stateError{op: "delete", id: id, state: row.State, hint: "cancel it first"}
+			return Event{}, &stateError{op: "delete", id: id, state: row.State, hint: "cancel it first"}
 		}
 		if _, err := tx.ExecContext(ctx, deleteJobSQL, id); err != nil {
-			return err
+			return Event{}, err
 		}
 		_, err := tx.ExecContext(ctx, deleteJobHistorySQL, id)
-		ev = Event{Type: eventDeleted, Job: *row.job(), At: q.now()}
-		return err
+		return Event{Type: eventDeleted, Job: *row.job(), At: now}, err
 	})
-	if err != nil {
-		return jobError("delete", id, err)
-	}
-	q.emit(ev)
-	return nil
 }

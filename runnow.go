@@ -1,6 +1,9 @@
 package litequeue
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // RunNow makes a pending job — scheduled, or waiting to retry — due at
 // once, on the injected clock, as River's JobRetry and asynq's RunTask do.
@@ -12,38 +15,15 @@ import "context"
 // state of a job that is running or finished (Replay puts a dead job
 // back).
 func (q *Queue) RunNow(ctx context.Context, id int64) error {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	var ev Event
-	err = q.write(ctx, func(tx execer) error {
-		ev = Event{}
-		now := q.now()
-		var row jobRow
-		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
-			return err
-		}
+	return q.actOn(ctx, "run now", id, true, func(tx execer, row *jobRow, now time.Time) (Event, error) {
 		switch {
 		case row.State != Pending:
-			return &stateError{op: "run now", id: id, state: row.State}
+			return Event{}, &stateError{op: "run now", id: id, state: row.State}
 		case row.RunAt.Valid && row.RunAt.Int64 <= ms(now):
-			return nil // due already
+			return Event{}, nil // due already
 		}
-		d := makeDue(&row, OutcomeRunNow, row.Attempt, q.worker, now)
-		if err := store(ctx, tx, &d); err != nil {
-			return err
-		}
-		ev = d.event
-		return nil
+		d := makeDue(row, OutcomeRunNow, row.Attempt, q.worker, now)
+		err := store(ctx, tx, &d)
+		return d.event, err
 	})
-	if err != nil {
-		return jobError("run now", id, err)
-	}
-	if ev.Type != "" {
-		q.notify()
-		q.emit(ev)
-	}
-	return nil
 }
