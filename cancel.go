@@ -37,37 +37,3 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	}
 	return err
 }
-
-// actOn runs act, one of the operator's acts on a job (Cancel, Replay,
-// RunNow, Delete), in a write transaction on the job's row as it is then,
-// and fires the event act returns, if any, after the commit (waking idle
-// workers first if wake). act may run more than once (see writer.do): it
-// sets its results afresh each time. A missing job is ErrNotFound, and
-// every error names op and the ID (see jobError).
-func (q *Queue) actOn(ctx context.Context, op string, id int64, wake bool, act func(tx execer, row *jobRow, now time.Time) (Event, error)) error {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	var ev Event
-	err = q.write(ctx, func(tx execer) error {
-		var row jobRow
-		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
-			return err
-		}
-		var err error
-		ev, err = act(tx, &row, q.now())
-		return err
-	})
-	if err != nil {
-		return jobError(op, id, err)
-	}
-	if ev.Type != "" {
-		if wake {
-			q.notify()
-		}
-		q.emit(ev)
-	}
-	return nil
-}

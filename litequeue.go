@@ -243,6 +243,40 @@ func (q *Queue) enter(ctx context.Context) (leave func(), err error) {
 	return q.calls.Done, nil
 }
 
+// actOn runs act, one of the operator's acts on a job (Cancel, Replay,
+// RunNow, Delete), in a write transaction on the job's row as it is then,
+// and fires the event act returns, if any, after the commit (waking idle
+// workers first if wake). act may run more than once (see writer.do): it
+// sets its results afresh each time. A missing job is ErrNotFound, and
+// every error names op and the ID (see jobError).
+func (q *Queue) actOn(ctx context.Context, op string, id int64, wake bool, act func(tx execer, row *jobRow, now time.Time) (Event, error)) error {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	var ev Event
+	err = q.write(ctx, func(tx execer) error {
+		var row jobRow
+		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
+			return err
+		}
+		var err error
+		ev, err = act(tx, &row, q.now())
+		return err
+	})
+	if err != nil {
+		return jobError(op, id, err)
+	}
+	if ev.Type != "" {
+		if wake {
+			q.notify()
+		}
+		q.emit(ev)
+	}
+	return nil
+}
+
 // isClosing reports whether Close has begun.
 func (q *Queue) isClosing() bool {
 	select {
