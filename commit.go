@@ -264,6 +264,7 @@ func (op *writeOp) run(tx execer) (err error) {
 type stmtConn struct {
 	conn    *sqlx.Conn
 	stmts   stmtCache
+	d       *dialect
 	relaxed bool // synchronous is NORMAL for a light batch, FULL configured (see sqliteEngine.begin)
 }
 
@@ -277,7 +278,7 @@ func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {
 
 // stmt returns the statement for query, preparing it on first use.
 func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	return c.stmts.get(ctx, c.conn, query)
+	return c.stmts.get(ctx, c.conn, c.d.sql(query))
 }
 
 func (c *stmtConn) exec(query string) error {
@@ -294,7 +295,7 @@ func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return st.ExecContext(ctx, c.d.args(args)...)
 }
 
 func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
@@ -302,7 +303,7 @@ func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args 
 	if err != nil {
 		return err
 	}
-	return st.GetContext(ctx, dest, args...)
+	return st.GetContext(ctx, dest, c.d.args(args)...)
 }
 
 func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
@@ -310,10 +311,8 @@ func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, ar
 	if err != nil {
 		return err
 	}
-	return st.SelectContext(ctx, dest, args...)
+	return st.SelectContext(ctx, dest, c.d.args(args)...)
 }
-
-func (c *stmtConn) Rebind(query string) string { return c.conn.Rebind(query) }
 
 // close releases the statements and the connection.
 func (c *stmtConn) close() error {

@@ -31,7 +31,8 @@ type engine interface {
 	// which makes it the row of a running job, and writes them so.
 	claim(ctx context.Context, tx execer, q claimQuery, lease func(*jobRow)) error
 	// insertJobs inserts the batch's jobs, due at runAt, in one statement,
-	// and returns their IDs in the order of the payloads.
+	// and returns their IDs in the order of the payloads; none if the
+	// batch's UniqueKey is taken by a live job, which insert then reads.
 	insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error)
 	// watch returns a cheap way for an idle worker to learn that someone
 	// may have written.

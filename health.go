@@ -61,7 +61,7 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	}
 	defer leave()
 	h := &Health{HistoryRows: -1, Keys: -1, Problems: []string{}, Warnings: []string{}}
-	c := &healthCheck{ctx: ctx, db: q.db, h: h}
+	c := &healthCheck{ctx: ctx, db: q.db.DB, h: h}
 	c.integrity()
 	c.schema()
 	c.applicationID()
