@@ -35,8 +35,9 @@ type engine interface {
 	// batch's UniqueKey is taken by a live job, which insert then reads.
 	insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error)
 	// watch returns a cheap way for an idle worker to learn that someone
-	// may have written.
-	watch() (changes, error)
+	// may have written; an engine that is told of writes also calls wake
+	// for each.
+	watch(wake func()) (changes, error)
 	// compact gives the room of purged rows back, and warns of a log that
 	// keeps growing; the janitor calls it after each sweep.
 	compact(ctx context.Context, write func(context.Context, func(execer) error) error) error

@@ -299,7 +299,7 @@ type watch struct {
 }
 
 // watch returns a new watch of the file.
-func (e *sqliteEngine) watch() (changes, error) {
+func (e *sqliteEngine) watch(func()) (changes, error) {
 	db, err := openDB(e.path, readAccess, e.synchronous, 1)
 	if err != nil {
 		return nil, err
