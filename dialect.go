@@ -19,6 +19,7 @@ import (
 // LOCKED*/ after a SELECT whose rows the same transaction then writes.
 // SQLite has one writer at a time and ignores the comment; PostgreSQL
 // runs writers side by side, and its dialect makes the comment the clause.
+// SQLite's LIKE ignores case (of ASCII letters); PostgreSQL's ILIKE does.
 
 // A dialect turns litequeue's SQL into an engine's; the nil dialect is
 // SQLite's, which runs it as written.
@@ -42,6 +43,7 @@ func (d *dialect) sql(query string) string {
 	}
 	q := indexedBy.ReplaceAllString(query, "")
 	q = rowLock.ReplaceAllString(q, "$1")
+	q = strings.ReplaceAll(q, " LIKE ", " ILIKE ") // SQLite's LIKE ignores case
 	q = sqlx.Rebind(sqlx.DOLLAR, q)
 	d.cache.Store(query, q)
 	return q

@@ -44,6 +44,8 @@ type engine interface {
 	// retry reports whether a transaction that failed with err may begin
 	// again: the database was busy.
 	retry(err error) bool
+	// lost reports whether err says that its connection is gone.
+	lost(err error) bool
 	close() error
 }
 

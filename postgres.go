@@ -225,6 +225,8 @@ func (e *pgEngine) retry(err error) bool {
 	return e.pg.Lost != nil && e.pg.Lost(err)
 }
 
+func (e *pgEngine) lost(err error) bool { return e.pg.Lost != nil && e.pg.Lost(err) }
+
 func (e *pgEngine) close() error {
 	if e.pg.Own {
 		return e.db.Close()

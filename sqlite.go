@@ -285,6 +285,9 @@ func isBusy(err error) bool {
 
 func (e *sqliteEngine) retry(err error) bool { return isBusy(err) }
 
+// lost is false: a connection to a file is never lost.
+func (e *sqliteEngine) lost(error) bool { return false }
+
 // watch tells an idle Work loop, with one cheap read, whether the file may
 // have changed since it last looked: PRAGMA data_version, asked on a
 // connection of the watch's own, changes whenever another connection
