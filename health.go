@@ -53,13 +53,17 @@ var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled}
 // file fails is a problem in the report, not the end of it; an error is
 // returned only when the report could not be made (the Queue is closed,
 // the file cannot be stat'ed). It only reads, also on a Queue from
-// [OpenReadOnly].
+// [OpenReadOnly]. On a server (package postgres) it returns an error: its
+// checks are of a file.
 func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer leave()
+	if q.onServer() {
+		return nil, errHealthOnServer
+	}
 	h := &Health{HistoryRows: -1, Keys: -1, Problems: []string{}, Warnings: []string{}}
 	c := &healthCheck{ctx: ctx, db: q.db.DB, h: h}
 	c.integrity()

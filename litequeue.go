@@ -206,7 +206,7 @@ func (q *Queue) Close() error {
 	if q.readOnly() {
 		return errors.Join(q.reads.close(), q.db.Close())
 	}
-	if q.path == "" { // a server's: one pool, the engine's to close
+	if q.onServer() { // one pool, the engine's to close
 		return errors.Join(q.reads.close(), q.w.conn.close(), q.eng.close())
 	}
 	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.eng.close())

@@ -40,6 +40,16 @@ const pgSchemaVersion = 1
 // pgChannel is the channel of the wake-ups.
 const pgChannel = "litequeue"
 
+// onServer reports whether the Queue is on a server, not in a file.
+func (q *Queue) onServer() bool {
+	_, ok := q.eng.(*pgEngine)
+	return ok
+}
+
+// errHealthOnServer is what Health returns on a server: its checks are of
+// a file.
+var errHealthOnServer = errors.New("litequeue: health: the checks are of a file; on a server use Stats, and the server's own checks")
+
 func init() {
 	backend.OpenPostgres = func(ctx context.Context, pg backend.Postgres, opts any) (any, error) {
 		return openPostgres(ctx, pg, opts.(Options))

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,5 +256,38 @@ func TestWriter_LostConnection(t *testing.T) {
 	var n int
 	if err := admin.QueryRow(`SELECT COUNT(*) FROM litequeue_jobs`).Scan(&n); err != nil || n != len(ids) {
 		t.Fatalf("%d jobs in the table (%v), want %d", n, err, len(ids))
+	}
+}
+
+// TestCoreLinksNoPgx lists what a program of the file alone links
+// (examples/schedule): no PostgreSQL driver, which only this package
+// brings in; this package does link it.
+func TestCoreLinksNoPgx(t *testing.T) {
+	t.Parallel()
+	for pkg, want := range map[string]bool{
+		"github.com/litequeue/litequeue/examples/schedule": false,
+		"github.com/litequeue/litequeue/postgres":          true,
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		links := false
+		for _, dep := range strings.Fields(string(out)) {
+			links = links || strings.HasPrefix(dep, "github.com/jackc/")
+		}
+		if links != want {
+			t.Errorf("%s links pgx: %v, want %v", pkg, links, want)
+		}
+	}
+}
+
+// TestHealth_RefusedOnServer: Health checks a file, and says so on a
+// server rather than report the file's checks as failed.
+func TestHealth_RefusedOnServer(t *testing.T) {
+	t.Parallel()
+	q := open(t, pgtest.DSN(t), clock.NewMock())
+	if h, err := q.Health(t.Context()); err == nil || !strings.Contains(err.Error(), "on a server") {
+		t.Fatalf("Health = %+v, %v; want an error saying it checks a file", h, err)
 	}
 }
