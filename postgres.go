@@ -37,6 +37,9 @@ var pgSchemaSQL string
 // litequeue_meta.
 const pgSchemaVersion = 1
 
+// pgVersionSQL reads the version of litequeue's tables.
+const pgVersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
+
 // pgChannel is the channel of the wake-ups.
 const pgChannel = "litequeue"
 
@@ -45,10 +48,6 @@ func (q *Queue) onServer() bool {
 	_, ok := q.eng.(*pgEngine)
 	return ok
 }
-
-// errHealthOnServer is what Health returns on a server: its checks are of
-// a file.
-var errHealthOnServer = errors.New("litequeue: health: the checks are of a file; on a server use Stats, and the server's own checks")
 
 func init() {
 	backend.OpenPostgres = func(ctx context.Context, pg backend.Postgres, opts any) (any, error) {
@@ -65,7 +64,7 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	}
 	db := sqlx.NewDb(pg.DB, "pgx")
 	eng := &pgEngine{db: db, pg: pg, logger: opts.Logger}
-	if err := migratePostgres(ctx, db); err != nil {
+	if err := migratePostgres(ctx, db, pg.Existing); err != nil {
 		return nil, err
 	}
 	q := newQueue("", opts)
@@ -82,11 +81,11 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	return q, nil
 }
 
-// migratePostgres creates litequeue's tables, or checks that they are of
-// a version this binary knows, holding an advisory lock for the
-// transaction: several processes that open a new database at once create
-// them once.
-func migratePostgres(ctx context.Context, db *sqlx.DB) error {
+// migratePostgres creates litequeue's tables (unless existing: then their
+// absence is an error), or checks that they are of a version this binary
+// knows, holding an advisory lock for the transaction: several processes
+// that open a new database at once create them once.
+func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -96,12 +95,15 @@ func migratePostgres(ctx context.Context, db *sqlx.DB) error {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
 	var version int
-	err = tx.GetContext(ctx, &version, `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`)
+	err = tx.GetContext(ctx, &version, pgVersionSQL)
 	switch {
 	case err == nil && version > pgSchemaVersion:
 		return fmt.Errorf("litequeue schema version %d is newer than this binary's %d: upgrade litequeue", version, pgSchemaVersion)
 	case err != nil && !isUndefinedTable(err) && !errors.Is(err, errNoRows):
 		return fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	if err != nil && existing {
+		return errors.New("no litequeue tables in the schema of the connections' search_path")
 	}
 	if err != nil {
 		// The table is missing: the failed statement ended the

@@ -51,6 +51,34 @@ import (
 // litequeue's tables if they are missing. The Queue owns the pool and
 // closes it at Close; DB returns it.
 func Open(ctx context.Context, dsn string, opts litequeue.Options) (*litequeue.Queue, error) {
+	db, err := connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	q, err := open(ctx, db, backend.Postgres{DB: db, Own: true}, opts)
+	if err != nil {
+		db.Close()
+	}
+	return q, err
+}
+
+// OpenExisting is Open for a database that already holds litequeue's
+// tables, for a tool that works beside the app (the litequeue command): it
+// refuses, creating nothing, a database or schema without them.
+func OpenExisting(ctx context.Context, dsn string, opts litequeue.Options) (*litequeue.Queue, error) {
+	db, err := connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	q, err := open(ctx, db, backend.Postgres{DB: db, Own: true, Existing: true}, opts)
+	if err != nil {
+		db.Close()
+	}
+	return q, err
+}
+
+// connect opens a pool on dsn and checks that the server answers.
+func connect(ctx context.Context, dsn string) (*sql.DB, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
@@ -59,11 +87,7 @@ func Open(ctx context.Context, dsn string, opts litequeue.Options) (*litequeue.Q
 		db.Close()
 		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
 	}
-	q, err := open(ctx, db, true, opts)
-	if err != nil {
-		db.Close()
-	}
-	return q, err
+	return db, nil
 }
 
 // OpenDB opens the Queue on the app's pool, which must be a pgx pool
@@ -75,11 +99,12 @@ func OpenDB(ctx context.Context, db *sql.DB, opts litequeue.Options) (*litequeue
 	if _, ok := db.Driver().(*stdlib.Driver); !ok {
 		return nil, fmt.Errorf("litequeue: open postgres: the pool's driver is %T, not pgx's", db.Driver())
 	}
-	return open(ctx, db, false, opts)
+	return open(ctx, db, backend.Postgres{DB: db}, opts)
 }
 
-func open(ctx context.Context, db *sql.DB, own bool, opts litequeue.Options) (*litequeue.Queue, error) {
-	q, err := backend.OpenPostgres(ctx, backend.Postgres{DB: db, Own: own, Listen: listen(db), Lost: lost}, opts)
+func open(ctx context.Context, db *sql.DB, pg backend.Postgres, opts litequeue.Options) (*litequeue.Queue, error) {
+	pg.Listen, pg.Lost = listen(db), lost
+	q, err := backend.OpenPostgres(ctx, pg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
 	}

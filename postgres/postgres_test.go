@@ -282,12 +282,19 @@ func TestCoreLinksNoPgx(t *testing.T) {
 	}
 }
 
-// TestHealth_RefusedOnServer: Health checks a file, and says so on a
-// server rather than report the file's checks as failed.
-func TestHealth_RefusedOnServer(t *testing.T) {
+// TestHealth_OnServer: Health reads the schema version and the rows; a
+// file's figures stay zero.
+func TestHealth_OnServer(t *testing.T) {
 	t.Parallel()
 	q := open(t, pgtest.DSN(t), clock.NewMock())
-	if h, err := q.Health(t.Context()); err == nil || !strings.Contains(err.Error(), "on a server") {
-		t.Fatalf("Health = %+v, %v; want an error saying it checks a file", h, err)
+	if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
+		t.Fatal(err)
+	}
+	h, err := q.Health(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.OK() || h.SchemaVersion != 1 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
+		t.Fatalf("Health = %+v, want OK, version 1, one pending job, no file figures", h)
 	}
 }

@@ -16,6 +16,9 @@ type Postgres struct {
 	DB *sql.DB
 	// Own reports that the Queue opened DB and closes it at its Close.
 	Own bool
+	// Existing refuses a database without litequeue's tables, rather
+	// than create them.
+	Existing bool
 	// Listen opens a connection that listens on the channel.
 	Listen func(ctx context.Context, channel string) (Listener, error)
 	// Lost reports whether err says that the connection it came from is
