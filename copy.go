@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -109,7 +110,7 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 
 // copyRead reads what Copy copies, in one snapshot.
 func (q *Queue) copyRead(ctx context.Context) ([]jobRow, []copyHistoryRow, []copyKeyRow, error) {
-	tx, err := q.db.begin(ctx, nil)
+	tx, err := q.db.begin(ctx, &sql.TxOptions{ReadOnly: true}) // DEFERRED: one snapshot, no write lock
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -23,7 +23,8 @@ import (
 func TestCopy(t *testing.T) {
 	ctx := t.Context()
 	clk := newMock()
-	from, err := litequeue.Open(filepath.Join(t.TempDir(), "from.db"),
+	fromPath := filepath.Join(t.TempDir(), "from.db")
+	from, err := litequeue.Open(fromPath,
 		litequeue.Options{Clock: clk, Retry: litequeue.Policy{Jitter: litequeue.NoJitter, MaxTries: 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,5 +96,16 @@ func TestCopy(t *testing.T) {
 	}
 	if _, err := litequeue.Copy(ctx, to, to); err == nil {
 		t.Fatal("Copy from a Queue to itself succeeded")
+	}
+
+	// From a Queue of OpenReadOnly, as the command copies.
+	ro, err := litequeue.OpenReadOnly(fromPath, litequeue.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	other, _ := openQueue(t, litequeue.Options{Clock: clk})
+	if res, err := litequeue.Copy(ctx, ro, other); err != nil || res.Jobs != 4 {
+		t.Fatalf("Copy from a read-only Queue = %+v, %v; want 4 jobs", res, err)
 	}
 }

@@ -75,8 +75,10 @@ func (c *cli) open(open func(string, litequeue.Options) (*litequeue.Queue, error
 
 // dbName is the database as messages name it: a server's URL without its
 // password.
-func (c *cli) dbName() string {
-	db := c.dbPath()
+func (c *cli) dbName() string { return redact(c.dbPath()) }
+
+// redact returns db, a server's URL without its password.
+func redact(db string) string {
 	if u, err := url.Parse(db); err == nil && onServer(db) {
 		return u.Redacted()
 	}
