@@ -38,8 +38,17 @@ var pg struct {
 	n       atomic.Int64
 }
 
+// tb is what openBackend needs of a test: a *testing.T or a *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
+}
+
 // openBackend opens the Queue for path on the suite's backend.
-func openBackend(tb testing.TB, path string, opts litequeue.Options) (*litequeue.Queue, error) {
+func openBackend(tb tb, path string, opts litequeue.Options) (*litequeue.Queue, error) {
 	if !onPostgres {
 		return litequeue.Open(path, opts)
 	}
@@ -48,7 +57,7 @@ func openBackend(tb testing.TB, path string, opts litequeue.Options) (*litequeue
 
 // schemaFor returns the DSN of the schema that stands for the file at
 // path, creating it on first use and dropping it at the end of the test.
-func schemaFor(tb testing.TB, path string) string {
+func schemaFor(tb tb, path string) string {
 	tb.Helper()
 	if dsn, ok := pg.schemas.Load(path); ok {
 		return dsn.(string)
