@@ -298,3 +298,52 @@ func TestHealth_OnServer(t *testing.T) {
 		t.Fatalf("Health = %+v, want OK, version 1, one pending job, no file figures", h)
 	}
 }
+
+// TestWork_ListenerLost terminates every connection of the Queues on the
+// server, the one Work listens on among them, with the mock clock
+// standing still: Work listens again and starts a job enqueued after the
+// loss; nothing waits for a poll of the mock clock.
+func TestWork_ListenerLost(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	clk := clock.NewMock()
+	worker, producer := open(t, dsn, clk), open(t, dsn, clk)
+	started := make(chan int64, 10)
+	worker.Handle("k", func(ctx context.Context, j *litequeue.Job) error {
+		started <- j.ID
+		return nil
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- worker.Work(ctx, litequeue.WorkerOptions{}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Work: %v", err)
+		}
+	}()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for round := range 3 {
+		time.Sleep(50 * time.Millisecond) // Work is idle and listening
+		if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+			t.Fatal(err)
+		}
+		j, err := producer.Enqueue(t.Context(), "k", round)
+		if err != nil {
+			t.Fatalf("round %d: Enqueue: %v", round, err)
+		}
+		select {
+		case id := <-started:
+			if id != j.ID {
+				t.Fatalf("started job %d, want %d", id, j.ID)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: job %d did not start after the listening connection was lost", round, j.ID)
+		}
+	}
+}
