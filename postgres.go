@@ -94,34 +94,27 @@ func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue'))`); err != nil {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
-	var version int
-	err = tx.GetContext(ctx, &version, pgVersionSQL)
+	var present bool
+	if err := tx.GetContext(ctx, &present, `SELECT to_regclass('litequeue_meta') IS NOT NULL`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	switch {
-	case err == nil && version > pgSchemaVersion:
-		return fmt.Errorf("litequeue schema version %d is newer than this binary's %d: upgrade litequeue", version, pgSchemaVersion)
-	case err != nil && !isUndefinedTable(err) && !errors.Is(err, errNoRows):
-		return fmt.Errorf("migrate: read schema version: %w", err)
-	}
-	if err != nil && existing {
+	case !present && existing:
 		return errors.New("no litequeue tables in the schema of the connections' search_path")
-	}
-	if err != nil {
-		// The table is missing: the failed statement ended the
-		// transaction, so begin again.
-		tx.Rollback()
-		if tx, err = db.BeginTxx(ctx, nil); err != nil {
-			return fmt.Errorf("migrate: %w", err)
+	case present:
+		var version int
+		if err := tx.GetContext(ctx, &version, pgVersionSQL); err != nil && !errors.Is(err, errNoRows) {
+			return fmt.Errorf("migrate: read schema version: %w", err)
 		}
-		defer tx.Rollback()
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue'))`); err != nil {
-			return fmt.Errorf("migrate: lock: %w", err)
+		if version > pgSchemaVersion {
+			return fmt.Errorf("litequeue schema version %d is newer than this binary's %d: upgrade litequeue", version, pgSchemaVersion)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, pgSchemaSQL); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', $1)
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, fmt.Sprint(pgSchemaVersion)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO litequeue_meta (name, value) VALUES ($1, $2)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, "schema_version", fmt.Sprint(pgSchemaVersion)); err != nil {
 		return fmt.Errorf("migrate: write schema version: %w", err)
 	}
 	return tx.Commit()
@@ -135,8 +128,6 @@ func sqlState(err error) string {
 	}
 	return ""
 }
-
-func isUndefinedTable(err error) bool { return sqlState(err) == "42P01" }
 
 func (e *pgEngine) lock() error { return nil }
 func (e *pgEngine) unlock()     {}

@@ -347,3 +347,25 @@ func TestWork_ListenerLost(t *testing.T) {
 		}
 	}
 }
+
+// TestOpen_NewerSchema refuses tables of a schema version this binary
+// does not know, and OpenExisting a database without litequeue's tables.
+func TestOpen_NewerSchema(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	if _, err := postgres.OpenExisting(t.Context(), dsn, litequeue.Options{}); err == nil || !strings.Contains(err.Error(), "no litequeue tables") {
+		t.Fatalf("OpenExisting of an empty database = %v, want a refusal", err)
+	}
+	open(t, dsn, clock.NewMock()).Close()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec(`UPDATE litequeue_meta SET value = '99' WHERE name = 'schema_version'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.Open(t.Context(), dsn, litequeue.Options{}); err == nil || !strings.Contains(err.Error(), "version 99 is newer") {
+		t.Fatalf("Open of a newer schema = %v, want a refusal naming the version", err)
+	}
+}
