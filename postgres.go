@@ -109,6 +109,15 @@ func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
 		if version > pgSchemaVersion {
 			return fmt.Errorf("litequeue schema version %d is newer than this binary's %d: upgrade litequeue", version, pgSchemaVersion)
 		}
+		if version == pgSchemaVersion {
+			// Nothing to do; and the schema's statements must not run
+			// again: CREATE INDEX IF NOT EXISTS and CREATE OR REPLACE
+			// TRIGGER lock the table even when there is nothing to
+			// create, which stalls, or deadlocks with, the writers of
+			// the processes already at work. (Unlike the file's, a
+			// change to schema_postgres.sql takes a new version.)
+			return nil
+		}
 	}
 	if _, err := tx.ExecContext(ctx, pgSchemaSQL); err != nil {
 		return fmt.Errorf("create schema: %w", err)

@@ -369,3 +369,28 @@ func TestOpen_NewerSchema(t *testing.T) {
 		t.Fatalf("Open of a newer schema = %v, want a refusal naming the version", err)
 	}
 }
+
+// TestOpen_BesideOpenTransaction opens a second Queue while the app holds
+// a transaction that wrote a job: Open of current tables takes no lock on
+// them, so it neither waits for that transaction nor stalls the writers
+// behind it.
+func TestOpen_BesideOpenTransaction(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	q := open(t, dsn, clock.NewMock())
+	tx, err := q.DB().BeginTxx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := q.EnqueueTx(t.Context(), tx, "k", nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	q2, err := postgres.Open(ctx, dsn, litequeue.Options{})
+	if err != nil {
+		t.Fatalf("Open beside an open transaction: %v", err)
+	}
+	q2.Close()
+}
