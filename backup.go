@@ -249,7 +249,7 @@ func (h *Health) permissions(path string) {
 // shellQuote quotes path for a POSIX shell where it needs quoting.
 func shellQuote(path string) string {
 	if path != "" && !strings.ContainsFunc(path, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%", r))
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%=", r))
 	}) {
 		return path
 	}

@@ -340,3 +340,27 @@ func TestQueue_HealthPermissions(t *testing.T) {
 		t.Errorf("warnings after chmod 600: %q", h.Warnings)
 	}
 }
+
+// TestQueue_HealthPermissionsQuoted: the chmod that Health suggests can be
+// pasted into a shell: a path that needs quoting is quoted.
+func TestQueue_HealthPermissionsQuoted(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no Unix file modes")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	for name, want := range map[string]string{
+		"jobs=1.db":    "chmod 600 " + filepath.Join(dir, "jobs=1.db"),
+		"my jobs.db":   "chmod 600 '" + filepath.Join(dir, "my jobs.db") + "'",
+		"it's jobs.db": "chmod 600 '" + filepath.Join(dir, `it'\''s jobs.db`) + "'",
+	} {
+		path := filepath.Join(dir, name)
+		q := openAt(t, path, litequeue.Options{})
+		if err := os.Chmod(path, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if h := health(t, q); len(h.Warnings) != 1 || !strings.HasSuffix(h.Warnings[0], ": "+want) {
+			t.Errorf("%s: warnings %q; want one ending in %q", name, h.Warnings, want)
+		}
+	}
+}
