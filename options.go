@@ -61,15 +61,18 @@ type Options struct {
 	Synchronous string
 
 	// Checkpoint says who copies the WAL back into the database file.
-	// "auto": SQLite, after each commit that takes the -wal past 1000
-	// pages, and litequeue, after the janitor's vacuum; the -wal stays
-	// near 4 MiB. "off": neither; for a file that an external replicator
-	// such as Litestream watches, which then checkpoints on its own
-	// schedule (Litestream's: past 1000 pages, and once a minute), so that
-	// no commit reaches the database file before the replicator has read
-	// it from the -wal. With "off" and no replicator running, the -wal
-	// grows with every commit until the last connection to the file
-	// closes, which checkpoints it. "": "auto".
+	// "auto": SQLite, after each commit that leaves the -wal past 1000
+	// pages, and litequeue, after the janitor's vacuum; alone on the file,
+	// the -wal stays near 4 MiB. "off": neither, for a file that an
+	// external replicator such as Litestream watches and checkpoints on
+	// its own schedule. Litestream keeps a read transaction open, so only
+	// its own checkpoints start the -wal again: under it, with "auto",
+	// each commit past 1000 pages runs a checkpoint that copies back only
+	// what Litestream has read, work that "off" leaves to Litestream
+	// alone; either way the -wal is as large as Litestream lets it grow
+	// (the README's "Backups and replicas" has figures). With "off" and no
+	// replicator, the -wal grows with every commit until the last
+	// connection to the file closes, which checkpoints it. "": "auto".
 	Checkpoint string
 
 	// Logger receives the queue's logs (rescued leases, a panicking
