@@ -91,7 +91,7 @@ func placeOrderOnDB(ctx context.Context, q *litequeue.Queue, job *litequeue.Job)
 	if ok, err := q.Seen(ctx, key); err != nil || ok {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`, job.ID, job.Attempt); err != nil {
+	if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`), job.ID, job.Attempt); err != nil {
 		return err
 	}
 	if err := q.MarkTx(ctx, tx, key, time.Hour); err != nil {
@@ -138,7 +138,7 @@ func placeOrderInWriteTx(ctx context.Context, q *litequeue.Queue, job *litequeue
 		if ok, err := q.SeenTx(ctx, tx, key); err != nil || ok {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`, job.ID, job.Attempt); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`), job.ID, job.Attempt); err != nil {
 			return err
 		}
 		if err := q.MarkTx(ctx, tx, key, time.Hour); err != nil {
@@ -170,7 +170,7 @@ func TestQueue_WriteTx(t *testing.T) {
 	ctx := t.Context()
 	insert := func(tx *sqlx.Tx, jobID int64) {
 		t.Helper()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, 1)`, jobID); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, 1)`), jobID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -271,6 +271,7 @@ func TestQueue_WriteTxWaitsForItself(t *testing.T) {
 // TestQueue_WriteTxRefused checks WriteTx on a closed Queue and on one
 // opened read-only: fn never runs.
 func TestQueue_WriteTxRefused(t *testing.T) {
+	fileOnly(t, "OpenReadOnly opens a file")
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	q := openAt(t, path, litequeue.Options{})
@@ -298,13 +299,14 @@ func TestQueue_WriteTxRefused(t *testing.T) {
 // be: it waits in line and commits once the first ends, where a
 // transaction begun on DB() fails with SQLITE_BUSY.
 func TestQueue_WriteTxOutwaitsBusyTimeout(t *testing.T) {
+	fileOnly(t, "the file's write lock, which WriteTx takes across Queues")
 	t.Parallel()
 	a, path := openOrders(t, litequeue.Options{})
 	b := openAt(t, path, litequeue.Options{})
 	ctx := t.Context()
 	insert := func(jobID int64) func(tx *sqlx.Tx) error {
 		return func(tx *sqlx.Tx) error {
-			_, err := tx.ExecContext(ctx, `INSERT INTO app_orders (job_id, attempt) VALUES (?, 1)`, jobID)
+			_, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, 1)`), jobID)
 			return err
 		}
 	}

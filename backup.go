@@ -44,13 +44,18 @@ type BackupOptions struct {
 //
 // Backup only reads the queue's file, so it also works on a Queue from
 // [OpenReadOnly]. It is safe for concurrent use; after Close it returns
-// ErrClosed.
+// ErrClosed. A Queue on a server (package postgres) has no file to copy:
+// Backup returns an error saying so, and the server's own tools
+// (pg_dump, its replicas) back it up.
 func (q *Queue) Backup(ctx context.Context, path string, opts BackupOptions) error {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer leave()
+	if q.onServer() {
+		return fmt.Errorf("litequeue: backup to %s: a Queue on a server has no file to copy: back the server up with its own tools (pg_dump)", path)
+	}
 	if err := q.backup(ctx, path, opts); err != nil {
 		return fmt.Errorf("litequeue: backup to %s: %w", path, withoutPath(err))
 	}

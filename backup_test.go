@@ -21,6 +21,7 @@ import (
 // every job whose Enqueue had returned before the backup began, each with
 // a history that agrees with its state.
 func TestQueue_Backup(t *testing.T) {
+	fileOnly(t, "a backup copies the file")
 	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	q.Handle("task", func(ctx context.Context, job *litequeue.Job) error {
@@ -164,6 +165,7 @@ func openReadOnly(tb testing.TB, path string) *litequeue.Queue {
 // TestQueue_BackupOpens: Open takes a backup back into use, in WAL, with
 // its jobs.
 func TestQueue_BackupOpens(t *testing.T) {
+	fileOnly(t, "a backup copies the file")
 	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	j := enqueue(t, q, "send", "ada")
@@ -193,6 +195,7 @@ func TestQueue_BackupOpens(t *testing.T) {
 // Overwrite, the queue's own files never are written, and an error names
 // the path and leaves nothing behind.
 func TestQueue_BackupRefuses(t *testing.T) {
+	fileOnly(t, "a backup copies the file")
 	t.Parallel()
 	q, path := openQueue(t, litequeue.Options{})
 	enqueue(t, q, "send", nil)
@@ -285,6 +288,7 @@ func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
 // TestQueue_BackupReadOnly backs up through a Queue from OpenReadOnly,
 // whose reads refuse writes before and after.
 func TestQueue_BackupReadOnly(t *testing.T) {
+	fileOnly(t, "a backup copies the file")
 	t.Parallel()
 	q, path := openQueue(t, litequeue.Options{})
 	enqueue(t, q, "send", nil)
@@ -305,6 +309,7 @@ func TestQueue_BackupReadOnly(t *testing.T) {
 // TestQueue_HealthPermissions: check warns of a database file or -wal
 // that users other than the owner can read, and says how to fix it.
 func TestQueue_HealthPermissions(t *testing.T) {
+	fileOnly(t, "the modes of the file and its -wal")
 	if runtime.GOOS == "windows" {
 		t.Skip("Windows has no Unix file modes")
 	}
@@ -344,6 +349,7 @@ func TestQueue_HealthPermissions(t *testing.T) {
 // TestQueue_HealthPermissionsQuoted: the chmod that Health suggests can be
 // pasted into a shell: a path that needs quoting is quoted.
 func TestQueue_HealthPermissionsQuoted(t *testing.T) {
+	fileOnly(t, "the modes of the file and its -wal")
 	if runtime.GOOS == "windows" {
 		t.Skip("Windows has no Unix file modes")
 	}
@@ -362,5 +368,22 @@ func TestQueue_HealthPermissionsQuoted(t *testing.T) {
 		if h := health(t, q); len(h.Warnings) != 1 || !strings.HasSuffix(h.Warnings[0], ": "+want) {
 			t.Errorf("%s: warnings %q; want one ending in %q", name, h.Warnings, want)
 		}
+	}
+}
+
+// TestQueue_BackupServer: a Queue on a server has no file to copy, and
+// says so.
+func TestQueue_BackupServer(t *testing.T) {
+	if !onPostgres {
+		t.Skip("the suite runs on the file (LITEQUEUE_TEST_BACKEND=postgres runs it on a server)")
+	}
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	to := filepath.Join(t.TempDir(), "copy.db")
+	if err := q.Backup(t.Context(), to, litequeue.BackupOptions{}); err == nil || !strings.Contains(err.Error(), "no file to copy") {
+		t.Errorf("Backup on a server: %v; want an error saying it has no file", err)
+	}
+	if _, err := os.Stat(to); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Backup on a server made %s: %v", to, err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 // holds at most what came after the last one: 4 MiB, plus the largest
 // transaction (the vacuum's 2048 pages, 8 MiB, and its pointer maps).
 func TestOptions_Checkpoint(t *testing.T) {
+	fileOnly(t, "checkpoints are the file's")
 	t.Parallel()
 	const jobs, payload = 300, 32 << 10 // 9.4 MiB of payloads
 	for _, checkpoint := range []string{"", "auto", "off"} {

@@ -133,9 +133,45 @@ func (w *writer) commit(batch []*writeOp) {
 		return
 	}
 	defer w.eng.unlock()
-	if !w.run(batch, false) {
-		w.run(batch, true)
+	for try := 1; ; try++ {
+		if !w.run(batch, false) {
+			w.run(batch, true)
+		}
+		again, lost := w.failed(batch)
+		if lost {
+			if err := w.conn.renew(); err != nil {
+				return
+			}
+		}
+		if len(again) == 0 || try == writeTries {
+			return
+		}
+		batch = again
 	}
+}
+
+// writeTries bounds how many times a write that the database rolled back
+// whole (a deadlock, a lost connection) runs.
+const writeTries = 3
+
+// errCommit marks a failed COMMIT: whether it took effect is unknown when
+// the connection was lost, so the writes are not run again.
+var errCommit = errors.New("commit")
+
+// failed returns the writes of the batch that failed in a way that lets
+// them run again, and reports whether one failed because the connection
+// was lost.
+func (w *writer) failed(batch []*writeOp) (again []*writeOp, lost bool) {
+	for _, o := range batch {
+		if o.err == nil {
+			continue
+		}
+		lost = lost || w.eng.lost(o.err)
+		if w.eng.retry(o.err) && !errors.Is(o.err, errCommit) && o.ctx.Err() == nil {
+			again = append(again, o)
+		}
+	}
+	return again, lost
 }
 
 // run runs the batch in one transaction, each write in a savepoint if
@@ -180,7 +216,7 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 	}
 	if err := c.exec(`COMMIT`); err != nil {
 		c.rollback()
-		return fail(fmt.Errorf("commit: %w", err))
+		return fail(fmt.Errorf("%w: %w", errCommit, err))
 	}
 	return true
 }
@@ -262,8 +298,10 @@ func (op *writeOp) run(tx execer) (err error) {
 // stmtConn is the writer's connection with its prepared statements, kept
 // for the life of the Queue. Only the writer's leader uses it.
 type stmtConn struct {
+	db      *sqlx.DB
 	conn    *sqlx.Conn
 	stmts   stmtCache
+	d       *dialect
 	relaxed bool // synchronous is NORMAL for a light batch, FULL configured (see sqliteEngine.begin)
 }
 
@@ -272,12 +310,24 @@ func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stmtConn{conn: conn}, nil
+	return &stmtConn{db: db, conn: conn}, nil
+}
+
+// renew replaces a lost connection with a new one of the pool.
+func (c *stmtConn) renew() error {
+	conn, err := c.db.Connx(context.Background())
+	if err != nil {
+		return err
+	}
+	c.stmts.close()
+	c.conn.Close()
+	c.conn, c.relaxed = conn, false
+	return nil
 }
 
 // stmt returns the statement for query, preparing it on first use.
 func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	return c.stmts.get(ctx, c.conn, query)
+	return c.stmts.get(ctx, c.conn, c.d.sql(query))
 }
 
 func (c *stmtConn) exec(query string) error {
@@ -294,7 +344,7 @@ func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (
 	if err != nil {
 		return nil, err
 	}
-	return st.ExecContext(ctx, args...)
+	return st.ExecContext(ctx, c.d.args(args)...)
 }
 
 func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
@@ -302,7 +352,7 @@ func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args 
 	if err != nil {
 		return err
 	}
-	return st.GetContext(ctx, dest, args...)
+	return st.GetContext(ctx, dest, c.d.args(args)...)
 }
 
 func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
@@ -310,10 +360,8 @@ func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, ar
 	if err != nil {
 		return err
 	}
-	return st.SelectContext(ctx, dest, args...)
+	return st.SelectContext(ctx, dest, c.d.args(args)...)
 }
-
-func (c *stmtConn) Rebind(query string) string { return c.conn.Rebind(query) }
 
 // close releases the statements and the connection.
 func (c *stmtConn) close() error {

@@ -30,7 +30,8 @@ func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {
 		return err
 	}
 	defer leave()
-	row, done, err := holder(ctx, tx, job)
+	etx := q.appTx(tx)
+	row, done, err := holder(ctx, etx, job)
 	switch {
 	case err != nil:
 		return fmt.Errorf("litequeue: complete job %d: %w", job.ID, err)
@@ -40,7 +41,7 @@ func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {
 		return fmt.Errorf("litequeue: complete job %d: cancelled: %w", job.ID, ErrLeaseLost)
 	}
 	d := completeHeld(row, q.now())
-	if err := store(ctx, tx, &d); err != nil {
+	if err := store(ctx, etx, &d); err != nil {
 		return fmt.Errorf("litequeue: complete job %d: %w", job.ID, err)
 	}
 	return nil

@@ -76,7 +76,7 @@ func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
 }
 
 const deadByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
-	WHERE id IN (?) AND state = 'dead' ORDER BY id`
+	WHERE id IN (?) AND state = 'dead' ORDER BY id /*FOR UPDATE*/`
 
 // replayIDs replays, in one transaction, the jobs with the given IDs that
 // are still dead, skipping those whose unique key a live job holds, then

@@ -62,7 +62,7 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 			}
 		}
 		var t sql.NullInt64
-		if err := q.read(ctx, &t, q.db.Rebind(query), args...); err != nil {
+		if err := q.read(ctx, &t, query, args...); err != nil {
 			return due, err
 		}
 		due.pending = minNull(due.pending, t)

@@ -31,17 +31,21 @@ type engine interface {
 	// which makes it the row of a running job, and writes them so.
 	claim(ctx context.Context, tx execer, q claimQuery, lease func(*jobRow)) error
 	// insertJobs inserts the batch's jobs, due at runAt, in one statement,
-	// and returns their IDs in the order of the payloads.
+	// and returns their IDs in the order of the payloads; none if the
+	// batch's UniqueKey is taken by a live job, which insert then reads.
 	insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error)
 	// watch returns a cheap way for an idle worker to learn that someone
-	// may have written.
-	watch() (changes, error)
+	// may have written; an engine that is told of writes also calls wake
+	// for each.
+	watch(wake func()) (changes, error)
 	// compact gives the room of purged rows back, and warns of a log that
 	// keeps growing; the janitor calls it after each sweep.
 	compact(ctx context.Context, write func(context.Context, func(execer) error) error) error
 	// retry reports whether a transaction that failed with err may begin
 	// again: the database was busy.
 	retry(err error) bool
+	// lost reports whether err says that its connection is gone.
+	lost(err error) bool
 	close() error
 }
 

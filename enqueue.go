@@ -129,7 +129,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := batch.insert(ctx, tx, q.now())
+	jobs, err := batch.insert(ctx, q.appTx(tx), q.now())
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: enqueue %s: %w", kind, err)
 	}
@@ -250,39 +250,61 @@ func encodePayload(p any) ([]byte, error) {
 	return json.Marshal(p)
 }
 
-const insertJobSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata)
-	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`
-
 const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
-	WHERE unique_key = ? AND state IN ('pending', 'running')`
+	WHERE unique_key = ? AND state IN ('pending', 'running') /*FOR UPDATE*/`
 
 // insert adds the batch's jobs in tx at time now. With a UniqueKey held by
 // a live job, it inserts nothing and returns that job marked Duplicate.
 func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]*Job, error) {
-	if key := b.cfg.uniqueKey; key != "" {
-		var row jobRow
-		err := tx.GetContext(ctx, &row, liveByKeySQL, key)
-		if err == nil {
-			j := row.job()
-			j.Duplicate = true
-			return []*Job{j}, nil
+	for range uniqueTries {
+		if key := b.cfg.uniqueKey; key != "" {
+			var row jobRow
+			err := tx.GetContext(ctx, &row, liveByKeySQL, key)
+			if err == nil {
+				j := row.job()
+				j.Duplicate = true
+				return []*Job{j}, nil
+			}
+			if !errors.Is(err, errNoRows) {
+				return nil, err
+			}
 		}
-		if !errors.Is(err, errNoRows) {
+		runAt, err := b.runAt(now)
+		if err != nil {
 			return nil, err
 		}
+		ids, err := b.eng.insertJobs(ctx, tx, b, runAt, now)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) > 0 {
+			return b.jobs(ids, runAt, now), nil
+		}
+	}
+	return nil, fmt.Errorf("unique key %q: the live job holding it kept changing", b.cfg.uniqueKey)
+}
+
+// uniqueTries bounds how often insert looks for the live job holding its
+// unique key. In a file the look and the insert are one step, as writers
+// take turns; on a server another process may insert the key between the
+// two, or end its job, and insert, which then inserts nothing, looks again.
+const uniqueTries = 3
+
+// runAt returns when the batch's jobs are due, if enqueued at now.
+func (b *enqueueBatch) runAt(now time.Time) (time.Time, error) {
+	if b.cfg.atSet {
+		return b.cfg.at, nil
 	}
 	runAt := now.Add(b.cfg.delay)
-	if b.cfg.atSet {
-		runAt = b.cfg.at
-	} else if !storable(runAt) {
-		return nil, fmt.Errorf("delay %v makes the job due at %s, outside %s",
+	if !storable(runAt) {
+		return time.Time{}, fmt.Errorf("delay %v makes the job due at %s, outside %s",
 			b.cfg.delay, runAt.UTC().Format(time.RFC3339Nano), runAtLimits())
 	}
-	ids, err := b.insertRows(ctx, tx, runAt, now)
-	if err != nil {
-		return nil, err
-	}
+	return runAt, nil
+}
+
+// jobs returns the batch's jobs as inserted with the given IDs.
+func (b *enqueueBatch) jobs(ids []int64, runAt, now time.Time) []*Job {
 	jobs := make([]*Job, len(b.payloads))
 	for i, p := range b.payloads {
 		if len(p) == 0 {
@@ -296,25 +318,5 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 			Metadata: b.cfg.metadata.clone(),
 		}
 	}
-	return jobs, nil
-}
-
-// insertRows inserts the batch's rows and returns their ids, in the order
-// of the payloads: one statement per row for one job, one for all for
-// many (a statement per row costs several times the row itself).
-func (b *enqueueBatch) insertRows(ctx context.Context, tx execer, runAt, now time.Time) ([]int64, error) {
-	if len(b.payloads) == 1 {
-		payload := b.payloads[0]
-		if payload == nil {
-			payload = []byte{} // an empty BLOB: the driver writes a nil slice as NULL
-		}
-		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payload, b.cfg.priority,
-			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata)
-		if err != nil {
-			return nil, err
-		}
-		id, err := res.LastInsertId()
-		return []int64{id}, err
-	}
-	return b.eng.insertJobs(ctx, tx, b, runAt, now)
+	return jobs
 }

@@ -158,6 +158,7 @@ func TestOpen_MissingDirectory(t *testing.T) {
 // TestOpen_ReadOnlyFile: Open refuses a file it may not write, saying so,
 // and leaves it as it was; OpenReadOnly still inspects it.
 func TestOpen_ReadOnlyFile(t *testing.T) {
+	fileOnly(t, "file modes")
 	path, id := queueFile(t, t.TempDir())
 	makeReadOnly(t, path)
 	before := readFile(t, path)
@@ -175,6 +176,7 @@ func TestOpen_ReadOnlyFile(t *testing.T) {
 // one whose -wal is still beside it: reading the file without its -wal
 // would show an old state.
 func TestOpen_ReadOnlyDirectory(t *testing.T) {
+	fileOnly(t, "file modes")
 	dir := t.TempDir()
 	_, id := queueFile(t, dir)
 	view := readOnlyDir(t, dir)

@@ -87,6 +87,7 @@ func openGrowth(t *testing.T, opts litequeue.Options) (*litequeue.Queue, string)
 // gives the free pages back (auto_vacuum=INCREMENTAL), and the WAL file is
 // cut back to 4 MiB when it starts again.
 func TestQueue_GrowthAndRetention(t *testing.T) {
+	fileOnly(t, "the file's pages")
 	if race {
 		t.Skip("10,000 job runs take a minute under the race detector; nothing here is concurrent")
 	}
@@ -137,6 +138,7 @@ func TestQueue_GrowthAndRetention(t *testing.T) {
 // that already had pages (the app's own tables) keeps its setting, and the
 // janitor leaves it as it is.
 func TestOpen_AutoVacuum(t *testing.T) {
+	fileOnly(t, "the file's pages")
 	q, _ := openQueue(t, litequeue.Options{})
 	var mode int
 	if err := q.DB().Get(&mode, `PRAGMA auto_vacuum`); err != nil || mode != 2 {
@@ -187,6 +189,7 @@ func (b *logBuffer) String() string {
 // the reader ends, the next checkpoint empties the WAL and the next writer
 // cuts the file back to 4 MiB.
 func TestQueue_WALWithHeldReader(t *testing.T) {
+	fileOnly(t, "the WAL")
 	if race {
 		t.Skip("2,000 job runs take minutes under the race detector; nothing here is concurrent")
 	}

@@ -59,7 +59,9 @@ var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled}
 // so that one a damaged file fails is a problem in the report, not the
 // end of it; an error is returned only when the report could not be made
 // (the Queue is closed, the file cannot be stat'ed). It only reads, also
-// on a Queue from [OpenReadOnly].
+// on a Queue from [OpenReadOnly]. On a server (package postgres) it reads
+// the schema version and the rows only: the rest is a file's (the server
+// checks its own pages).
 func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -67,7 +69,16 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	}
 	defer leave()
 	h := &Health{HistoryRows: -1, Keys: -1, Problems: []string{}, Warnings: []string{}}
-	c := &healthCheck{ctx: ctx, db: q.db, h: h}
+	c := &healthCheck{ctx: ctx, db: q.db.DB, h: h}
+	if q.onServer() { // what is a file's has no counterpart
+		if err := c.db.GetContext(ctx, &h.SchemaVersion, pgVersionSQL); err != nil {
+			c.problem("no schema version: %v", err)
+		}
+		c.jobs()
+		h.HistoryRows = c.count(healthHistorySQL, "history rows")
+		h.Keys = c.count(healthKeysSQL, "idempotency keys")
+		return h, nil
+	}
 	c.integrity()
 	c.schema()
 	c.applicationID()

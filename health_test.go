@@ -17,6 +17,7 @@ import (
 // TestQueue_Health checks the report on a sound file, through the Queue
 // that works on it and through a read-only one beside it.
 func TestQueue_Health(t *testing.T) {
+	fileOnly(t, "the file's health")
 	t.Parallel()
 	q, path := openQueue(t, litequeue.Options{})
 	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error {
@@ -60,6 +61,7 @@ func TestQueue_Health(t *testing.T) {
 // TestQueue_HealthCorrupt damages a page of the file, as a failing disk
 // might: the report says what is wrong instead of failing.
 func TestQueue_HealthCorrupt(t *testing.T) {
+	fileOnly(t, "the file's health")
 	t.Parallel()
 	q, path := openQueue(t, litequeue.Options{})
 	for range 50 {
@@ -97,11 +99,12 @@ func TestQueue_HealthCorrupt(t *testing.T) {
 // TestQueue_HealthBackup: a VACUUM INTO backup is sound, in journal mode
 // delete: a Backup, neither a warning nor a problem.
 func TestQueue_HealthBackup(t *testing.T) {
+	fileOnly(t, "the file's health")
 	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	enqueue(t, q, "send", nil)
 	backup := filepath.Join(t.TempDir(), "backup.db")
-	if _, err := q.DB().Exec(`VACUUM INTO ?`, backup); err != nil {
+	if _, err := q.DB().Exec(q.DB().Rebind(`VACUUM INTO ?`), backup); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(backup, 0o600); err != nil { // VACUUM INTO makes it 0644
@@ -128,6 +131,7 @@ func TestQueue_HealthBackup(t *testing.T) {
 // opening the file read-only, or its report, says what happened and what
 // to do.
 func TestQueue_HealthDeletedWAL(t *testing.T) {
+	fileOnly(t, "the file's health")
 	t.Parallel()
 	q, path := openQueue(t, litequeue.Options{})
 	enqueue(t, q, "send", strings.Repeat("x", 4000))

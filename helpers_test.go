@@ -77,7 +77,7 @@ func openAt(tb testing.TB, path string, opts litequeue.Options) *litequeue.Queue
 	if opts.Retry.Jitter == "" {
 		opts.Retry.Jitter = litequeue.NoJitter
 	}
-	q, err := litequeue.Open(path, opts)
+	q, err := openBackend(tb, path, opts)
 	if err != nil {
 		tb.Fatalf("Open: %v", err)
 	}
@@ -179,7 +179,7 @@ func doomed(ctx context.Context, job *litequeue.Job) error {
 func historyRows(tb testing.TB, q *litequeue.Queue, id int64) int {
 	tb.Helper()
 	var n int
-	if err := q.DB().Get(&n, `SELECT COUNT(*) FROM litequeue_attempts WHERE job_id = ?`, id); err != nil {
+	if err := q.DB().Get(&n, q.DB().Rebind(`SELECT COUNT(*) FROM litequeue_attempts WHERE job_id = ?`), id); err != nil {
 		tb.Fatal(err)
 	}
 	return n

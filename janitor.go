@@ -144,7 +144,7 @@ func selectIn(ctx context.Context, db execer, dest any, query string, args ...an
 	if err != nil {
 		return err
 	}
-	return db.SelectContext(ctx, dest, db.Rebind(query), args...)
+	return db.SelectContext(ctx, dest, query, args...)
 }
 
 // execIn runs a statement whose (?) lists take slices.
@@ -153,6 +153,6 @@ func execIn(ctx context.Context, db execer, query string, args ...any) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.ExecContext(ctx, db.Rebind(query), args...)
+	_, err = db.ExecContext(ctx, query, args...)
 	return err
 }

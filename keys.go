@@ -48,16 +48,16 @@ func (q *Queue) SeenTx(ctx context.Context, tx *sqlx.Tx, key string) (bool, erro
 		return false, err
 	}
 	defer leave()
-	return q.seen(ctx, tx, key)
+	return q.seen(ctx, q.appTx(tx), key)
 }
 
 // seen runs Seen's query on db.
-func (q *Queue) seen(ctx context.Context, db sqlx.QueryerContext, key string) (bool, error) {
+func (q *Queue) seen(ctx context.Context, db execer, key string) (bool, error) {
 	if key == "" {
 		return false, errors.New("litequeue: seen: empty key")
 	}
 	var n int
-	if err := sqlx.GetContext(ctx, db, &n, seenSQL, key, ms(q.now())); err != nil {
+	if err := db.GetContext(ctx, &n, seenSQL, key, ms(q.now())); err != nil {
 		return false, fmt.Errorf("litequeue: seen %q: %w", key, err)
 	}
 	return n > 0, nil
@@ -95,7 +95,7 @@ func (q *Queue) MarkTx(ctx context.Context, tx *sqlx.Tx, key string, ttl time.Du
 	if err := checkKey(key, ttl); err != nil {
 		return err
 	}
-	if err := mark(ctx, tx, key, q.now().Add(ttl)); err != nil {
+	if err := mark(ctx, q.appTx(tx), key, q.now().Add(ttl)); err != nil {
 		return fmt.Errorf("litequeue: mark %q: %w", key, err)
 	}
 	return nil

@@ -82,9 +82,20 @@ func (q *Queue) holding() int {
 	return len(q.held)
 }
 
+// renewSQL takes its row only if no other transaction holds it: on a
+// server, the handler's own CompleteTx may hold it, in the app's
+// transaction, and a renewal waiting for it would hold up the whole batch
+// it shares a commit with (and could close a cycle of waits with the
+// app's other locks). heldSQL then tells a row held elsewhere from a lease
+// lost.
 const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
-	WHERE id = ? AND token = ? AND created_at = ? AND state = 'running'
+	WHERE id = (SELECT id FROM litequeue_jobs
+	            WHERE id = ? AND token = ? AND created_at = ? AND state = 'running' /*FOR UPDATE SKIP LOCKED*/)
 	RETURNING cancel`
+
+// heldSQL reports whether the lease is still current.
+const heldSQL = `SELECT EXISTS (SELECT 1 FROM litequeue_jobs
+	WHERE id = ? AND token = ? AND created_at = ? AND state = 'running')`
 
 // completedUnderSQL reports whether the job is completed under the token:
 // CompleteTx committed it.
@@ -108,6 +119,10 @@ func (q *Queue) renew(ctx context.Context, l *lease) error {
 		err := tx.GetContext(ctx, &cancel, renewSQL, ms(until), id, token, created)
 		if !errors.Is(err, errNoRows) {
 			return err
+		}
+		var held bool
+		if err := tx.GetContext(ctx, &held, heldSQL, id, token, created); err != nil || held {
+			return err // held: locked by another transaction; renewed next time
 		}
 		gone = true
 		return tx.GetContext(ctx, &completed, completedUnderSQL, id, token, created)

@@ -172,7 +172,7 @@ func TestWork_LeasesAheadForShortHandlers(t *testing.T) {
 func leaseUntil(tb testing.TB, q *litequeue.Queue, id int64) time.Time {
 	tb.Helper()
 	var ms int64
-	if err := q.DB().Get(&ms, `SELECT lease_until FROM litequeue_jobs WHERE id = ?`, id); err != nil {
+	if err := q.DB().Get(&ms, q.DB().Rebind(`SELECT lease_until FROM litequeue_jobs WHERE id = ?`), id); err != nil {
 		tb.Fatal(err)
 	}
 	return time.UnixMilli(ms)

@@ -17,17 +17,18 @@ import (
 // use by many goroutines, and several Queues — in one process or several —
 // may work on the same file. After Close every method returns ErrClosed.
 type Queue struct {
-	opts   Options // resolved: no zero fields
-	clock  clock.Clock
-	path   string
-	db     *sqlx.DB  // litequeue's own reads
-	reads  stmtCache // prepared reads on db
-	app    *sqlx.DB  // the app's pool, returned by DB(): see openAppDB
-	wdb    *sqlx.DB  // the writer's pool of one connection
-	w      writer    // every write litequeue makes
-	eng    engine    // what is the file's own: see sqliteEngine
-	worker string    // default worker name: host:pid
-	jobs   string    // the columns a jobRow scans from this file: see fileJobColumns
+	opts    Options // resolved: no zero fields
+	clock   clock.Clock
+	path    string
+	db      *dbPool   // litequeue's own reads
+	reads   stmtCache // prepared reads on db
+	app     *sqlx.DB  // the app's pool, returned by DB(): see openAppDB
+	wdb     *sqlx.DB  // the writer's pool of one connection
+	w       writer    // every write litequeue makes
+	eng     engine    // what is the file's own: see sqliteEngine
+	dialect *dialect  // nil: SQLite's (see dialect.go)
+	worker  string    // default worker name: host:pid
+	jobs    string    // the columns a jobRow scans from this file: see fileJobColumns
 
 	randMu  sync.Mutex
 	eventMu sync.Mutex
@@ -138,7 +139,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	if mode == readMode {
 		first.SetMaxOpenConns(readPoolSize)
 		first.SetMaxIdleConns(readPoolSize)
-		q.db = first
+		q.db = &dbPool{DB: first}
 		q.app = first // OpenReadOnly: the app reads on the queue's own pool
 		return q, nil
 	}
@@ -146,11 +147,12 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	if err := migrate(ctx, q.wdb); err != nil {
 		return nil, err
 	}
-	if q.db, err = openDB(path, writeAccess, opts.Synchronous, opts.Checkpoint, readPoolSize); err != nil {
+	reads, err := openDB(path, writeAccess, opts.Synchronous, opts.Checkpoint, readPoolSize)
+	if err != nil {
 		return nil, err
 	}
-	closers = append(closers, q.db.Close)
-	eng.db = q.db
+	closers = append(closers, reads.Close)
+	q.db, eng.db = &dbPool{DB: reads}, reads
 	if q.app, err = openAppDB(path, opts.Synchronous, opts.Checkpoint); err != nil {
 		return nil, err
 	}
@@ -203,6 +205,9 @@ func (q *Queue) Close() error {
 	q.calls.Wait()
 	if q.readOnly() {
 		return errors.Join(q.reads.close(), q.db.Close())
+	}
+	if q.onServer() { // one pool, the engine's to close
+		return errors.Join(q.reads.close(), q.w.conn.close(), q.eng.close())
 	}
 	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.eng.close())
 }

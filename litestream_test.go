@@ -69,6 +69,7 @@ func litestreamBinary(t *testing.T) string {
 // the app stopped holds every acknowledged enqueue, and every job and
 // history row, idempotency key included, as the file does.
 func TestLitestream(t *testing.T) {
+	fileOnly(t, "Litestream replicates a file")
 	bin := litestreamBinary(t)
 	buildProc(t)
 	for _, checkpoint := range []string{"auto", "off"} {

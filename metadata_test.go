@@ -155,7 +155,7 @@ func TestQueue_GetBadMetadata(t *testing.T) {
 	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	j := enqueue(t, q, "mail", nil)
-	if _, err := q.DB().Exec(`UPDATE litequeue_jobs SET metadata = '[1, 2]' WHERE id = ?`, j.ID); err != nil {
+	if _, err := q.DB().Exec(q.DB().Rebind(`UPDATE litequeue_jobs SET metadata = '[1, 2]' WHERE id = ?`), j.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := q.Get(t.Context(), j.ID); err == nil || !strings.Contains(err.Error(), "decode metadata column") {

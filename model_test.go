@@ -171,7 +171,7 @@ func (m *opsModel) options() litequeue.Options {
 }
 
 func (m *opsModel) open(t *rapid.T) {
-	q, err := litequeue.Open(m.path, m.options())
+	q, err := openBackend(t, m.path, m.options())
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -455,7 +455,7 @@ func (m *opsModel) hang(t *rapid.T) {
 	if m.q2 == nil {
 		m.clk2 = newMock()
 		// Its retention never runs: its RunDue is cancelled before it ends.
-		q2, err := litequeue.Open(m.path, litequeue.Options{Clock: m.clk2, Retry: opsPolicy, Synchronous: "normal"})
+		q2, err := openBackend(t, m.path, litequeue.Options{Clock: m.clk2, Retry: opsPolicy, Synchronous: "normal"})
 		if err != nil {
 			t.Fatalf("Open the other process's Queue: %v", err)
 		}

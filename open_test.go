@@ -96,6 +96,7 @@ func TestOpen_Refuses(t *testing.T) {
 // tables and user_version: litequeue adds its tables and leaves the app's
 // data and user_version alone.
 func TestOpen_AdoptsAppFile(t *testing.T) {
+	fileOnly(t, "the app's own file")
 	path := filepath.Join(t.TempDir(), "app.db")
 	sqliteFile(t, path, `PRAGMA user_version = 7`, `CREATE TABLE notes (body TEXT)`, `INSERT INTO notes VALUES ('hello')`)
 	q := openAt(t, path, litequeue.Options{})
@@ -112,6 +113,7 @@ func TestOpen_AdoptsAppFile(t *testing.T) {
 
 // TestOpen_PathIsNotADSN shows that a path cannot carry driver parameters.
 func TestOpen_PathIsNotADSN(t *testing.T) {
+	fileOnly(t, "a file path")
 	dir := t.TempDir()
 	for _, name := range []string{"q.db?_pragma=journal_mode(OFF)", "file:q.db?_pragma=journal_mode(DELETE)"} {
 		if runtime.GOOS == "windows" {
@@ -132,6 +134,7 @@ func TestOpen_PathIsNotADSN(t *testing.T) {
 // TestOpen_FileModes checks that the database and its -wal and -shm files
 // (and the write lock beside them) are created readable by their owner only.
 func TestOpen_FileModes(t *testing.T) {
+	fileOnly(t, "file modes")
 	if runtime.GOOS == "windows" {
 		t.Skip("no Unix modes")
 	}
@@ -199,6 +202,7 @@ func TestOpen_BadOptions(t *testing.T) {
 // TestOpenReadOnly inspects a file another Queue works on, and refuses to
 // create or adopt one.
 func TestOpenReadOnly(t *testing.T) {
+	fileOnly(t, "OpenReadOnly opens a file")
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
 	if _, err := litequeue.OpenReadOnly(missing, litequeue.Options{}); !errors.Is(err, os.ErrNotExist) {
@@ -264,6 +268,7 @@ func TestOpenReadOnly(t *testing.T) {
 // partial; see also TestOpen_MigratesToVersion3) and keeps every job and
 // its history.
 func TestOpen_MigratesVersion1(t *testing.T) {
+	fileOnly(t, "the file's schema versions")
 	clk := newMock()
 	q, path := openQueue(t, litequeue.Options{Clock: clk})
 	q.Handle("k", doomed)
@@ -352,6 +357,7 @@ func TestOpen_LockFileSymlink(t *testing.T) {
 // byte for byte as they were and with nothing beside them, the files that
 // Open would create or adopt.
 func TestOpenExisting(t *testing.T) {
+	fileOnly(t, "OpenExisting opens a file")
 	t.Parallel()
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app.db")

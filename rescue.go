@@ -10,7 +10,7 @@ import (
 
 const expiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE state = 'running' AND lease_until <= ?
-	ORDER BY lease_until LIMIT ` + limitParam
+	ORDER BY lease_until LIMIT ` + limitParam + ` /*FOR UPDATE SKIP LOCKED*/`
 
 // rescueBatch bounds the expired leases one rescue transaction handles.
 const rescueBatch = 256

@@ -116,7 +116,7 @@ func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, leas
 		return err
 	}
 	var rows []jobRow
-	if err := tx.SelectContext(ctx, &rows, tx.Rebind(query), args...); err != nil {
+	if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
 		return err
 	}
 	if len(rows) == 0 {
@@ -136,6 +136,10 @@ func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, leas
 	return err
 }
 
+const insertJobSQL = `INSERT INTO litequeue_jobs
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata)
+	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`
+
 // insertJobsSQL adds many jobs in one statement. Its last argument is a
 // JSON array of the payloads, in hex; each new row's id is one more than
 // the one before it, so the ids, in order, follow the array.
@@ -144,7 +148,25 @@ const insertJobsSQL = `INSERT INTO litequeue_jobs
 	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
 	RETURNING id`
 
+// insertJobs inserts one job with one plain statement, and many with
+// one statement for all (a statement per row costs several times the row
+// itself). A UniqueKey, which only a batch of one can have, cannot be
+// taken meanwhile: the insert and insert's look for the key's live job
+// are one step, as writers take turns.
 func (e *sqliteEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
+	if len(b.payloads) == 1 {
+		payload := b.payloads[0]
+		if payload == nil {
+			payload = []byte{} // an empty BLOB: the driver writes a nil slice as NULL
+		}
+		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payload, b.cfg.priority,
+			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata)
+		if err != nil {
+			return nil, err
+		}
+		id, err := res.LastInsertId()
+		return []int64{id}, err
+	}
 	var ids []int64
 	err := tx.SelectContext(ctx, &ids, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
 		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), b.cfg.metadata, hexArray(b.payloads))
@@ -268,6 +290,9 @@ func isBusy(err error) bool {
 
 func (e *sqliteEngine) retry(err error) bool { return isBusy(err) }
 
+// lost is false: a connection to a file is never lost.
+func (e *sqliteEngine) lost(error) bool { return false }
+
 // watch tells an idle Work loop, with one cheap read, whether the file may
 // have changed since it last looked: PRAGMA data_version, asked on a
 // connection of the watch's own, changes whenever another connection
@@ -282,7 +307,7 @@ type watch struct {
 }
 
 // watch returns a new watch of the file.
-func (e *sqliteEngine) watch() (changes, error) {
+func (e *sqliteEngine) watch(func()) (changes, error) {
 	db, err := openDB(e.path, readAccess, e.synchronous, e.checkpoint, 1)
 	if err != nil {
 		return nil, err

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // Stats is a snapshot of the queue for monitoring: the signals an operator
@@ -76,7 +74,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 
 func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	// A read-only transaction begins DEFERRED: one snapshot, no write lock.
-	tx, err := q.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := q.db.begin(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Stats{}, err
 	}
@@ -112,7 +110,7 @@ type stateGroup struct {
 }
 
 // queueStats counts the jobs of each queue by state at now.
-func queueStats(ctx context.Context, tx *sqlx.Tx, now time.Time) (map[string]QueueStats, error) {
+func queueStats(ctx context.Context, tx execer, now time.Time) (map[string]QueueStats, error) {
 	var groups []stateGroup
 	if err := tx.SelectContext(ctx, &groups, statsJobsSQL, ms(now)); err != nil {
 		return nil, err
@@ -149,7 +147,7 @@ func (qs *QueueStats) add(g stateGroup, now time.Time) {
 
 // unhandled returns the kinds that have due jobs at now and no handler on
 // q, sorted.
-func (q *Queue) unhandled(ctx context.Context, tx *sqlx.Tx, now time.Time) ([]string, error) {
+func (q *Queue) unhandled(ctx context.Context, tx execer, now time.Time) ([]string, error) {
 	var kinds []string
 	if err := tx.SelectContext(ctx, &kinds, statsDueKindsSQL, ms(now)); err != nil {
 		return nil, err
@@ -166,7 +164,7 @@ func (q *Queue) unhandled(ctx context.Context, tx *sqlx.Tx, now time.Time) ([]st
 
 // errorCounts runs query, a count of runs per kind and error class since
 // the Unix millisecond since, and returns its rows; never nil.
-func errorCounts(ctx context.Context, tx *sqlx.Tx, query string, since int64) ([]ErrorCount, error) {
+func errorCounts(ctx context.Context, tx execer, query string, since int64) ([]ErrorCount, error) {
 	var rows []struct {
 		Kind  string `db:"kind"`
 		Class string `db:"error_class"`

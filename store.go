@@ -18,7 +18,6 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
 	SelectContext(ctx context.Context, dest any, query string, args ...any) error
-	Rebind(query string) string
 }
 
 const settleSQL = `UPDATE litequeue_jobs
@@ -74,7 +73,7 @@ func storeHistory(ctx context.Context, tx execer, h *historyRow) error {
 	return err
 }
 
-const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ?`
+const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ? /*FOR UPDATE*/`
 
 // holder reads the row of job — a leased job, as its handler got it — and
 // checks that the lease token is still the current one on a running job;

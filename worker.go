@@ -81,7 +81,7 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	if opts.Name == "" {
 		opts.Name = q.worker
 	}
-	watch, err := q.eng.watch()
+	watch, err := q.eng.watch(q.notify)
 	if err != nil {
 		return fmt.Errorf("litequeue: work: %w", err)
 	}

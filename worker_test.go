@@ -338,6 +338,7 @@ func TestWork_BadOptions(t *testing.T) {
 // no time passes. It runs in a synctest bubble, whose fake time the real
 // clock reads, so that "idle" and "at once" are exact.
 func TestWork_HandleWakes(t *testing.T) {
+	fileOnly(t, "a synctest bubble cannot wait on a server's connections")
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		q, _ := openQueue(t, litequeue.Options{Clock: clock.New()})

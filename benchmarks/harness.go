@@ -26,6 +26,7 @@ type config struct {
 	path       string // the SQLite file, for the SQLite peers
 	jobs       int
 	redisAddr  string
+	postgres   string // the PostgreSQL server's DSN, for the PostgreSQL peers
 	idleFor    time.Duration
 	latencyFor time.Duration
 	rate       int

@@ -25,12 +25,21 @@ const workers = 16
 
 // peers maps a peer's name to its opener.
 var peers = map[string]opener{
-	"litequeue": openLitequeue,
-	"goqite":    openGoqite,
-	"river":     openRiver,
-	"backlite":  openBacklite,
-	"asynq":     openAsynq,
-	"bare":      openBare,
+	"litequeue":      openLitequeue,
+	"goqite":         openGoqite,
+	"river":          openRiver,
+	"river-postgres": openRiverPostgres,
+	"backlite":       openBacklite,
+	"asynq":          openAsynq,
+	"bare":           openBare,
+}
+
+// reserved names the peers that have a name and a column but no opener yet.
+// litequeue on PostgreSQL registers here as "litequeue-postgres": an opener
+// beside openRiverPostgres, on a database from freshDatabase(ctx,
+// cfg.postgres), then an entry in peers and its line removed from here.
+var reserved = map[string]string{
+	"litequeue-postgres": "litequeue on PostgreSQL: its backend is not built yet",
 }
 
 // result is the one JSON line a run prints.
@@ -59,6 +68,7 @@ func main() {
 		n          = flag.Int("n", 0, "jobs (0: the workload's default)")
 		dir        = flag.String("dir", "", "directory for the database file (default: a fresh temp dir, removed after)")
 		redisAddr  = flag.String("redis", "", "Redis address for asynq, e.g. 127.0.0.1:6390")
+		postgres   = flag.String("postgres", "", "PostgreSQL server DSN for the PostgreSQL peers (default: $"+strings.Join(postgresEnv, ", else $")+"); each run creates and drops a database of its own")
 		idleFor    = flag.Duration("idle", 10*time.Second, "idle workload: how long to measure")
 		latencyFor = flag.Duration("latency-for", 5*time.Second, "latency workload: how long to enqueue")
 		rate       = flag.Int("rate", 200, "latency workload: enqueues per second")
@@ -77,8 +87,16 @@ func main() {
 	}
 
 	open, ok := peers[*peer]
+	if why, isReserved := reserved[*peer]; isReserved {
+		fatalf("peer %q is reserved: %s (want one of %s)", *peer, why, strings.Join(peerNames(), ", "))
+	}
 	if !ok {
 		fatalf("unknown peer %q (want one of %s)", *peer, strings.Join(peerNames(), ", "))
+	}
+	for _, env := range postgresEnv {
+		if *postgres == "" {
+			*postgres = os.Getenv(env)
+		}
 	}
 	w, ok := workloads[*workload]
 	if !ok {
@@ -102,6 +120,7 @@ func main() {
 		path:       filepath.Join(*dir, "queue.db"),
 		jobs:       *n,
 		redisAddr:  *redisAddr,
+		postgres:   *postgres,
 		idleFor:    *idleFor,
 		latencyFor: *latencyFor,
 		rate:       *rate,

@@ -14,8 +14,10 @@ import (
 // Report mode: read the JSON lines of every run (run.sh adds a line with
 // "failed" for a run that exited non-zero) and write RESULTS.md.
 
-// peerOrder is the order of the table's columns.
-var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "bare"}
+// peerOrder is the order of the table's columns: the file-based peers, then
+// the peers on a PostgreSQL server ("litequeue-postgres" goes before
+// "river-postgres" once it is registered).
+var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "bare", "river-postgres"}
 
 type runs struct {
 	ok          []result

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 )
@@ -37,27 +38,22 @@ func (w *riverWorker) NextRetry(job *river.Job[riverArgs]) time.Time {
 	return time.Time{}
 }
 
-// riverSystem drives a River client on the riversqlite driver, over one
-// modernc.org/sqlite connection as River's docs advise.
-type riverSystem struct {
-	db     *sql.DB
-	client *river.Client[*sql.Tx]
+// riverClient is a River client migrated and set up for one workload, on
+// either driver: the part of a River peer that does not depend on its
+// store.
+type riverClient[TTx any] struct {
+	client *river.Client[TTx]
 }
 
-func openRiver(ctx context.Context, cfg config, t *tracker) (system, error) {
-	db, err := openSQLite(ctx, cfg.path)
-	if err != nil {
-		return nil, err
-	}
-	driver := riversqlite.New(db)
+// newRiverClient migrates the driver's store up with rivermigrate and makes
+// a client with 16 workers of the default queue.
+func newRiverClient[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], cfg config, t *tracker) (riverClient[TTx], error) {
 	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		db.Close()
-		return nil, err
+		return riverClient[TTx]{}, err
 	}
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		db.Close()
-		return nil, err
+		return riverClient[TTx]{}, err
 	}
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &riverWorker{t: t, retry: cfg.retry()})
@@ -70,35 +66,51 @@ func openRiver(ctx context.Context, cfg config, t *tracker) (system, error) {
 		rc.MaxAttempts = retryTries
 	}
 	client, err := river.NewClient(driver, rc)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &riverSystem{db: db, client: client}, nil
+	return riverClient[TTx]{client: client}, err
 }
 
-func (s *riverSystem) enqueue(ctx context.Context, seq int) error {
-	_, err := s.client.Insert(ctx, riverArgs{newArgs(seq)}, nil)
+func (c riverClient[TTx]) enqueue(ctx context.Context, seq int) error {
+	_, err := c.client.Insert(ctx, riverArgs{newArgs(seq)}, nil)
 	return err
 }
 
-func (s *riverSystem) enqueueBatch(ctx context.Context, seqs []int) error {
+func (c riverClient[TTx]) enqueueBatch(ctx context.Context, seqs []int) error {
 	params := make([]river.InsertManyParams, len(seqs))
 	for i, seq := range seqs {
 		params[i] = river.InsertManyParams{Args: riverArgs{newArgs(seq)}}
 	}
-	_, err := s.client.InsertMany(ctx, params)
+	_, err := c.client.InsertMany(ctx, params)
 	return err
 }
 
-func (s *riverSystem) start(ctx context.Context) error {
-	return s.client.Start(context.Background())
+func (c riverClient[TTx]) start(ctx context.Context) error {
+	return c.client.Start(context.Background())
 }
 
-func (s *riverSystem) stop() error {
+func (c riverClient[TTx]) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return s.client.Stop(ctx)
+	return c.client.Stop(ctx)
+}
+
+// riverSystem drives a River client on the riversqlite driver, over one
+// modernc.org/sqlite connection as River's docs advise.
+type riverSystem struct {
+	riverClient[*sql.Tx]
+	db *sql.DB
+}
+
+func openRiver(ctx context.Context, cfg config, t *tracker) (system, error) {
+	db, err := openSQLite(ctx, cfg.path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newRiverClient(ctx, riversqlite.New(db), cfg, t)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &riverSystem{riverClient: c, db: db}, nil
 }
 
 func (s *riverSystem) unfinished(ctx context.Context) (int, error) {

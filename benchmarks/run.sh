@@ -7,6 +7,7 @@
 #   QUICK=1        tiny sizes, for a CI smoke test (RESULTS.md is not written
 #                  unless OUT is given)
 #   PEERS="…"      a subset of: litequeue goqite river backlite asynq bare
+#                  river-postgres
 #   WORKLOADS="…"  a subset of: enqueue enqueue16 batch drain latency retry idle drain100k
 #   REDIS_FSYNC=always   asynq's Redis: appendfsync always (like SQLite's
 #                  synchronous=FULL), everysec or no
@@ -16,6 +17,12 @@
 # asynq needs redis-server: run.sh starts one on a free loopback port and
 # stops it by its pid. If it is missing, run.sh tries apt-get (as root) and
 # otherwise runs asynq's workloads as "—" with a message.
+#
+# river-postgres needs a PostgreSQL server: the one LITEQUEUE_BENCH_POSTGRES
+# or LITEQUEUE_TEST_POSTGRES names (a DSN whose user may create databases),
+# or else one that run.sh starts with ../.ci/postgres and stops at the end.
+# Each run creates a database of its own and drops it. Without a server
+# river-postgres shows "—".
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +30,7 @@ cd "$here"
 
 RUNS=${RUNS:-3}
 QUICK=${QUICK:-0}
-PEERS=${PEERS:-litequeue goqite river backlite asynq bare}
+PEERS=${PEERS:-litequeue goqite river backlite asynq bare river-postgres}
 WORKLOADS=${WORKLOADS:-enqueue enqueue16 batch drain latency retry idle drain100k}
 REDIS_FSYNC=${REDIS_FSYNC:-always}
 NOTE=${NOTE:-}
@@ -35,10 +42,14 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/lqbench-run.XXXXXX")
 redis_pid=""
+pg_dir="" # the PostgreSQL cluster run.sh started, if it did
 cleanup() {
 	if [[ -n $redis_pid ]]; then
 		kill "$redis_pid" 2>/dev/null || true
 		wait "$redis_pid" 2>/dev/null || true
+	fi
+	if [[ -n $pg_dir ]]; then
+		../.ci/postgres stop "$pg_dir" || true
 	fi
 	rm -rf "$work"
 }
@@ -114,6 +125,31 @@ if [[ " $PEERS " == *" asynq "* ]]; then
 	start_redis || true
 fi
 
+# The PostgreSQL peers' server: the one named in the environment, or one
+# started here.
+pg_dsn=${LITEQUEUE_BENCH_POSTGRES:-${LITEQUEUE_TEST_POSTGRES:-}}
+pg_from=""
+if [[ -n $pg_dsn ]]; then
+	pg_from="given by the environment"
+elif [[ " $PEERS " == *"-postgres "* ]]; then
+	if pgenv=$(../.ci/postgres start); then
+		eval "$pgenv"
+		pg_dir=$LITEQUEUE_POSTGRES_DIR
+		pg_dsn=$LITEQUEUE_TEST_POSTGRES
+		pg_from="started by run.sh (.ci/postgres: a fresh cluster, the server's default settings, on loopback)"
+	else
+		echo "run.sh: no PostgreSQL server could be started: river-postgres is skipped" >&2
+	fi
+fi
+# pg_setting prints one of the server's settings, or "unknown".
+pg_setting() {
+	if [[ -n $pg_dsn ]] && command -v psql >/dev/null 2>&1; then
+		psql "$pg_dsn" -XAtc "SELECT current_setting('$1')" 2>/dev/null || echo unknown
+	else
+		echo unknown
+	fi
+}
+
 results="$work/results.jsonl"
 : >"$results"
 failures=0
@@ -134,6 +170,9 @@ for run in $(seq "$RUNS"); do
 			args=(-peer "$peer" -workload "$wl" ${size[$wl]:-} -timeout "$((timeout - 60))s")
 			if [[ -n $redis_addr ]]; then
 				args+=(-redis "$redis_addr")
+			fi
+			if [[ -n $pg_dsn ]]; then
+				args+=(-postgres "$pg_dsn")
 			fi
 			if out=$(TMPDIR="$work" timeout --kill-after=10 "$timeout" "$work/lqbench" "${args[@]}" 2>"$work/stderr"); then
 				echo "$out" >>"$results"
@@ -164,6 +203,7 @@ cat >"$work/machine.md" <<EOF
 - filesystem of the database files: $dbfs
 - load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 - Redis: $(if [[ -n $redis_addr ]]; then redis-server --version | cut -d' ' -f3 | sed 's/^v=//'; else echo "none (asynq skipped)"; fi)
+- PostgreSQL: $(if [[ -n $pg_dsn ]]; then echo "$(pg_setting server_version), $pg_from"; else echo "none (river-postgres skipped)"; fi)
 ${NOTE:+- note: $NOTE}
 
 ## Settings
@@ -174,7 +214,8 @@ ${NOTE:+- note: $NOTE}
 - workers: 16 everywhere (litequeue Concurrency, goqite Limit, River MaxWorkers, backlite NumWorkers, asynq Concurrency).
 - SQLite peers (goqite, River, backlite, bare): modernc.org/sqlite v1.62.0, one connection (as goqite's and River's docs advise), journal_mode=WAL, synchronous=FULL, busy_timeout=10s, BEGIN IMMEDIATE. litequeue opens its file itself with its defaults (WAL, synchronous=FULL).
 - retry: 10 ms constant delay, no jitter, 3 tries. litequeue: Policy{Constant, 10ms, 10ms, 3, NoJitter}; River: worker NextRetry = now + 10 ms, MaxAttempts 3; backlite: Backoff 10 ms, MaxAttempts 3; goqite: message Timeout 10 ms (its retry delay is the visibility timeout), MaxReceive 3; asynq: RetryDelayFunc 10 ms, MaxRetry(2), and DelayedTaskCheckInterval 10 ms (default 5 s: retries wait in a set that is only forwarded that often).
-- polling: every peer's defaults otherwise (goqite PollInterval 100 ms; River FetchCooldown 100 ms and FetchPollInterval 1 s; asynq TaskCheckInterval 1 s; backlite and litequeue wake on in-process enqueues).
+- polling: every peer's defaults otherwise (goqite PollInterval 100 ms; River, on either driver, FetchCooldown 100 ms and FetchPollInterval 1 s, which bound its drain near 16 jobs per 100 ms; asynq TaskCheckInterval 1 s; backlite and litequeue wake on in-process enqueues).
+- PostgreSQL peers (river-postgres): $(if [[ -n $pg_dsn ]]; then echo "fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit) (a commit is on disk when it returns, as with synchronous=FULL), shared_buffers $(pg_setting shared_buffers), on loopback TCP; a fresh database per run, River's tables from rivermigrate; a pgxpool of 16 connections, one per worker or producer (pgxpool's default is max(4, cores)). Its CPU and peak RSS are the client process's only, without the server"; else echo "not available"; fi).
 - asynq: Redis $(if [[ -n $redis_addr ]]; then echo "on loopback, no RDB snapshots, appendonly yes, appendfsync $REDIS_FSYNC"; else echo "not available"; fi). Its peak RSS is asynq's process only, without Redis.
 - times: the timed phase only (wall clock); CPU is getrusage user+sys of the process over the timed phase; peak RSS is the process's Maxrss.
 - latency is measured twice: from the Enqueue call (which includes the durable commit: an fsync) and from Enqueue's return, to the handler's start.

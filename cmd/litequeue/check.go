@@ -44,7 +44,7 @@ func (c *cli) check(fs *flagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		r := toCheckJSON(c.dbPath(), h)
+		r := toCheckJSON(c.dbName(), h)
 		if *asJSON {
 			err = writeJSON(c.stdout, r)
 		} else {

@@ -70,6 +70,8 @@ func commands() []*command {
 		{name: "enqueue", usage: "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--json]",
 			group: changeGroup, min: 1, max: 2, setup: (*cli).enqueue,
 			short: "add a job"},
+		{name: "copy", usage: "copy --to DB [--from DB]", group: changeGroup, setup: (*cli).copyJobs,
+			short: "copy unfinished and dead jobs, with history, into another database"},
 		{name: "backup", usage: "backup --to PATH [--force]", group: otherGroup, setup: (*cli).backup,
 			short: "a consistent copy of the database, taken while the app runs"},
 		{name: "serve", usage: "serve [--addr HOST:PORT] [--token T] [--allow-writes]", group: otherGroup, setup: (*cli).serve,

@@ -16,7 +16,7 @@ import (
 
 // globalFlags adds --db and --config to fs.
 func (c *cli) globalFlags(fs *flag.FlagSet) {
-	fs.Var(pathFlag{&c.db}, "db", "the database `path` (default $LITEQUEUE_DB, else ./"+defaultDB+")")
+	fs.Var(pathFlag{&c.db}, "db", "the database: a file `path` or a postgres:// URL (default $LITEQUEUE_DB, else ./"+defaultDB+")")
 	fs.Var(pathFlag{&c.config}, "config", "a litequeue.toml `file` with the retry policies")
 }
 

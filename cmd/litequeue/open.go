@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"strings"
 
 	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/postgres"
 )
 
 // dbPath returns the database the command works on.
@@ -59,10 +61,34 @@ func (c *cli) open(open func(string, litequeue.Options) (*litequeue.Queue, error
 		return nil, err
 	}
 	path := c.dbPath()
+	if onServer(path) {
+		// A server has no read-only Queue: every command opens it as
+		// OpenExisting does a file, refusing a database without
+		// litequeue's tables.
+		return postgres.OpenExisting(context.Background(), path, opts)
+	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s does not exist (name the database with --db or $LITEQUEUE_DB)", path)
 	}
 	return open(path, opts)
+}
+
+// dbName is the database as messages name it: a server's URL without its
+// password.
+func (c *cli) dbName() string { return redact(c.dbPath()) }
+
+// redact returns db, a server's URL without its password.
+func redact(db string) string {
+	if u, err := url.Parse(db); err == nil && onServer(db) {
+		return u.Redacted()
+	}
+	return db
+}
+
+// onServer reports whether db names a PostgreSQL server rather than a
+// file.
+func onServer(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 
 // read opens the database read-only, calls fn with it, and closes it.
@@ -90,7 +116,7 @@ func (c *cli) eachJob(ctx context.Context, ids []int64, open func() (*litequeue.
 		}
 		err := fn(q, id)
 		if errors.Is(err, litequeue.ErrNotFound) {
-			err = fmt.Errorf("no job %d in %s", id, c.dbPath())
+			err = fmt.Errorf("no job %d in %s", id, c.dbName())
 		}
 		if err != nil {
 			fmt.Fprintf(c.stderr, "litequeue: %s\n", strings.TrimPrefix(err.Error(), "litequeue: "))

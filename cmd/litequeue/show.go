@@ -42,7 +42,7 @@ func (c *cli) show(fs *flagSet) runFunc {
 		return c.read(func(q *litequeue.Queue) error {
 			job, err := q.Get(ctx, id)
 			if errors.Is(err, litequeue.ErrNotFound) {
-				return fmt.Errorf("no job %d in %s", id, c.dbPath())
+				return fmt.Errorf("no job %d in %s", id, c.dbName())
 			}
 			if err != nil {
 				return err

@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/postgres"
 )
 
 func main() {
@@ -57,12 +59,18 @@ func (h *errorsSeen) Handle(ctx context.Context, r slog.Record) error {
 	return h.Handler.Handle(ctx, r)
 }
 
-func open(path string, logs *errorsSeen) (*litequeue.Queue, error) {
-	return litequeue.Open(path, litequeue.Options{
+// open opens the queue at db: a file, or a PostgreSQL server's schema
+// given by a postgres:// URL.
+func open(db string, logs *errorsSeen) (*litequeue.Queue, error) {
+	opts := litequeue.Options{
 		VisibilityTimeout: time.Second,
 		Retry:             litequeue.Policy{Backoff: litequeue.Constant, Base: 50 * time.Millisecond, MaxTries: 50},
 		Logger:            slog.New(logs),
-	})
+	}
+	if strings.HasPrefix(db, "postgres://") {
+		return postgres.Open(context.Background(), db, opts)
+	}
+	return litequeue.Open(db, opts)
 }
 
 func run(args []string) error {
@@ -113,8 +121,16 @@ func handle(q *litequeue.Queue, name, starts string) {
 	if err != nil {
 		panic(err)
 	}
-	if _, err := q.DB().Exec(`CREATE TABLE IF NOT EXISTS effects (job_id INTEGER NOT NULL, worker TEXT NOT NULL)`); err != nil {
-		panic(err)
+	// On a server, processes creating the table at once may each fail
+	// once on the catalog's unique index: try again.
+	for try := 1; ; try++ {
+		_, err := q.DB().Exec(`CREATE TABLE IF NOT EXISTS effects (job_id INTEGER NOT NULL, worker TEXT NOT NULL)`)
+		if err == nil {
+			break
+		}
+		if try == 3 {
+			panic(err)
+		}
 	}
 	q.Handle("slow", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, ms int) error {
 		fmt.Fprintf(log, "%d %d %s\n", job.ID, job.Attempt, name) // one write: lines never interleave
@@ -128,7 +144,7 @@ func handle(q *litequeue.Queue, name, starts string) {
 			return err
 		}
 		defer tx.Rollback()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO effects (job_id, worker) VALUES (?, ?)`, job.ID, name); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO effects (job_id, worker) VALUES (?, ?)`), job.ID, name); err != nil {
 			return err
 		}
 		if err := q.CompleteTx(ctx, tx, job); err != nil {
@@ -257,7 +273,7 @@ func appTx(ctx context.Context, q *litequeue.Queue, logs *errorsSeen, name strin
 			if ok, err := q.SeenTx(ctx, tx, key); err != nil || ok {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO effects (job_id, worker) VALUES (?, ?)`, job.ID, name); err != nil {
+			if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO effects (job_id, worker) VALUES (?, ?)`), job.ID, name); err != nil {
 				return err
 			}
 			if err := q.MarkTx(ctx, tx, key, time.Hour); err != nil {
@@ -282,7 +298,7 @@ func appTx(ctx context.Context, q *litequeue.Queue, logs *errorsSeen, name strin
 			return fmt.Errorf("enqueue: %w", err)
 		}
 		err := inTx(ctx, func(tx *sqlx.Tx) error {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO app_ledger (proc, i) VALUES (?, ?)`, name, i); err != nil {
+			if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_ledger (proc, i) VALUES (?, ?)`), name, i); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE app_counter SET n = n + 1`); err != nil {

@@ -1,0 +1,120 @@
+package litequeue
+
+import (
+	"context"
+	"database/sql"
+	"regexp"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// litequeue's SQL is written once, for SQLite, in the subset PostgreSQL
+// also accepts, with ? placeholders. Two things SQLite needs and
+// PostgreSQL refuses are written so that the other dialect can drop or
+// turn them: INDEXED BY (a hint to SQLite's planner, see claimSQL), and a
+// row lock, written as the comment /*FOR UPDATE*/ or /*FOR UPDATE SKIP
+// LOCKED*/ after a SELECT whose rows the same transaction then writes.
+// SQLite has one writer at a time and ignores the comment; PostgreSQL
+// runs writers side by side, and its dialect makes the comment the clause.
+// SQLite's LIKE ignores case (of ASCII letters); PostgreSQL's ILIKE does.
+
+// A dialect turns litequeue's SQL into an engine's; the nil dialect is
+// SQLite's, which runs it as written.
+type dialect struct {
+	cache sync.Map // query as written → as run
+}
+
+// The parts of litequeue's SQL that PostgreSQL's dialect rewrites.
+var (
+	indexedBy = regexp.MustCompile(` INDEXED BY \w+`)
+	rowLock   = regexp.MustCompile(`/\*(FOR UPDATE(?: SKIP LOCKED)?)\*/`)
+)
+
+// sql returns query as the engine runs it.
+func (d *dialect) sql(query string) string {
+	if d == nil {
+		return query
+	}
+	if q, ok := d.cache.Load(query); ok {
+		return q.(string)
+	}
+	q := indexedBy.ReplaceAllString(query, "")
+	q = rowLock.ReplaceAllString(q, "$1")
+	q = strings.ReplaceAll(q, " LIKE ", " ILIKE ") // SQLite's LIKE ignores case
+	q = sqlx.Rebind(sqlx.DOLLAR, q)
+	d.cache.Store(query, q)
+	return q
+}
+
+// args returns the arguments as the engine can store them. PostgreSQL's
+// text holds neither a NUL byte nor invalid UTF-8, which a handler's error
+// text may well have: both become U+FFFD, as they would in a UTF-8 log.
+func (d *dialect) args(args []any) []any {
+	if d == nil {
+		return args
+	}
+	for i, a := range args {
+		if s, ok := a.(string); ok && (strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s)) {
+			args[i] = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+		}
+	}
+	return args
+}
+
+// dbPool is a database/sql pool that runs litequeue's SQL in its engine's
+// dialect.
+type dbPool struct {
+	*sqlx.DB
+	d *dialect
+}
+
+func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return p.DB.ExecContext(ctx, p.d.sql(query), p.d.args(args)...)
+}
+
+func (p *dbPool) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	return p.DB.GetContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+}
+
+func (p *dbPool) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	return p.DB.SelectContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+}
+
+func (p *dbPool) PreparexContext(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	return p.DB.PreparexContext(ctx, p.d.sql(query))
+}
+
+// begin begins a transaction that runs litequeue's SQL in the dialect.
+func (p *dbPool) begin(ctx context.Context, opts *sql.TxOptions) (*dbTx, error) {
+	t, err := p.DB.BeginTxx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &dbTx{t, p.d}, nil
+}
+
+// dbTx is a transaction — litequeue's own, or the app's passed to EnqueueTx,
+// SeenTx, MarkTx or CompleteTx — that runs litequeue's SQL in its
+// engine's dialect.
+type dbTx struct {
+	*sqlx.Tx
+	d *dialect
+}
+
+func (t *dbTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.Tx.ExecContext(ctx, t.d.sql(query), t.d.args(args)...)
+}
+
+func (t *dbTx) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	return t.Tx.GetContext(ctx, dest, t.d.sql(query), t.d.args(args)...)
+}
+
+func (t *dbTx) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	return t.Tx.SelectContext(ctx, dest, t.d.sql(query), t.d.args(args)...)
+}
+
+// appTx is the app's transaction tx, for litequeue's SQL.
+func (q *Queue) appTx(t *sqlx.Tx) *dbTx { return &dbTx{t, q.dialect} }

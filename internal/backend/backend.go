@@ -1,0 +1,39 @@
+// Package backend joins litequeue's backends in packages of their own to
+// the Queue, whose engines are unexported: package postgres opens a
+// *litequeue.Queue on a PostgreSQL pool through OpenPostgres, so that a
+// program that uses only the file links no PostgreSQL driver.
+package backend
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Postgres is what package postgres gives the Queue: the pool, and what
+// only the driver can do.
+type Postgres struct {
+	// DB is the pool, on a pgx connection (github.com/jackc/pgx/v5/stdlib).
+	DB *sql.DB
+	// Own reports that the Queue opened DB and closes it at its Close.
+	Own bool
+	// Existing refuses a database without litequeue's tables, rather
+	// than create them.
+	Existing bool
+	// Listen opens a connection that listens on the channel.
+	Listen func(ctx context.Context, channel string) (Listener, error)
+	// Lost reports whether err says that the connection it came from is
+	// gone (the server closed it, the network failed).
+	Lost func(err error) bool
+}
+
+// A Listener waits for notifications on the channel it listens on.
+type Listener interface {
+	// Wait returns nil when a notification came, or an error when ctx is
+	// done or the connection is lost.
+	Wait(ctx context.Context) error
+	Close() error
+}
+
+// OpenPostgres is set by package litequeue: it opens a *litequeue.Queue
+// (returned as any) with opts, a litequeue.Options.
+var OpenPostgres func(ctx context.Context, pg Postgres, opts any) (any, error)

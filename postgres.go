@@ -1,0 +1,310 @@
+package litequeue
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/litequeue/litequeue/internal/backend"
+)
+
+// pgEngine is the engine of a Queue on a PostgreSQL server (see engine),
+// opened by package postgres through backend.OpenPostgres. Writers of
+// many processes on many machines run side by side: row locks order
+// them, not a file lock. A claim takes its rows FOR UPDATE SKIP LOCKED,
+// so that two claimers never wait for each other nor take the same job;
+// every other read that the same transaction then writes takes its rows
+// FOR UPDATE (see dialect); a unique key is inserted ON CONFLICT DO
+// NOTHING. Idle workers wake on LISTEN: a trigger notifies at the commit
+// of every write that leaves a job pending (schema_postgres.sql).
+type pgEngine struct {
+	db     *sqlx.DB
+	pg     backend.Postgres
+	logger *slog.Logger
+}
+
+//go:embed schema_postgres.sql
+var pgSchemaSQL string
+
+// pgSchemaVersion is the version of schema_postgres.sql, kept in
+// litequeue_meta.
+const pgSchemaVersion = 1
+
+// pgVersionSQL reads the version of litequeue's tables.
+const pgVersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
+
+// pgChannel is the channel of the wake-ups.
+const pgChannel = "litequeue"
+
+// onServer reports whether the Queue is on a server, not in a file.
+func (q *Queue) onServer() bool {
+	_, ok := q.eng.(*pgEngine)
+	return ok
+}
+
+func init() {
+	backend.OpenPostgres = func(ctx context.Context, pg backend.Postgres, opts any) (any, error) {
+		return openPostgres(ctx, pg, opts.(Options))
+	}
+}
+
+// openPostgres opens a Queue on the server behind pg.DB, creating or
+// upgrading litequeue's tables in the schema of the connections'
+// search_path.
+func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Queue, err error) {
+	if opts, err = opts.resolve(); err != nil {
+		return nil, err
+	}
+	db := sqlx.NewDb(pg.DB, "pgx")
+	eng := &pgEngine{db: db, pg: pg, logger: opts.Logger}
+	if err := migratePostgres(ctx, db, pg.Existing); err != nil {
+		return nil, err
+	}
+	q := newQueue("", opts)
+	d := new(dialect)
+	q.eng, q.dialect, q.jobs = eng, d, jobColumns
+	q.db = &dbPool{DB: db, d: d}
+	q.app, q.wdb = db, db
+	q.w.eng = eng
+	if q.w.conn, err = newStmtConn(ctx, db); err != nil {
+		return nil, err
+	}
+	q.w.conn.d = d
+	q.w.perBatch = q.serve
+	return q, nil
+}
+
+// migratePostgres creates litequeue's tables (unless existing: then their
+// absence is an error), or checks that they are of a version this binary
+// knows, holding an advisory lock for the transaction: several processes
+// that open a new database at once create them once.
+func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue'))`); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	var version int
+	err = tx.GetContext(ctx, &version, pgVersionSQL)
+	switch {
+	case err == nil && version > pgSchemaVersion:
+		return fmt.Errorf("litequeue schema version %d is newer than this binary's %d: upgrade litequeue", version, pgSchemaVersion)
+	case err != nil && !isUndefinedTable(err) && !errors.Is(err, errNoRows):
+		return fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	if err != nil && existing {
+		return errors.New("no litequeue tables in the schema of the connections' search_path")
+	}
+	if err != nil {
+		// The table is missing: the failed statement ended the
+		// transaction, so begin again.
+		tx.Rollback()
+		if tx, err = db.BeginTxx(ctx, nil); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue'))`); err != nil {
+			return fmt.Errorf("migrate: lock: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, pgSchemaSQL); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', $1)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, fmt.Sprint(pgSchemaVersion)); err != nil {
+		return fmt.Errorf("migrate: write schema version: %w", err)
+	}
+	return tx.Commit()
+}
+
+// sqlState is the SQLSTATE of a server's error, or "".
+func sqlState(err error) string {
+	var e interface{ SQLState() string }
+	if errors.As(err, &e) {
+		return e.SQLState()
+	}
+	return ""
+}
+
+func isUndefinedTable(err error) bool { return sqlState(err) == "42P01" }
+
+func (e *pgEngine) lock() error { return nil }
+func (e *pgEngine) unlock()     {}
+
+func (e *pgEngine) begin(c *stmtConn, durable bool) error {
+	if err := c.exec(`BEGIN`); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	return nil
+}
+
+// pgClaimSQL takes, in claim order, due jobs that no other transaction
+// holds; a NULL list of queues is every queue.
+const pgClaimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+	WHERE state = 'pending' AND run_at <= ? AND kind = ANY(?::text[]) AND (?::text[] IS NULL OR queue = ANY(?::text[]))
+	ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED`
+
+// pgLeaseSQL leases every claimed row in one statement: its arrays hold,
+// for each row, the values that differ from row to row.
+const pgLeaseSQL = `UPDATE litequeue_jobs AS j
+	SET state = 'running', attempt = l.attempt, token = l.token, lease_until = ?, started_at = ?,
+	    worker = ?, max_tries = l.max_tries, retry_delay = l.retry_delay, cancel = 0
+	FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])
+	     AS l(id, attempt, token, max_tries, retry_delay)
+	WHERE j.id = l.id`
+
+func (e *pgEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease func(*jobRow)) error {
+	var queues []string // NULL: every queue
+	if len(cq.queues) > 0 {
+		queues = cq.queues
+	}
+	var rows []jobRow
+	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, ms(cq.now), cq.kinds, queues, queues, cq.limit); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	n := len(rows)
+	ids, attempts, tokens, maxTries, delays := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	for i := range rows {
+		r := &rows[i]
+		lease(r)
+		ids[i], attempts[i], tokens[i], maxTries[i], delays[i] = r.ID, int64(r.Attempt), r.Token, int64(r.MaxTries), r.RetryDelay
+	}
+	r := &rows[0]
+	_, err := tx.ExecContext(ctx, pgLeaseSQL, r.LeaseUntil, r.StartedAt, r.Worker, ids, attempts, tokens, maxTries, delays)
+	return err
+}
+
+// pgInsertJobsSQL adds the jobs of a batch in one statement, in the order
+// of the payloads, and nothing if the batch's unique key is taken by a
+// live job: a duplicate that commits meanwhile in another transaction is
+// waited for, and then skipped, never an error.
+const pgInsertJobsSQL = `INSERT INTO litequeue_jobs
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata)
+	SELECT ?::text, ?::text, p.payload, 'pending', ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::text, ?::text
+	FROM unnest(?::bytea[]) WITH ORDINALITY AS p(payload, n) ORDER BY p.n
+	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'running') DO NOTHING
+	RETURNING id`
+
+func (e *pgEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
+	payloads := make([][]byte, len(b.payloads))
+	for i, p := range b.payloads {
+		if p == nil {
+			p = []byte{} // NULL is no payload
+		}
+		payloads[i] = p
+	}
+	var ids []int64
+	err := tx.SelectContext(ctx, &ids, pgInsertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
+		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata, payloads)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) != 0 && len(ids) != len(b.payloads) {
+		return nil, fmt.Errorf("inserted %d jobs of %d", len(ids), len(b.payloads))
+	}
+	// The identity column numbers the rows in the order the SELECT gives
+	// them.
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// compact has nothing to do: the server's autovacuum gives the room of
+// purged rows back.
+func (e *pgEngine) compact(context.Context, func(context.Context, func(execer) error) error) error {
+	return nil
+}
+
+// retry reports a serialization failure, a deadlock and a lost
+// connection: the transaction rolled back, and may run again.
+func (e *pgEngine) retry(err error) bool {
+	switch sqlState(err) {
+	case "40001", "40P01":
+		return true
+	}
+	return e.pg.Lost != nil && e.pg.Lost(err)
+}
+
+func (e *pgEngine) lost(err error) bool { return e.pg.Lost != nil && e.pg.Lost(err) }
+
+func (e *pgEngine) close() error {
+	if e.pg.Own {
+		return e.db.Close()
+	}
+	return nil
+}
+
+// pgWatch tells an idle Work loop that a job may have become pending: a
+// notification came on pgChannel since the last call of changed, or the
+// listening connection is down (then every look is a change, and Work
+// polls every pollInterval until it is back). On each notification it
+// also wakes the Work loops at once.
+type pgWatch struct {
+	e      *pgEngine
+	wake   func()
+	dirty  atomic.Bool
+	up     atomic.Bool
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// relistenWait is how long the watch waits before it listens again after
+// losing its connection.
+const relistenWait = time.Second
+
+func (e *pgEngine) watch(wake func()) (changes, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &pgWatch{e: e, wake: wake, cancel: cancel, done: make(chan struct{})}
+	go w.listen(ctx)
+	return w, nil
+}
+
+// listen listens on pgChannel until ctx is done, listening again after
+// each loss.
+func (w *pgWatch) listen(ctx context.Context) {
+	defer close(w.done)
+	for ctx.Err() == nil {
+		l, err := w.e.pg.Listen(ctx, pgChannel)
+		if err == nil {
+			w.up.Store(true)
+			w.dirty.Store(true)
+			w.wake() // what came while it was down
+			for l.Wait(ctx) == nil {
+				w.dirty.Store(true)
+				w.wake()
+			}
+			w.up.Store(false)
+			err = l.Close()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		w.e.logger.Warn("litequeue: lost the connection that listens for new jobs; polling until it is back", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(relistenWait):
+		}
+	}
+}
+
+func (w *pgWatch) changed(context.Context) (bool, error) {
+	return w.dirty.Swap(false) || !w.up.Load(), nil
+}
+
+func (w *pgWatch) close() error {
+	w.cancel()
+	<-w.done
+	return nil
+}

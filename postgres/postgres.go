@@ -1,0 +1,168 @@
+// Package postgres opens a litequeue Queue on a PostgreSQL server, for
+// fleets whose workers outgrow one machine. The Queue is the same
+// *litequeue.Queue, with the same methods and the same semantics as on a
+// file; a program that imports only package litequeue links no PostgreSQL
+// driver.
+//
+// litequeue's tables are created, at the first Open, in the schema the
+// connections' search_path names first (set search_path in the DSN, e.g.
+// postgres://host/db?search_path=jobs, to keep them apart); processes that
+// open a new database at once create them once, under an advisory lock.
+//
+// Where the server differs from the file:
+//   - Writers of many processes run side by side; row locks order them
+//     (claims skip the rows another claimer holds), not a file lock.
+//     WriteTx is a plain transaction on DB(), taking its turn only with
+//     this Queue's own writes.
+//   - Idle workers wake at once on a notification that a trigger sends when
+//     a job becomes pending, in any session; while the listening connection
+//     is lost they look every second, and listen again.
+//   - A failed write that the server rolled back whole (a deadlock, a lost
+//     connection before the commit) is run again; Work logs the loss of a
+//     connection and carries on with another.
+//   - There is no file: OpenReadOnly, the file checks, Health's file
+//     figures, the WAL, Options.Checkpoint, the vacuum and Queue.Backup
+//     (which returns an error) have no counterpart, and text that
+//     PostgreSQL cannot hold (a NUL byte, invalid UTF-8) is stored with
+//     U+FFFD in its place.
+//   - Times are milliseconds from the injected clock, as in the file: every
+//     process on one database must use the same clock (a mock clock only
+//     in tests).
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/internal/backend"
+)
+
+// Open connects to the server at dsn (a postgres:// URL or a key=value
+// string, as pgx reads it) and opens the Queue there, creating
+// litequeue's tables if they are missing. The Queue owns the pool and
+// closes it at Close; DB returns it.
+func Open(ctx context.Context, dsn string, opts litequeue.Options) (*litequeue.Queue, error) {
+	db, err := connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	q, err := open(ctx, db, backend.Postgres{DB: db, Own: true}, opts)
+	if err != nil {
+		db.Close()
+	}
+	return q, err
+}
+
+// OpenExisting is Open for a database that already holds litequeue's
+// tables, for a tool that works beside the app (the litequeue command): it
+// refuses, creating nothing, a database or schema without them.
+func OpenExisting(ctx context.Context, dsn string, opts litequeue.Options) (*litequeue.Queue, error) {
+	db, err := connect(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	q, err := open(ctx, db, backend.Postgres{DB: db, Own: true, Existing: true}, opts)
+	if err != nil {
+		db.Close()
+	}
+	return q, err
+}
+
+// connect opens a pool on dsn and checks that the server answers.
+func connect(ctx context.Context, dsn string) (*sql.DB, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
+	}
+	return db, nil
+}
+
+// OpenDB opens the Queue on the app's pool, which must be a pgx pool
+// (sql.Open("pgx", …) or stdlib.OpenDB), so that EnqueueTx, MarkTx and
+// CompleteTx join the app's own transactions on it. The Queue holds a
+// connection of the pool for its writes and one for each Work's
+// wake-ups; it does not close the pool.
+func OpenDB(ctx context.Context, db *sql.DB, opts litequeue.Options) (*litequeue.Queue, error) {
+	if _, ok := db.Driver().(*stdlib.Driver); !ok {
+		return nil, fmt.Errorf("litequeue: open postgres: the pool's driver is %T, not pgx's", db.Driver())
+	}
+	return open(ctx, db, backend.Postgres{DB: db}, opts)
+}
+
+func open(ctx context.Context, db *sql.DB, pg backend.Postgres, opts litequeue.Options) (*litequeue.Queue, error) {
+	pg.Listen, pg.Lost = listen(db), lost
+	q, err := backend.OpenPostgres(ctx, pg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
+	}
+	return q.(*litequeue.Queue), nil
+}
+
+// listener listens on a connection of the pool, held for the purpose.
+type listener struct {
+	conn *sql.Conn
+}
+
+func listen(db *sql.DB) func(ctx context.Context, channel string) (backend.Listener, error) {
+	return func(ctx context.Context, channel string) (backend.Listener, error) {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := conn.ExecContext(ctx, `LISTEN `+pgx.Identifier{channel}.Sanitize()); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return &listener{conn}, nil
+	}
+}
+
+// Wait waits for a notification; pgx keeps those that arrive between two
+// calls.
+func (l *listener) Wait(ctx context.Context) error {
+	return l.conn.Raw(func(dc any) error {
+		_, err := dc.(*stdlib.Conn).Conn().WaitForNotification(ctx)
+		return err
+	})
+}
+
+// Close ends the connection rather than return it to the pool, which
+// would hand a connection still listening to the app.
+func (l *listener) Close() error {
+	l.conn.Raw(func(dc any) error { return driver.ErrBadConn })
+	return l.conn.Close()
+}
+
+// lost reports whether err says that its connection is gone.
+func lost(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.As(err, &ne), errors.As(err, &ce), pgconn.SafeToRetry(err):
+		return true
+	case errors.As(err, &pe):
+		// connection_exception, and the server shutting down.
+		return pe.Code[:2] == "08" || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	return false
+}

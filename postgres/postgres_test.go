@@ -1,0 +1,349 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	_ "modernc.org/sqlite"
+
+	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/internal/pgtest"
+	"github.com/litequeue/litequeue/postgres"
+)
+
+// open opens a Queue on dsn with the mock clock, closed at the end of the
+// test.
+func open(t *testing.T, dsn string, clk clock.Clock) *litequeue.Queue {
+	t.Helper()
+	q, err := postgres.Open(t.Context(), dsn, litequeue.Options{Clock: clk, Retry: litequeue.Policy{Jitter: litequeue.NoJitter}})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+// TestOpen_Concurrently opens one new database from 8 goroutines at once:
+// the advisory lock lets one create the tables, and every Open succeeds.
+func TestOpen_Concurrently(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			q, err := postgres.Open(t.Context(), dsn, litequeue.Options{})
+			if err == nil {
+				err = q.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("Open: %v", err)
+		}
+	}
+}
+
+// TestOpenDB_RefusesOtherDrivers refuses a pool that is not pgx's, naming
+// its driver.
+func TestOpenDB_RefusesOtherDrivers(t *testing.T) {
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = postgres.OpenDB(t.Context(), db, litequeue.Options{})
+	if err == nil || !strings.Contains(err.Error(), "not pgx's") {
+		t.Fatalf("OpenDB on a SQLite pool = %v, want a refusal naming the driver", err)
+	}
+}
+
+// TestOpenDB_AppTransaction runs EnqueueTx in the app's own transaction on
+// its own pool: a rolled-back enqueue leaves no job, a committed one is
+// there, and DB returns the app's pool.
+func TestOpenDB_AppTransaction(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("pgx", pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q, err := postgres.OpenDB(t.Context(), db, litequeue.Options{Clock: clock.NewMock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if q.DB().DB != db {
+		t.Fatal("DB() is not the app's pool")
+	}
+	for _, commit := range []bool{false, true} {
+		tx, err := q.DB().BeginTxx(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.EnqueueTx(t.Context(), tx, "k", commit); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = tx.Commit()
+		} else {
+			err = tx.Rollback()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs, err := q.List(t.Context(), litequeue.Filter{})
+	if err != nil || len(jobs) != 1 || string(jobs[0].Payload) != "true" {
+		t.Fatalf("List = %v, %v; want the committed job only", jobs, err)
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PingContext(t.Context()); err != nil {
+		t.Fatalf("Close closed the app's pool: %v", err)
+	}
+}
+
+// TestUniqueKey_Concurrently enqueues one unique key from 16 goroutines on
+// two Queues (two pools, as two processes would): one job, every other
+// call a Duplicate of it, no error.
+func TestUniqueKey_Concurrently(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	clk := clock.NewMock()
+	qs := []*litequeue.Queue{open(t, dsn, clk), open(t, dsn, clk)}
+	for round := range 20 {
+		key := "key-" + strconv.Itoa(round)
+		var wg sync.WaitGroup
+		jobs := make([]*litequeue.Job, 16)
+		errs := make([]error, 16)
+		for i := range jobs {
+			wg.Go(func() { jobs[i], errs[i] = qs[i%2].Enqueue(t.Context(), "k", i, litequeue.UniqueKey(key)) })
+		}
+		wg.Wait()
+		fresh := 0
+		for i, j := range jobs {
+			if errs[i] != nil {
+				t.Fatalf("round %d: Enqueue: %v", round, errs[i])
+			}
+			if j.ID != jobs[0].ID {
+				t.Fatalf("round %d: job %d and job %d for one key", round, j.ID, jobs[0].ID)
+			}
+			if !j.Duplicate {
+				fresh++
+			}
+		}
+		if fresh != 1 {
+			t.Fatalf("round %d: %d calls inserted, want 1", round, fresh)
+		}
+	}
+}
+
+// TestEnqueueMany_IDsInOrder: the IDs EnqueueMany returns follow the
+// payloads, as Get reads them.
+func TestEnqueueMany_IDsInOrder(t *testing.T) {
+	t.Parallel()
+	q := open(t, pgtest.DSN(t), clock.NewMock())
+	payloads := make([]any, 500)
+	for i := range payloads {
+		payloads[i] = i
+	}
+	jobs, err := q.EnqueueMany(t.Context(), "k", payloads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range jobs {
+		got, err := q.Get(t.Context(), j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []byte(strconv.Itoa(i)); string(got.Payload) != string(want) {
+			t.Fatalf("job %d (the %dth) holds %s, want %s", j.ID, i, got.Payload, want)
+		}
+		if i > 0 && j.ID <= jobs[i-1].ID {
+			t.Fatalf("IDs out of order: %d after %d", j.ID, jobs[i-1].ID)
+		}
+	}
+}
+
+// TestWork_WakesOnNotify: a Work on one Queue starts a job that another
+// Queue (another pool, as another machine) enqueued, with the mock clock
+// standing still: the notification woke it, not a poll.
+func TestWork_WakesOnNotify(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	clk := clock.NewMock()
+	worker, producer := open(t, dsn, clk), open(t, dsn, clk)
+	started := make(chan int64, 10)
+	worker.Handle("k", func(ctx context.Context, j *litequeue.Job) error {
+		started <- j.ID
+		return nil
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- worker.Work(ctx, litequeue.WorkerOptions{Concurrency: 2}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Work: %v", err)
+		}
+	}()
+	for i := range 5 {
+		// Give Work time to go idle — its timer on the mock clock never
+		// fires — so that only the notification can start the job.
+		time.Sleep(50 * time.Millisecond)
+		j, err := producer.Enqueue(t.Context(), "k", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case id := <-started:
+			if id != j.ID {
+				t.Fatalf("started job %d, want %d", id, j.ID)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("job %d enqueued by another Queue did not start with the clock standing still", j.ID)
+		}
+	}
+}
+
+// TestWriter_LostConnection terminates the writer's connection on the
+// server: the next writes succeed on a new one, and nothing is lost.
+func TestWriter_LostConnection(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	q := open(t, dsn, clock.NewMock())
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var ids []int64
+	for round := range 3 {
+		j, err := q.Enqueue(t.Context(), "k", round)
+		if err != nil {
+			t.Fatalf("round %d: Enqueue before the kill: %v", round, err)
+		}
+		ids = append(ids, j.ID)
+		// Every other backend of this database is the Queue's.
+		if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+			t.Fatal(err)
+		}
+		j, err = q.Enqueue(t.Context(), "k", round)
+		if err != nil {
+			t.Fatalf("round %d: Enqueue after the connection was killed: %v", round, err)
+		}
+		ids = append(ids, j.ID)
+	}
+	for _, id := range ids {
+		if _, err := q.Get(t.Context(), id); err != nil {
+			t.Errorf("job %d: %v", id, err)
+		}
+	}
+	var n int
+	if err := admin.QueryRow(`SELECT COUNT(*) FROM litequeue_jobs`).Scan(&n); err != nil || n != len(ids) {
+		t.Fatalf("%d jobs in the table (%v), want %d", n, err, len(ids))
+	}
+}
+
+// TestCoreLinksNoPgx lists what a program of the file alone links
+// (examples/schedule): no PostgreSQL driver, which only this package
+// brings in; this package does link it.
+func TestCoreLinksNoPgx(t *testing.T) {
+	t.Parallel()
+	for pkg, want := range map[string]bool{
+		"github.com/litequeue/litequeue/examples/schedule": false,
+		"github.com/litequeue/litequeue/postgres":          true,
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		links := false
+		for _, dep := range strings.Fields(string(out)) {
+			links = links || strings.HasPrefix(dep, "github.com/jackc/")
+		}
+		if links != want {
+			t.Errorf("%s links pgx: %v, want %v", pkg, links, want)
+		}
+	}
+}
+
+// TestHealth_OnServer: Health reads the schema version and the rows; a
+// file's figures stay zero.
+func TestHealth_OnServer(t *testing.T) {
+	t.Parallel()
+	q := open(t, pgtest.DSN(t), clock.NewMock())
+	if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
+		t.Fatal(err)
+	}
+	h, err := q.Health(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.OK() || h.SchemaVersion != 1 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
+		t.Fatalf("Health = %+v, want OK, version 1, one pending job, no file figures", h)
+	}
+}
+
+// TestWork_ListenerLost terminates every connection of the Queues on the
+// server, the one Work listens on among them, with the mock clock
+// standing still: Work listens again and starts a job enqueued after the
+// loss; nothing waits for a poll of the mock clock.
+func TestWork_ListenerLost(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	clk := clock.NewMock()
+	worker, producer := open(t, dsn, clk), open(t, dsn, clk)
+	started := make(chan int64, 10)
+	worker.Handle("k", func(ctx context.Context, j *litequeue.Job) error {
+		started <- j.ID
+		return nil
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- worker.Work(ctx, litequeue.WorkerOptions{}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Work: %v", err)
+		}
+	}()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for round := range 3 {
+		time.Sleep(50 * time.Millisecond) // Work is idle and listening
+		if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+			t.Fatal(err)
+		}
+		j, err := producer.Enqueue(t.Context(), "k", round)
+		if err != nil {
+			t.Fatalf("round %d: Enqueue: %v", round, err)
+		}
+		select {
+		case id := <-started:
+			if id != j.ID {
+				t.Fatalf("started job %d, want %d", id, j.ID)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: job %d did not start after the listening connection was lost", round, j.ID)
+		}
+	}
+}
