@@ -25,8 +25,8 @@ const appIdleConns = 4
 // holding a transaction never waits for another connection that
 // transactions waiting behind it hold; the app may bound it with
 // DB().SetMaxOpenConns.
-func openAppDB(path, synchronous string) (*sqlx.DB, error) {
-	db, err := openDB(path, writeAccess, synchronous, 0)
+func openAppDB(path, synchronous, checkpoint string) (*sqlx.DB, error) {
+	db, err := openDB(path, writeAccess, synchronous, checkpoint, 0)
 	if err != nil {
 		return nil, err
 	}

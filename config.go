@@ -31,6 +31,7 @@ import (
 //	dead_ttl = "14d"
 //	keep_finished = "24h"
 //	synchronous = "full"   # full | normal
+//	checkpoint = "auto"    # auto | off (an external replicator checkpoints)
 //	max_payload = 1048576  # bytes
 //
 // Durations take Go syntax ("1h30m") with d for days of 24 hours as a
@@ -210,6 +211,8 @@ func (c *configReader) queue(o *Options, path []string, t map[string]any) {
 			o.KeepFinished = c.duration(keyPath, v)
 		case "synchronous":
 			o.Synchronous = c.str(keyPath, v)
+		case "checkpoint":
+			o.Checkpoint = c.str(keyPath, v)
 		case "max_payload":
 			o.MaxPayload = c.integer(keyPath, v)
 		default:

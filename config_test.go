@@ -44,6 +44,7 @@ func defaultOptions() litequeue.Options {
 		DeadTTL:           14 * 24 * time.Hour,
 		KeepFinished:      24 * time.Hour,
 		Synchronous:       "full",
+		Checkpoint:        "auto",
 		MaxPayload:        1 << 20,
 	}
 }
@@ -291,6 +292,8 @@ func TestLoadConfig_Errors(t *testing.T) {
 			`:2: queue: visibility_timeout 10µs is under the minimum of 1ms`},
 		{"unknown synchronous", "[queue]\nkeep_finished = \"1h\"\nsynchronous = \"off\"\n",
 			`:3: queue: synchronous "off" is unknown (want full or normal)`},
+		{"unknown checkpoint", "[queue]\ncheckpoint = \"never\"\n",
+			`:2: queue: checkpoint "never" is unknown (want auto or off)`},
 		{"negative max_payload", "[queue]\nmax_payload = -1\n",
 			`:2: queue: max_payload -1 must not be negative`},
 

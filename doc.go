@@ -153,6 +153,17 @@
 // enqueue return the pending or running job with the same key, with
 // Job.Duplicate set, instead of adding another.
 //
+// # Backups and replicas
+//
+// [Queue.Backup] writes a consistent copy of the file, mode 0600, while
+// the app works on it; [Queue.Health] of the copy reports it as a sound
+// Backup, and Open takes it back into use. For a continuous replica, run
+// Litestream beside the app and set Options.Checkpoint to "off", so that
+// checkpoints are Litestream's alone. A restored file is the file as it
+// was at one commit, as after a power cut: the jobs that were running
+// then come back once their lease ends, counting a try, and a job that
+// finished after that commit runs again.
+//
 // # Testing with a fake clock
 //
 // Every time litequeue stores or compares comes from Options.Clock, and

@@ -15,11 +15,16 @@ import (
 // finds it sound, whose it is, its sizes and what it holds. A figure that
 // could not be read keeps its zero value (-1 for a count), and why is one
 // of the Problems.
+//
+// A file in journal mode delete, as [Queue.Backup] and SQLite's VACUUM
+// INTO write it, is a Backup: Open switches every file it opens to WAL, so
+// a file in use by litequeue is never one. With OK, it is a sound backup.
 type Health struct {
 	Integrity     []string      // what SQLite's integrity check reports: ["ok"] for a sound file
 	SchemaVersion int           // litequeue's schema version in the file
 	ApplicationID int64         // the file's application_id: litequeue's, or 0
 	JournalMode   string        // "wal"; "delete" for a copy, such as a VACUUM INTO backup
+	Backup        bool          // a copy at rest, in journal mode delete (see above)
 	FileBytes     int64         // the size of the database file
 	WALBytes      int64         // the size of its -wal file; 0 when there is none
 	Jobs          map[State]int // jobs by state, every state present; nil if they could not be counted
@@ -48,14 +53,15 @@ var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled}
 // Health checks the queue's file while others work on it, for an operator
 // or a monitor: SQLite's integrity check, the schema version, the
 // application_id and journal mode, the sizes of the file and its -wal
-// (a warning past 64 MiB: checkpoints are not keeping up), and the rows of
-// litequeue's tables. Each read runs on its own, so that one a damaged
-// file fails is a problem in the report, not the end of it; an error is
-// returned only when the report could not be made (the Queue is closed,
-// the file cannot be stat'ed). It only reads, also on a Queue from
-// [OpenReadOnly]. On a server (package postgres) it reads the schema
-// version and the rows only: the rest is a file's (the server checks its
-// own pages).
+// (a warning past 64 MiB: checkpoints are not keeping up), their
+// permissions (a warning if users other than the owner may read or write
+// them), and the rows of litequeue's tables. Each read runs on its own,
+// so that one a damaged file fails is a problem in the report, not the
+// end of it; an error is returned only when the report could not be made
+// (the Queue is closed, the file cannot be stat'ed). It only reads, also
+// on a Queue from [OpenReadOnly]. On a server (package postgres) it reads
+// the schema version and the rows only: the rest is a file's (the server
+// checks its own pages).
 func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -83,6 +89,7 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	if err := h.sizes(q.path); err != nil {
 		return nil, fmt.Errorf("litequeue: health: %w", err)
 	}
+	h.permissions(q.path)
 	if c.shortRead {
 		h.Problems = append([]string{walCutShort}, h.Problems...)
 	}
@@ -151,13 +158,17 @@ func (c *healthCheck) applicationID() {
 	}
 }
 
-// journalMode reads the file's journal mode: anything but WAL is a warning.
+// journalMode reads the file's journal mode: delete is a backup's, and
+// anything but it and WAL is a warning.
 func (c *healthCheck) journalMode() {
 	h := c.h
-	if err := c.db.GetContext(c.ctx, &h.JournalMode, healthJournalSQL); err != nil {
+	switch err := c.db.GetContext(c.ctx, &h.JournalMode, healthJournalSQL); {
+	case err != nil:
 		c.problem("read journal_mode: %v", err)
-	} else if h.JournalMode != "wal" {
-		h.Warnings = append(h.Warnings, fmt.Sprintf("journal mode is %s, not wal: fine for a copy (a VACUUM INTO backup, say); Open switches the file to WAL", h.JournalMode))
+	case h.JournalMode == "delete":
+		h.Backup = true
+	case h.JournalMode != "wal":
+		h.Warnings = append(h.Warnings, fmt.Sprintf("journal mode is %s, not wal: fine for a copy; Open switches the file to WAL", h.JournalMode))
 	}
 }
 

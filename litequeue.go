@@ -124,7 +124,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	}()
 	// The file is checked, and the write lock opened, before anything
 	// writes to it; the read pool opens only once the file is in WAL.
-	f, err := openFile(path, mode, opts.Synchronous)
+	f, err := openFile(path, mode, opts.Synchronous, opts.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	first := f.db
 	q := newQueue(path, opts)
 	eng := &sqliteEngine{path: path, synchronous: opts.Synchronous, full: opts.Synchronous == "full",
-		db: first, flock: f.lock, logger: opts.Logger}
+		checkpoint: opts.Checkpoint, db: first, flock: f.lock, logger: opts.Logger}
 	q.eng = eng
 	q.jobs = fileJobColumns(f.version, mode)
 	if mode == readMode {
@@ -147,13 +147,13 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 	if err := migrate(ctx, q.wdb); err != nil {
 		return nil, err
 	}
-	reads, err := openDB(path, writeAccess, opts.Synchronous, readPoolSize)
+	reads, err := openDB(path, writeAccess, opts.Synchronous, opts.Checkpoint, readPoolSize)
 	if err != nil {
 		return nil, err
 	}
 	closers = append(closers, reads.Close)
 	q.db, eng.db = &dbPool{DB: reads}, reads
-	if q.app, err = openAppDB(path, opts.Synchronous); err != nil {
+	if q.app, err = openAppDB(path, opts.Synchronous, opts.Checkpoint); err != nil {
 		return nil, err
 	}
 	closers = append(closers, q.app.Close)

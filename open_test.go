@@ -186,6 +186,7 @@ func TestOpen_BadOptions(t *testing.T) {
 		{litequeue.Options{Retry: litequeue.Policy{MaxTries: 51}}, "retry policy: max_tries 51 is over the limit of 50"},
 		{litequeue.Options{Policies: map[string]litequeue.Policy{"slow": {Ceiling: 25 * 3600e9}}}, `retry policy "slow": ceiling 25h0m0s is over the limit of 24h0m0s`},
 		{litequeue.Options{Synchronous: "off"}, `synchronous "off" is unknown`},
+		{litequeue.Options{Checkpoint: "never"}, `checkpoint "never" is unknown (want auto or off)`},
 		{litequeue.Options{Policies: map[string]litequeue.Policy{"": {MaxTries: 3}}}, `retry policy "": a named policy needs a name`},
 	} {
 		_, err := litequeue.Open(path, tt.opts)

@@ -60,6 +60,21 @@ type Options struct {
 	// "": "full".
 	Synchronous string
 
+	// Checkpoint says who copies the WAL back into the database file.
+	// "auto": SQLite, after each commit that leaves the -wal past 1000
+	// pages, and litequeue, after the janitor's vacuum; alone on the file,
+	// the -wal stays near 4 MiB. "off": neither, for a file that an
+	// external replicator such as Litestream watches and checkpoints on
+	// its own schedule. Litestream keeps a read transaction open, so only
+	// its own checkpoints start the -wal again: under it, with "auto",
+	// each commit past 1000 pages runs a checkpoint that copies back only
+	// what Litestream has read, work that "off" leaves to Litestream
+	// alone; either way the -wal is as large as Litestream lets it grow
+	// (the README's "Backups and replicas" has figures). With "off" and no
+	// replicator, the -wal grows with every commit until the last
+	// connection to the file closes, which checkpoints it. "": "auto".
+	Checkpoint string
+
 	// Logger receives the queue's logs (rescued leases, a panicking
 	// OnEvent, retention). nil: no logs.
 	Logger *slog.Logger
@@ -160,6 +175,9 @@ func (o *Options) fillQueue() {
 	if o.Synchronous == "" {
 		o.Synchronous = "full"
 	}
+	if o.Checkpoint == "" {
+		o.Checkpoint = "auto"
+	}
 }
 
 // checkQueue validates the fields fillQueue fills.
@@ -175,6 +193,8 @@ func (o *Options) checkQueue() *FieldError {
 		return &FieldError{Field: "max_payload", Value: o.MaxPayload, Limit: 0, kind: isNegative}
 	case o.Synchronous != "full" && o.Synchronous != "normal":
 		return &FieldError{Field: "synchronous", Value: o.Synchronous, Limit: []string{"full", "normal"}, kind: unknownName}
+	case o.Checkpoint != "auto" && o.Checkpoint != "off":
+		return &FieldError{Field: "checkpoint", Value: o.Checkpoint, Limit: []string{"auto", "off"}, kind: unknownName}
 	}
 	return nil
 }

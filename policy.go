@@ -128,8 +128,8 @@ type FieldError struct {
 
 	// Field is the field as litequeue.toml names it: "policy" (Backoff),
 	// "base", "ceiling", "max_tries" or "jitter" of a Policy;
-	// "visibility_timeout", "dead_ttl", "keep_finished", "synchronous" or
-	// "max_payload" of Options.
+	// "visibility_timeout", "dead_ttl", "keep_finished", "synchronous",
+	// "checkpoint" or "max_payload" of Options.
 	Field string
 
 	// Value is the value refused, of the field's type.

@@ -26,6 +26,7 @@ type sqliteEngine struct {
 	path        string
 	synchronous string
 	full        bool      // synchronous=FULL configured: durable commits fsync
+	checkpoint  string    // Options.Checkpoint: "off" leaves checkpoints to a replicator
 	db          *sqlx.DB  // litequeue's own reads
 	flock       *fileLock // nil on a Queue from OpenReadOnly
 	logger      *slog.Logger
@@ -224,7 +225,8 @@ const (
 // vacuum gives up to vacuumStep free pages back to the file system, if the
 // file allows it and enough pages are free. In WAL mode the file shrinks on
 // disk when a checkpoint copies the vacuum's pages back, so vacuum asks for
-// one at once (PASSIVE: it waits for no one, and does what readers allow).
+// one at once (PASSIVE: it waits for no one, and does what readers allow),
+// unless Options.Checkpoint is "off": then the replicator's next one does.
 func (e *sqliteEngine) vacuum(ctx context.Context, write func(context.Context, func(execer) error) error) error {
 	var mode, pages, free int
 	if err := e.db.GetContext(ctx, &mode, autoVacuumSQL); err != nil || mode != 2 {
@@ -243,7 +245,7 @@ func (e *sqliteEngine) vacuum(ctx context.Context, write func(context.Context, f
 		_, err := tx.ExecContext(ctx, vacuumSQL)
 		return err
 	})
-	if err != nil {
+	if err != nil || e.checkpoint == "off" {
 		return err
 	}
 	_, err = e.db.ExecContext(ctx, checkpointSQL)
@@ -269,8 +271,11 @@ func (e *sqliteEngine) walGrowth() {
 		e.walWarned.Store(0)
 	case size >= 2*last:
 		e.walWarned.Store(size)
-		e.logger.Warn("litequeue: the WAL keeps growing: a read transaction held open (an unclosed *sql.Rows?) keeps checkpoints from emptying it",
-			"path", e.path+"-wal", "bytes", size)
+		why := "a read transaction held open (an unclosed *sql.Rows?) keeps checkpoints from emptying it"
+		if e.checkpoint == "off" {
+			why = "checkpoint is off: is the replicator that checkpoints it (Litestream) running?"
+		}
+		e.logger.Warn("litequeue: the WAL keeps growing: "+why, "path", e.path+"-wal", "bytes", size)
 	}
 }
 
@@ -303,7 +308,7 @@ type watch struct {
 
 // watch returns a new watch of the file.
 func (e *sqliteEngine) watch(func()) (changes, error) {
-	db, err := openDB(e.path, readAccess, e.synchronous, 1)
+	db, err := openDB(e.path, readAccess, e.synchronous, e.checkpoint, 1)
 	if err != nil {
 		return nil, err
 	}

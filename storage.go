@@ -59,10 +59,12 @@ const (
 //     back to it. Without it the -wal keeps the largest size it ever had:
 //     hundreds of megabytes after a read transaction held open for a while
 //     kept checkpoints from emptying it (see walGrowth).
+//   - wal_autocheckpoint: 0 with Options.Checkpoint "off", where an
+//     external replicator checkpoints; else SQLite's default of 1000 pages.
 //
 // journal_mode=WAL is persistent in the file and set once by Open, after
 // the file has been checked.
-func dsn(path string, a access, synchronous string) (string, error) {
+func dsn(path string, a access, synchronous, checkpoint string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
@@ -76,6 +78,9 @@ func dsn(path string, a access, synchronous string) (string, error) {
 	v.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
 	v.Add("_pragma", "synchronous("+synchronous+")")
 	v.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
+	if checkpoint == "off" {
+		v.Add("_pragma", "wal_autocheckpoint(0)")
+	}
 	v.Add("_txlock", "immediate")
 	switch a {
 	case readAccess:
@@ -171,7 +176,7 @@ func (f *file) close() error {
 // connection and delete the -wal under the process. The checks use
 // os.Stat, which opens no descriptor, and SQLite itself, whose connections
 // share their locks within the process.
-func openFile(path string, mode openMode, synchronous string) (_ *file, err error) {
+func openFile(path string, mode openMode, synchronous, checkpoint string) (_ *file, err error) {
 	f := &file{}
 	defer func() {
 		if err != nil {
@@ -191,7 +196,7 @@ func openFile(path string, mode openMode, synchronous string) (_ *file, err erro
 	if err != nil {
 		return nil, err
 	}
-	if f.db, f.version, err = openChecked(path, mode, synchronous); err != nil {
+	if f.db, f.version, err = openChecked(path, mode, synchronous, checkpoint); err != nil {
 		return nil, err
 	}
 	if mode == existingMode && f.version == 0 {
@@ -296,14 +301,14 @@ func createFile(path string) error {
 // file and checks it with checkFile, reading only. OpenReadOnly falls back
 // to reading the file as a snapshot where no -shm can be made (see
 // openFrozen). It returns the file's schema version.
-func openChecked(path string, mode openMode, synchronous string) (*sqlx.DB, int, error) {
+func openChecked(path string, mode openMode, synchronous, checkpoint string) (*sqlx.DB, int, error) {
 	a := writeAccess
 	if mode == readMode {
 		a = readAccess
 	}
-	db, version, err := openAndCheck(path, a, synchronous)
+	db, version, err := openAndCheck(path, a, synchronous, checkpoint)
 	if mode == readMode && openFrozen(path, err) {
-		db, version, err = openAndCheck(path, frozenAccess, synchronous)
+		db, version, err = openAndCheck(path, frozenAccess, synchronous, checkpoint)
 	}
 	switch {
 	case mode == readMode && isNoSHM(err):
@@ -320,8 +325,8 @@ func openChecked(path string, mode openMode, synchronous string) (*sqlx.DB, int,
 }
 
 // openAndCheck is openChecked for one kind of access.
-func openAndCheck(path string, a access, synchronous string) (*sqlx.DB, int, error) {
-	db, err := openDB(path, a, synchronous, 1)
+func openAndCheck(path string, a access, synchronous, checkpoint string) (*sqlx.DB, int, error) {
+	db, err := openDB(path, a, synchronous, checkpoint, 1)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -344,8 +349,8 @@ func isNotADB(err error) bool {
 }
 
 // openDB opens a connection pool on the file with at most n connections.
-func openDB(path string, a access, synchronous string, n int) (*sqlx.DB, error) {
-	name, err := dsn(path, a, synchronous)
+func openDB(path string, a access, synchronous, checkpoint string, n int) (*sqlx.DB, error) {
+	name, err := dsn(path, a, synchronous, checkpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,8 @@
 //     connection before the commit) is run again; Work logs the loss of a
 //     connection and carries on with another.
 //   - There is no file: OpenReadOnly, the file checks, Health's file
-//     figures, the WAL and the vacuum have no counterpart, and text that
+//     figures, the WAL, Options.Checkpoint, the vacuum and Queue.Backup
+//     (which returns an error) have no counterpart, and text that
 //     PostgreSQL cannot hold (a NUL byte, invalid UTF-8) is stored with
 //     U+FFFD in its place.
 //   - Times are milliseconds from the injected clock, as in the file: every

@@ -19,6 +19,7 @@ type checkJSON struct {
 	SchemaVersion string   `json:"schema_version"`
 	ApplicationID int64    `json:"application_id"`
 	JournalMode   string   `json:"journal_mode"`
+	Backup        bool     `json:"backup"` // a copy at rest, in journal mode delete: a sound backup when ok
 	FileBytes     int64    `json:"file_bytes"`
 	WALBytes      int64    `json:"wal_bytes"`
 	// The counts are null when the file could not be counted.
@@ -60,7 +61,7 @@ func (c *cli) check(fs *flagSet) runFunc {
 func toCheckJSON(path string, h *litequeue.Health) *checkJSON {
 	r := &checkJSON{
 		Path: path, OK: h.OK(), Problems: h.Problems, Warnings: h.Warnings, Integrity: h.Integrity,
-		ApplicationID: h.ApplicationID, JournalMode: h.JournalMode, FileBytes: h.FileBytes, WALBytes: h.WALBytes,
+		ApplicationID: h.ApplicationID, JournalMode: h.JournalMode, Backup: h.Backup, FileBytes: h.FileBytes, WALBytes: h.WALBytes,
 		HistoryRows: optCount(h.HistoryRows), Keys: optCount(h.Keys),
 	}
 	if h.SchemaVersion > 0 {
@@ -116,7 +117,10 @@ func (c *cli) writeCheck(r *checkJSON) {
 	for _, p := range r.Problems {
 		fmt.Fprintf(c.stdout, "%s %s\n", c.paintCell(red, "problem:"), p)
 	}
-	if r.OK {
+	switch {
+	case r.OK && r.Backup:
+		fmt.Fprintln(c.stdout, c.paintCell(green, "ok")+": a sound backup (journal mode delete, as VACUUM INTO and litequeue backup write it; opening it for work switches it to WAL)")
+	case r.OK:
 		fmt.Fprintln(c.stdout, c.paintCell(green, "ok"))
 	}
 }

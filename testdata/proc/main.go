@@ -10,6 +10,9 @@
 //	                             to be killed; each ID is printed once acknowledged
 //	proc apptx DB NAME N HOW     enqueue N "order" jobs and make N app transactions while working, until
 //	                             every "order" job in the file is done; HOW is "writetx" (WriteTx) or "plain" (DB())
+//	proc replicate DB CHECKPOINT SECONDS
+//	                             enqueue and work for SECONDS on a file an outside replicator copies, with
+//	                             Options.Checkpoint CHECKPOINT (see replicate.go)
 package main
 
 import (
@@ -72,9 +75,12 @@ func open(db string, logs *errorsSeen) (*litequeue.Queue, error) {
 
 func run(args []string) error {
 	if len(args) < 2 {
-		return errors.New("usage: proc enqueue|work|mixed|apptx DB ...")
+		return errors.New("usage: proc enqueue|work|mixed|reopen|apptx|replicate DB ...")
 	}
 	logs := &errorsSeen{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}
+	if args[0] == "replicate" {
+		return replicate(args[1:], logs)
+	}
 	q, err := open(args[1], logs)
 	if err != nil {
 		return err

@@ -1,0 +1,262 @@
+package litequeue
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Backups: a consistent copy of the queue's file taken while others work
+// on it, and what Health says of a file's permissions. A replica kept by
+// Litestream needs nothing here but Options.Checkpoint; the README's
+// "Backups and replicas" says how to run and restore one.
+
+// BackupOptions say how [Queue.Backup] writes its copy. The zero value
+// refuses to replace a file.
+type BackupOptions struct {
+	// Overwrite lets Backup replace a file at the path. The old file stays
+	// as it was until the copy is complete, and then is replaced in one
+	// rename; a symbolic link there is replaced, not followed.
+	Overwrite bool
+}
+
+// Backup writes a copy of the queue's file to path: the whole file as one
+// transaction saw it, taken while Work, Enqueue and other processes go on
+// writing (they do not wait for it; checkpoints stop short of the copy's
+// snapshot until it is done). The copy is made by SQLite's VACUUM INTO:
+// it holds only live pages, so it may be smaller than the file, and it is
+// in journal mode delete, with no -wal beside it. [Queue.Health] of the
+// copy reports it as a Backup; Open switches it to WAL, as it does any
+// file.
+//
+// The copy is created with mode 0600, written to a temporary file beside
+// path, synced to disk and renamed into place: path never holds a part of
+// a copy. Unless opts.Overwrite, an existing file at path is refused with
+// an error wrapping fs.ErrExist, and left as it was. Backup refuses the
+// queue's own file and the -wal, -shm, -lock and -journal beside it, with
+// any options. Every error names path.
+//
+// Backup only reads the queue's file, so it also works on a Queue from
+// [OpenReadOnly]. It is safe for concurrent use; after Close it returns
+// ErrClosed. A Queue on a server (package postgres) has no file to copy:
+// Backup returns an error saying so, and the server's own tools
+// (pg_dump, its replicas) back it up.
+func (q *Queue) Backup(ctx context.Context, path string, opts BackupOptions) error {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if q.onServer() {
+		return fmt.Errorf("litequeue: backup to %s: a Queue on a server has no file to copy: back the server up with its own tools (pg_dump)", path)
+	}
+	if err := q.backup(ctx, path, opts); err != nil {
+		return fmt.Errorf("litequeue: backup to %s: %w", path, withoutPath(err))
+	}
+	return nil
+}
+
+// backup is Backup once the Queue is entered.
+func (q *Queue) backup(ctx context.Context, path string, opts BackupOptions) (err error) {
+	if path == "" {
+		return errors.New("the path is empty")
+	}
+	dst, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if err := q.notOwnFile(dst); err != nil {
+		return err
+	}
+	if opts.Overwrite {
+		if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
+			return errors.New("it is a directory")
+		}
+	} else {
+		// Reserve the name, so that nothing is ever replaced, also a file
+		// made meanwhile.
+		if err := reserve(dst); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				os.Remove(dst)
+			}
+		}()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := q.vacuumInto(ctx, tmp.Name()); err != nil {
+		return err
+	}
+	// VACUUM INTO does not sync what it wrote.
+	if err := syncFile(tmp.Name()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
+}
+
+// reserve creates the missing file at path, empty, with mode 0600; an
+// existing one is fs.ErrExist.
+func reserve(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return fs.ErrExist
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// notOwnFile refuses dst, an absolute path, if it is the queue's file or
+// one SQLite or litequeue keeps beside it: by name, or, for a file that
+// exists, as the same file under another name (a link, a path that differs
+// in case on a file system that ignores it).
+func (q *Queue) notOwnFile(dst string) error {
+	own, err := filepath.Abs(q.path)
+	if err != nil {
+		return err
+	}
+	dstInfo, dstErr := os.Stat(dst)
+	for _, suffix := range []string{"", "-wal", "-shm", "-lock", "-journal"} {
+		same := dst == own+suffix
+		if fi, err := os.Stat(own + suffix); !same && dstErr == nil && err == nil {
+			same = os.SameFile(dstInfo, fi)
+		}
+		switch {
+		case same && suffix == "":
+			return errors.New("it is the queue's own file")
+		case same:
+			return fmt.Errorf("it is the queue's %s file", suffix)
+		}
+	}
+	return nil
+}
+
+// backupSQL writes a copy of the database to the file its argument names,
+// which must be missing or empty. VACUUM INTO is SQLite's.
+const backupSQL = `VACUUM INTO ?`
+
+// vacuumInto runs backupSQL on a connection of the queue's reads. VACUUM
+// INTO writes only the new file, but query_only, which the reads of a
+// Queue from OpenReadOnly have, refuses it: vacuumInto lifts it for the
+// statement, and closes the connection if it cannot set it back.
+func (q *Queue) vacuumInto(ctx context.Context, path string) (err error) {
+	conn, err := q.db.Connx(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var queryOnly bool
+	if err := conn.GetContext(ctx, &queryOnly, `PRAGMA query_only`); err != nil {
+		return err
+	}
+	if queryOnly {
+		if _, err := conn.ExecContext(ctx, `PRAGMA query_only = 0`); err != nil {
+			return err
+		}
+		defer func() {
+			if _, rerr := conn.ExecContext(context.Background(), `PRAGMA query_only = 1`); rerr != nil {
+				conn.Raw(func(any) error { return driver.ErrBadConn }) // the pool closes it
+				err = errors.Join(err, rerr)
+			}
+		}()
+	}
+	_, err = conn.ExecContext(ctx, backupSQL, path)
+	return err
+}
+
+// syncFile writes the file, or directory, at path to disk.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
+}
+
+// syncDir writes the directory at path to disk, so that a rename in it
+// survives a power loss. Windows cannot sync a directory, and needs not.
+func syncDir(path string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	return syncFile(path)
+}
+
+// withoutPath is err without the path that an error of the os package
+// names, for an error that names the path already.
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && err.Error() == pe.Error() {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) && err.Error() == le.Error() {
+		return fmt.Errorf("%s: %w", le.Op, le.Err)
+	}
+	return err
+}
+
+// permissions warns of the database file and its -wal when users other
+// than their owner may read or write them: the payloads they hold may be
+// personal data. Open creates files with mode 0600, and SQLite gives the
+// -wal the mode of the database file; a file copied or restored by another
+// tool may have 0644. Windows has no such modes.
+func (h *Health) permissions(path string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // a missing -wal; sizes reports any other error
+		}
+		perm := fi.Mode().Perm()
+		var can string
+		switch {
+		case perm&0o044 != 0 && perm&0o022 != 0:
+			can = "read and write"
+		case perm&0o044 != 0:
+			can = "read"
+		case perm&0o022 != 0:
+			can = "write"
+		default:
+			continue
+		}
+		h.Warnings = append(h.Warnings, fmt.Sprintf(
+			"%s has mode %04o: users other than its owner can %s it, and the payloads in it may be personal data: chmod 600 %s",
+			p, perm, can, shellQuote(p)))
+	}
+}
+
+// shellQuote quotes path for a POSIX shell where it needs quoting.
+func shellQuote(path string) string {
+	if path != "" && !strings.ContainsFunc(path, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%=", r))
+	}) {
+		return path
+	}
+	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+}
