@@ -243,20 +243,28 @@ func TestProcess_KillWorkers(t *testing.T) {
 	t.Logf("%d jobs, %d kills, %d handler starts (%d extra), %d lease_expired attempts", jobs, kills, totalStarts, totalStarts-len(starts), expired)
 }
 
+// startMixed creates the database at path and starts procs processes
+// that each enqueue perProc jobs while they work (proc mixed).
+func startMixed(t *testing.T, path, startsLog string, procs, perProc int) ([]*exec.Cmd, []*output) {
+	t.Helper()
+	openAt(t, path, litequeue.Options{}).Close() // create the database once
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]*output, procs)
+	for i := range cmds {
+		cmds[i], outs[i], _ = startProc(t, "mixed", path, "p"+strconv.Itoa(i), startsLog, strconv.Itoa(perProc))
+	}
+	return cmds, outs
+}
+
 // TestProcess_SeveralProcesses runs 4 processes of 8 workers that each
 // enqueue while they work: no error reaches any of them (no SQLITE_BUSY),
 // every job runs its side effect once, and every process gets work.
 func TestProcess_SeveralProcesses(t *testing.T) {
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
-	openAt(t, path, litequeue.Options{}).Close() // create the file once
 	const procs = 4
 	perProc := soak(250, 2500)
-	cmds := make([]*exec.Cmd, procs)
-	outs := make([]*output, procs)
-	for i := range cmds {
-		cmds[i], outs[i], _ = startProc(t, "mixed", path, "p"+strconv.Itoa(i), startsLog, strconv.Itoa(perProc))
-	}
+	cmds, outs := startMixed(t, path, startsLog, procs, perProc)
 	var slowest int64
 	for i, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
@@ -584,14 +592,9 @@ func waitProc(t *testing.T, cmd *exec.Cmd, d time.Duration) {
 func TestProcess_KillMixed(t *testing.T) {
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
-	openAt(t, path, litequeue.Options{}).Close() // create the database once
 	const procs = 4
 	perProc := soak(500, 2500)
-	cmds := make([]*exec.Cmd, procs)
-	outs := make([]*output, procs)
-	for i := range cmds {
-		cmds[i], outs[i], _ = startProc(t, "mixed", path, "p"+strconv.Itoa(i), startsLog, strconv.Itoa(perProc))
-	}
+	cmds, outs := startMixed(t, path, startsLog, procs, perProc)
 	// The kills come after random numbers of handler starts, all before
 	// the half of the jobs has started: every process is still at work.
 	at := make([]int, 10)

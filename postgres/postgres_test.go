@@ -178,6 +178,26 @@ func TestEnqueueMany_IDsInOrder(t *testing.T) {
 	}
 }
 
+// startWork runs Work on q, its handler of kind "k" sending the ID of
+// each job it starts, until the end of the test.
+func startWork(t *testing.T, q *litequeue.Queue) <-chan int64 {
+	started := make(chan int64, 10)
+	q.Handle("k", func(ctx context.Context, j *litequeue.Job) error {
+		started <- j.ID
+		return nil
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{}) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Work: %v", err)
+		}
+	})
+	return started
+}
+
 // TestWork_WakesOnNotify: a Work on one Queue starts a job that another
 // Queue (another pool, as another machine) enqueued, with the mock clock
 // standing still: the notification woke it, not a poll.
@@ -186,20 +206,7 @@ func TestWork_WakesOnNotify(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	clk := clock.NewMock()
 	worker, producer := open(t, dsn, clk), open(t, dsn, clk)
-	started := make(chan int64, 10)
-	worker.Handle("k", func(ctx context.Context, j *litequeue.Job) error {
-		started <- j.ID
-		return nil
-	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- worker.Work(ctx, litequeue.WorkerOptions{Concurrency: 2}) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Work: %v", err)
-		}
-	}()
+	started := startWork(t, worker)
 	for i := range 5 {
 		// Give Work time to go idle — its timer on the mock clock never
 		// fires — so that only the notification can start the job.
@@ -308,20 +315,7 @@ func TestWork_ListenerLost(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	clk := clock.NewMock()
 	worker, producer := open(t, dsn, clk), open(t, dsn, clk)
-	started := make(chan int64, 10)
-	worker.Handle("k", func(ctx context.Context, j *litequeue.Job) error {
-		started <- j.ID
-		return nil
-	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- worker.Work(ctx, litequeue.WorkerOptions{}) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Work: %v", err)
-		}
-	}()
+	started := startWork(t, worker)
 	admin, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)
