@@ -2,23 +2,29 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/litequeue/litequeue"
 )
 
-// lqSystem drives litequeue through its public API only.
+// lqSystem drives litequeue through its public API only, on whichever store
+// its Queue was opened: the file (openLitequeue) or a PostgreSQL database
+// (openLitequeuePostgres). Everything after the open is the same code.
 type lqSystem struct {
 	q      *litequeue.Queue
+	drop   func() error // removes the run's store after Close; nil: nothing to remove
 	cancel context.CancelFunc
 	done   chan error
 }
 
 const lqKind = "email"
 
-func openLitequeue(ctx context.Context, cfg config, t *tracker) (system, error) {
-	var opts litequeue.Options // WAL, synchronous=FULL: litequeue's defaults
+// lqOptions is the Options every litequeue peer opens its Queue with: the
+// defaults, with the retry workload's policy.
+func lqOptions(cfg config) litequeue.Options {
+	var opts litequeue.Options // on a file: WAL, synchronous=FULL
 	if cfg.retry() {
 		opts.Retry = litequeue.Policy{
 			Backoff:  litequeue.Constant,
@@ -28,14 +34,25 @@ func openLitequeue(ctx context.Context, cfg config, t *tracker) (system, error) 
 			Jitter:   litequeue.NoJitter,
 		}
 	}
-	q, err := litequeue.Open(cfg.path, opts)
-	if err != nil {
-		return nil, err
-	}
+	return opts
+}
+
+// newLQSystem registers the workload's handler on q. drop, if not nil, runs
+// after q's Close.
+func newLQSystem(q *litequeue.Queue, drop func() error, t *tracker) *lqSystem {
 	q.Handle(lqKind, litequeue.JSON(func(ctx context.Context, job *litequeue.Job, args jobArgs) error {
 		return t.run(args.Seq)
 	}))
-	return &lqSystem{q: q}, nil
+	return &lqSystem{q: q, drop: drop}
+}
+
+// openLitequeue opens the Queue on the run's file.
+func openLitequeue(ctx context.Context, cfg config, t *tracker) (system, error) {
+	q, err := litequeue.Open(cfg.path, lqOptions(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return newLQSystem(q, nil, t), nil
 }
 
 func (s *lqSystem) enqueue(ctx context.Context, seq int) error {
@@ -95,4 +112,12 @@ func (s *lqSystem) stored(ctx context.Context) ([]int, error) {
 	return seqsOf(payloads)
 }
 
-func (s *lqSystem) close() error { return s.q.Close() }
+// close closes the Queue and removes the run's store, if there is one to
+// remove.
+func (s *lqSystem) close() error {
+	err := s.q.Close()
+	if s.drop != nil {
+		err = errors.Join(err, s.drop())
+	}
+	return err
+}

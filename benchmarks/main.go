@@ -25,21 +25,14 @@ const workers = 16
 
 // peers maps a peer's name to its opener.
 var peers = map[string]opener{
-	"litequeue":      openLitequeue,
-	"goqite":         openGoqite,
-	"river":          openRiver,
-	"river-postgres": openRiverPostgres,
-	"backlite":       openBacklite,
-	"asynq":          openAsynq,
-	"bare":           openBare,
-}
-
-// reserved names the peers that have a name and a column but no opener yet.
-// litequeue on PostgreSQL registers here as "litequeue-postgres": an opener
-// beside openRiverPostgres, on a database from freshDatabase(ctx,
-// cfg.postgres), then an entry in peers and its line removed from here.
-var reserved = map[string]string{
-	"litequeue-postgres": "litequeue on PostgreSQL: its backend is not built yet",
+	"litequeue":          openLitequeue,
+	"goqite":             openGoqite,
+	"river":              openRiver,
+	"litequeue-postgres": openLitequeuePostgres,
+	"river-postgres":     openRiverPostgres,
+	"backlite":           openBacklite,
+	"asynq":              openAsynq,
+	"bare":               openBare,
 }
 
 // result is the one JSON line a run prints.
@@ -87,9 +80,6 @@ func main() {
 	}
 
 	open, ok := peers[*peer]
-	if why, isReserved := reserved[*peer]; isReserved {
-		fatalf("peer %q is reserved: %s (want one of %s)", *peer, why, strings.Join(peerNames(), ", "))
-	}
 	if !ok {
 		fatalf("unknown peer %q (want one of %s)", *peer, strings.Join(peerNames(), ", "))
 	}

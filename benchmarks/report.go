@@ -15,9 +15,8 @@ import (
 // "failed" for a run that exited non-zero) and write RESULTS.md.
 
 // peerOrder is the order of the table's columns: the file-based peers, then
-// the peers on a PostgreSQL server ("litequeue-postgres" goes before
-// "river-postgres" once it is registered).
-var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "bare", "river-postgres"}
+// the peers on a PostgreSQL server.
+var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "bare", "litequeue-postgres", "river-postgres"}
 
 type runs struct {
 	ok          []result
@@ -172,17 +171,18 @@ var tableRows = []row{
 	{"drain100k: peak RSS, MB", "drain100k", rss},
 }
 
-// target is one of the performance issue's targets.
+// target is one of the performance targets of a litequeue peer.
 type target struct {
+	peer string // "litequeue" or "litequeue-postgres"
 	name string
 	eval func(rs results) (value string, met, known bool)
 }
 
-// ratioTarget compares a litequeue median to a reference median: met when
-// lq/ref ≥ min.
-func ratioTarget(name, workload string, metric func(result) float64, refPeer, refWorkload string, min float64) target {
-	return target{name, func(rs results) (string, bool, bool) {
-		a, ok1 := rs.stat("litequeue", workload, metric)
+// ratioTarget compares peer's median to a reference median of the same run:
+// met when peer/ref ≥ min.
+func ratioTarget(peer, name, workload string, metric func(result) float64, refPeer, refWorkload string, min float64) target {
+	return target{peer, name, func(rs results) (string, bool, bool) {
+		a, ok1 := rs.stat(peer, workload, metric)
 		b, ok2 := rs.stat(refPeer, refWorkload, metric)
 		if !ok1 || !ok2 || b.med == 0 {
 			return "no data", false, false
@@ -194,7 +194,7 @@ func ratioTarget(name, workload string, metric func(result) float64, refPeer, re
 
 // maxTarget is met when litequeue's median is at most limit.
 func maxTarget(name, workload string, metric func(result) float64, limit float64, unit string) target {
-	return target{name, func(rs results) (string, bool, bool) {
+	return target{"litequeue", name, func(rs results) (string, bool, bool) {
 		a, ok := rs.stat("litequeue", workload, metric)
 		if !ok {
 			return "no data", false, false
@@ -204,26 +204,28 @@ func maxTarget(name, workload string, metric func(result) float64, limit float64
 }
 
 var targets = []target{
-	ratioTarget("single Enqueue ≥ 90% of bare one-row-per-commit", "enqueue", rate, "bare", "enqueue", 0.9),
-	ratioTarget("enqueue16 ≥ 5× litequeue's single-producer rate", "enqueue16", rate, "litequeue", "enqueue", 5),
-	ratioTarget("EnqueueMany ≥ 2× backlite", "batch", rate, "backlite", "batch", 2),
-	{"EnqueueMany < 5 µs CPU per job", func(rs results) (string, bool, bool) {
+	ratioTarget("litequeue", "single Enqueue ≥ 90% of bare one-row-per-commit", "enqueue", rate, "bare", "enqueue", 0.9),
+	ratioTarget("litequeue", "enqueue16 ≥ 5× litequeue's single-producer rate", "enqueue16", rate, "litequeue", "enqueue", 5),
+	ratioTarget("litequeue", "EnqueueMany ≥ 2× backlite", "batch", rate, "backlite", "batch", 2),
+	{"litequeue", "EnqueueMany < 5 µs CPU per job", func(rs results) (string, bool, bool) {
 		a, ok := rs.stat("litequeue", "batch", cpuPerJob)
 		if !ok {
 			return "no data", false, false
 		}
 		return fmt.Sprintf("%s µs/job (want < 5)", num(a.med)), a.med < 5, true
 	}},
-	ratioTarget("drain ≥ 3× asynq", "drain", rate, "asynq", "drain", 3),
-	ratioTarget("drain ≥ 25× goqite", "drain", rate, "goqite", "drain", 25),
-	ratioTarget("drain ≥ 40% of bare drain", "drain", rate, "bare", "drain", 0.4),
+	ratioTarget("litequeue", "drain ≥ 3× asynq", "drain", rate, "asynq", "drain", 3),
+	ratioTarget("litequeue", "drain ≥ 25× goqite", "drain", rate, "goqite", "drain", 25),
+	ratioTarget("litequeue", "drain ≥ 40% of bare drain", "drain", rate, "bare", "drain", 0.4),
 	maxTarget("latency p50 ≤ 1 ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P50ms }, 1, "ms"),
 	maxTarget("latency p99 ≤ 5 ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P99ms }, 5, "ms"),
 	maxTarget("latency p50 ≤ 1 ms (from Enqueue's return: without the commit's fsync)", "latency", func(r result) float64 { return r.AfterP50ms }, 1, "ms"),
 	maxTarget("latency p99 ≤ 5 ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP99ms }, 5, "ms"),
-	ratioTarget("retries ≥ 4× asynq", "retry", rate, "asynq", "retry", 4),
+	ratioTarget("litequeue", "retries ≥ 4× asynq", "retry", rate, "asynq", "retry", 4),
 	maxTarget("idle ≤ 2 ms CPU per 10 s", "idle", idlePer10s, 2, "ms"),
 	maxTarget("peak RSS ≤ 30 MB draining 100,000 jobs", "drain100k", rss, 30, "MB"),
+	ratioTarget("litequeue-postgres", "drain ≥ River on PostgreSQL", "drain", rate, "river-postgres", "drain", 1),
+	ratioTarget("litequeue-postgres", "enqueue16 ≥ River on PostgreSQL", "enqueue16", rate, "river-postgres", "enqueue16", 1),
 }
 
 // writeReport writes RESULTS.md from the runs and the machine notes that
@@ -240,7 +242,7 @@ func writeReport(w io.Writer, rs results, machine string) {
 		fmt.Fprintf(w, "| %s | %s |\n", r.label, strings.Join(cells, " | "))
 	}
 
-	fmt.Fprintf(w, "\n## Targets (litequeue)\n\n| target | medians | met? |\n|---|---|---|\n")
+	fmt.Fprintf(w, "\n## Targets\n\n| peer | target | medians | met? |\n|---|---|---|---|\n")
 	for _, t := range targets {
 		v, met, known := t.eval(rs)
 		verdict := "missed"
@@ -250,7 +252,7 @@ func writeReport(w io.Writer, rs results, machine string) {
 		case met:
 			verdict = "met"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s |\n", t.name, v, verdict)
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.peer, t.name, v, verdict)
 	}
 
 	var unsupported, failed []string

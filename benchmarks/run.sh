@@ -7,7 +7,7 @@
 #   QUICK=1        tiny sizes, for a CI smoke test (RESULTS.md is not written
 #                  unless OUT is given)
 #   PEERS="…"      a subset of: litequeue goqite river backlite asynq bare
-#                  river-postgres
+#                  litequeue-postgres river-postgres
 #   WORKLOADS="…"  a subset of: enqueue enqueue16 batch drain latency retry idle drain100k
 #   REDIS_FSYNC=always   asynq's Redis: appendfsync always (like SQLite's
 #                  synchronous=FULL), everysec or no
@@ -18,11 +18,11 @@
 # stops it by its pid. If it is missing, run.sh tries apt-get (as root) and
 # otherwise runs asynq's workloads as "—" with a message.
 #
-# river-postgres needs a PostgreSQL server: the one LITEQUEUE_BENCH_POSTGRES
+# litequeue-postgres and river-postgres need a PostgreSQL server: the one LITEQUEUE_BENCH_POSTGRES
 # or LITEQUEUE_TEST_POSTGRES names (a DSN whose user may create databases),
 # or else one that run.sh starts with ../.ci/postgres and stops at the end.
 # Each run creates a database of its own and drops it. Without a server
-# river-postgres shows "—".
+# they show "—".
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +30,7 @@ cd "$here"
 
 RUNS=${RUNS:-3}
 QUICK=${QUICK:-0}
-PEERS=${PEERS:-litequeue goqite river backlite asynq bare river-postgres}
+PEERS=${PEERS:-litequeue goqite river backlite asynq bare litequeue-postgres river-postgres}
 WORKLOADS=${WORKLOADS:-enqueue enqueue16 batch drain latency retry idle drain100k}
 REDIS_FSYNC=${REDIS_FSYNC:-always}
 NOTE=${NOTE:-}
@@ -138,7 +138,7 @@ elif [[ " $PEERS " == *"-postgres "* ]]; then
 		pg_dsn=$LITEQUEUE_TEST_POSTGRES
 		pg_from="started by run.sh (.ci/postgres: a fresh cluster, the server's default settings, on loopback)"
 	else
-		echo "run.sh: no PostgreSQL server could be started: river-postgres is skipped" >&2
+		echo "run.sh: no PostgreSQL server could be started: the PostgreSQL peers are skipped" >&2
 	fi
 fi
 # pg_setting prints one of the server's settings, or "unknown".
@@ -203,7 +203,7 @@ cat >"$work/machine.md" <<EOF
 - filesystem of the database files: $dbfs
 - load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 - Redis: $(if [[ -n $redis_addr ]]; then redis-server --version | cut -d' ' -f3 | sed 's/^v=//'; else echo "none (asynq skipped)"; fi)
-- PostgreSQL: $(if [[ -n $pg_dsn ]]; then echo "$(pg_setting server_version), $pg_from"; else echo "none (river-postgres skipped)"; fi)
+- PostgreSQL: $(if [[ -n $pg_dsn ]]; then echo "$(pg_setting server_version), $pg_from"; else echo "none (the PostgreSQL peers skipped)"; fi)
 ${NOTE:+- note: $NOTE}
 
 ## Settings
@@ -215,7 +215,7 @@ ${NOTE:+- note: $NOTE}
 - SQLite peers (goqite, River, backlite, bare): modernc.org/sqlite v1.62.0, one connection (as goqite's and River's docs advise), journal_mode=WAL, synchronous=FULL, busy_timeout=10s, BEGIN IMMEDIATE. litequeue opens its file itself with its defaults (WAL, synchronous=FULL).
 - retry: 10 ms constant delay, no jitter, 3 tries. litequeue: Policy{Constant, 10ms, 10ms, 3, NoJitter}; River: worker NextRetry = now + 10 ms, MaxAttempts 3; backlite: Backoff 10 ms, MaxAttempts 3; goqite: message Timeout 10 ms (its retry delay is the visibility timeout), MaxReceive 3; asynq: RetryDelayFunc 10 ms, MaxRetry(2), and DelayedTaskCheckInterval 10 ms (default 5 s: retries wait in a set that is only forwarded that often).
 - polling: every peer's defaults otherwise (goqite PollInterval 100 ms; River, on either driver, FetchCooldown 100 ms and FetchPollInterval 1 s, which bound its drain near 16 jobs per 100 ms; asynq TaskCheckInterval 1 s; backlite and litequeue wake on in-process enqueues).
-- PostgreSQL peers (river-postgres): $(if [[ -n $pg_dsn ]]; then echo "fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit) (a commit is on disk when it returns, as with synchronous=FULL), shared_buffers $(pg_setting shared_buffers), on loopback TCP; a fresh database per run, River's tables from rivermigrate; a pgxpool of 16 connections, one per worker or producer (pgxpool's default is max(4, cores)). Its CPU and peak RSS are the client process's only, without the server"; else echo "not available"; fi).
+- PostgreSQL peers (litequeue-postgres, river-postgres): $(if [[ -n $pg_dsn ]]; then echo "fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit) (a commit is on disk when it returns, as with synchronous=FULL), shared_buffers $(pg_setting shared_buffers), on loopback TCP; a fresh database per run. litequeue-postgres: postgres.Open, its tables created at Open, database/sql's default pool, the same Options as litequeue. river-postgres: River's tables from rivermigrate; a pgxpool of 16 connections, one per worker or producer (pgxpool's default is max(4, cores)). Their CPU and peak RSS are the client process's only, without the server"; else echo "not available"; fi).
 - asynq: Redis $(if [[ -n $redis_addr ]]; then echo "on loopback, no RDB snapshots, appendonly yes, appendfsync $REDIS_FSYNC"; else echo "not available"; fi). Its peak RSS is asynq's process only, without Redis.
 - times: the timed phase only (wall clock); CPU is getrusage user+sys of the process over the timed phase; peak RSS is the process's Maxrss.
 - latency is measured twice: from the Enqueue call (which includes the durable commit: an fsync) and from Enqueue's return, to the handler's start.
