@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -296,7 +297,11 @@ func (op *writeOp) run(tx execer) (err error) {
 }
 
 // stmtConn is the writer's connection with its prepared statements, kept
-// for the life of the Queue. Only the writer's leader uses it.
+// for the life of the Queue. Only the writer's leader uses it. A
+// statement runs to its end whatever its caller's context says (op.run
+// checks it before the write begins): the batch is shared, and a
+// statement cut short would fail the others' writes with it — pgx closes
+// the connection of a statement whose context is cancelled.
 type stmtConn struct {
 	db      *sqlx.DB
 	conn    *sqlx.Conn
@@ -313,17 +318,24 @@ func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {
 	return &stmtConn{db: db, conn: conn}, nil
 }
 
-// renew replaces a lost connection with a new one of the pool.
+// renew replaces a lost connection with a new one of the pool, closing
+// the lost one first (it may hold the last place of a bounded pool), and
+// waiting for the new one at most renewWait.
 func (c *stmtConn) renew() error {
-	conn, err := c.db.Connx(context.Background())
-	if err != nil {
-		return err
-	}
 	c.stmts.close()
 	c.conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), renewWait)
+	defer cancel()
+	conn, err := c.db.Connx(ctx)
+	if err != nil {
+		return err // the next batch tries again
+	}
 	c.conn, c.relaxed = conn, false
 	return nil
 }
+
+// renewWait bounds how long the writer waits for a new connection.
+const renewWait = 10 * time.Second
 
 // stmt returns the statement for query, preparing it on first use.
 func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
@@ -340,6 +352,7 @@ func (c *stmtConn) exec(query string) error {
 func (c *stmtConn) rollback() { c.exec(`ROLLBACK`) }
 
 func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx) // see stmtConn
 	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -348,6 +361,7 @@ func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (
 }
 
 func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	ctx = context.WithoutCancel(ctx) // see stmtConn
 	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return err
@@ -356,6 +370,7 @@ func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args 
 }
 
 func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	ctx = context.WithoutCancel(ctx) // see stmtConn
 	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return err

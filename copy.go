@@ -89,7 +89,11 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 		}
 		for i := range history {
 			h := &history[i]
-			row := &historyRow{attemptRow: h.attemptRow, jobID: ids[h.JobID], kind: h.Kind, next: h.Next}
+			id, ok := ids[h.JobID]
+			if !ok {
+				return fmt.Errorf("history of job %d, which was not read with the jobs", h.JobID)
+			}
+			row := &historyRow{attemptRow: h.attemptRow, jobID: id, kind: h.Kind, next: h.Next}
 			if err := storeHistory(ctx, tx, row); err != nil {
 				return fmt.Errorf("history of job %d: %w", h.JobID, err)
 			}
@@ -110,7 +114,13 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 
 // copyRead reads what Copy copies, in one snapshot.
 func (q *Queue) copyRead(ctx context.Context) ([]jobRow, []copyHistoryRow, []copyKeyRow, error) {
-	tx, err := q.db.begin(ctx, &sql.TxOptions{ReadOnly: true}) // DEFERRED: one snapshot, no write lock
+	// A file's read transaction (DEFERRED) reads one snapshot; a
+	// server's needs REPEATABLE READ for that.
+	opts := &sql.TxOptions{ReadOnly: true}
+	if q.onServer() {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := q.db.begin(ctx, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -56,12 +56,42 @@ func (d *dialect) args(args []any) []any {
 	if d == nil {
 		return args
 	}
+	var out []any // a copy, once an argument changes: args may be the caller's
 	for i, a := range args {
-		if s, ok := a.(string); ok && (strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s)) {
-			args[i] = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+		switch v := a.(type) {
+		case string:
+			if t := storableText(v); t != v {
+				out = changed(out, args)
+				out[i] = t
+			}
+		case sql.NullString:
+			if t := storableText(v.String); t != v.String {
+				out = changed(out, args)
+				out[i] = sql.NullString{String: t, Valid: v.Valid}
+			}
 		}
 	}
-	return args
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// changed returns out, or a copy of args if out is nil.
+func changed(out, args []any) []any {
+	if out == nil {
+		out = append([]any(nil), args...)
+	}
+	return out
+}
+
+// storableText is s with each NUL byte and each invalid UTF-8 sequence
+// replaced by U+FFFD.
+func storableText(s string) string {
+	if strings.IndexByte(s, 0) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // dbPool is a database/sql pool that runs litequeue's SQL in its engine's

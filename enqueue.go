@@ -251,7 +251,7 @@ func encodePayload(p any) ([]byte, error) {
 }
 
 const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
-	WHERE unique_key = ? AND state IN ('pending', 'running') /*FOR UPDATE*/`
+	WHERE unique_key = ? AND state IN ('pending', 'running')`
 
 // insert adds the batch's jobs in tx at time now. With a UniqueKey held by
 // a live job, it inserts nothing and returns that job marked Duplicate.

@@ -158,7 +158,7 @@ func lost(err error) bool {
 	switch {
 	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
-		errors.As(err, &ne), errors.As(err, &ce), pgconn.SafeToRetry(err):
+		errors.As(err, &ne), errors.As(err, &ce):
 		return true
 	case errors.As(err, &pe):
 		// connection_exception, and the server shutting down.

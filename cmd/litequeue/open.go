@@ -77,12 +77,18 @@ func (c *cli) open(open func(string, litequeue.Options) (*litequeue.Queue, error
 // password.
 func (c *cli) dbName() string { return redact(c.dbPath()) }
 
-// redact returns db, a server's URL without its password.
+// redact returns db, a server's URL without its password, in its user
+// part or its query.
 func redact(db string) string {
-	if u, err := url.Parse(db); err == nil && onServer(db) {
-		return u.Redacted()
+	u, err := url.Parse(db)
+	if err != nil || !onServer(db) {
+		return db
 	}
-	return db
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // onServer reports whether db names a PostgreSQL server rather than a

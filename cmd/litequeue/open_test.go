@@ -101,3 +101,17 @@ func TestDBPath(t *testing.T) {
 		}
 	}
 }
+
+// TestRedact hides a server's password wherever the URL has it, and
+// leaves a file's path as it is.
+func TestRedact(t *testing.T) {
+	for db, want := range map[string]string{
+		"jobs.db":                               "jobs.db",
+		"postgres://u:secret@h/db":              "postgres://u:xxxxx@h/db",
+		"postgres://u@h/db?password=secret&x=1": "postgres://u@h/db?password=xxxxx&x=1",
+	} {
+		if got := redact(db); got != want {
+			t.Errorf("redact(%q) = %q, want %q", db, got, want)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+package litequeue
+
+import (
+	"database/sql"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestDialect_SQL turns litequeue's SQL into PostgreSQL's; SQLite's (the
+// nil dialect) runs it as written.
+func TestDialect_SQL(t *testing.T) {
+	const query = `SELECT id FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
+	WHERE id = ? AND last_error LIKE ? ESCAPE '\' /*FOR UPDATE SKIP LOCKED*/`
+	if got := (*dialect)(nil).sql(query); got != query {
+		t.Errorf("SQLite's dialect changed the query:\n%s", got)
+	}
+	want := `SELECT id FROM litequeue_jobs
+	WHERE id = $1 AND last_error ILIKE $2 ESCAPE '\' FOR UPDATE SKIP LOCKED`
+	if got := new(dialect).sql(query); got != want {
+		t.Errorf("PostgreSQL's dialect:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestDialect_Args replaces what PostgreSQL's text cannot hold, in a copy
+// of the arguments: the caller's slice stays as it was.
+func TestDialect_Args(t *testing.T) {
+	args := []any{"ok", "nul\x00", "bad\xff", sql.NullString{String: "k\x00", Valid: true}, 7}
+	orig := append([]any(nil), args...)
+	got := new(dialect).args(args)
+	want := []any{"ok", "nul\uFFFD", "bad\uFFFD", sql.NullString{String: "k\uFFFD", Valid: true}, 7}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(orig, args); diff != "" {
+		t.Errorf("the caller's slice changed (-before +after):\n%s", diff)
+	}
+	clean := []any{"ok", 1}
+	if got := new(dialect).args(clean); &got[0] != &clean[0] {
+		t.Error("clean arguments were copied")
+	}
+}
