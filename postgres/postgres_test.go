@@ -198,6 +198,36 @@ func startWork(t *testing.T, q *litequeue.Queue) <-chan int64 {
 	return started
 }
 
+// waitFor waits, up to 10 s of real time, for cond.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// waitIdle waits until Work on q has settled the job with the given ID
+// (none for 0) and its watch listens on the server (seen through admin):
+// with the mock clock standing still, only a notification can start the
+// next job.
+func waitIdle(t *testing.T, q *litequeue.Queue, admin *sql.DB, id int64) {
+	t.Helper()
+	if id != 0 {
+		waitFor(t, "the job to complete", func() bool {
+			j, err := q.Get(t.Context(), id)
+			return err == nil && j.State == litequeue.Completed
+		})
+	}
+	waitFor(t, "Work to listen", func() bool {
+		var n int
+		err := admin.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'LISTEN %' AND state = 'idle'`).Scan(&n)
+		return err == nil && n > 0
+	})
+}
+
 // TestWork_WakesOnNotify: a Work on one Queue starts a job that another
 // Queue (another pool, as another machine) enqueued, with the mock clock
 // standing still: the notification woke it, not a poll.
@@ -207,10 +237,14 @@ func TestWork_WakesOnNotify(t *testing.T) {
 	clk := clock.NewMock()
 	worker, producer := open(t, dsn, clk), open(t, dsn, clk)
 	started := startWork(t, worker)
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var last int64
 	for i := range 5 {
-		// Give Work time to go idle — its timer on the mock clock never
-		// fires — so that only the notification can start the job.
-		time.Sleep(50 * time.Millisecond)
+		waitIdle(t, worker, admin, last)
 		j, err := producer.Enqueue(t.Context(), "k", i)
 		if err != nil {
 			t.Fatal(err)
@@ -223,6 +257,7 @@ func TestWork_WakesOnNotify(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("job %d enqueued by another Queue did not start with the clock standing still", j.ID)
 		}
+		last = j.ID
 	}
 }
 
@@ -321,8 +356,9 @@ func TestWork_ListenerLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
+	var last int64
 	for round := range 3 {
-		time.Sleep(50 * time.Millisecond) // Work is idle and listening
+		waitIdle(t, worker, admin, last)
 		if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
 			t.Fatal(err)
@@ -339,6 +375,7 @@ func TestWork_ListenerLost(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("round %d: job %d did not start after the listening connection was lost", round, j.ID)
 		}
+		last = j.ID
 	}
 }
 
