@@ -310,12 +310,12 @@ type stmtConn struct {
 	relaxed bool // synchronous is NORMAL for a light batch, FULL configured (see sqliteEngine.begin)
 }
 
-func newStmtConn(ctx context.Context, db *sqlx.DB) (*stmtConn, error) {
+func newStmtConn(ctx context.Context, db *sqlx.DB, d *dialect) (*stmtConn, error) {
 	conn, err := db.Connx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &stmtConn{db: db, conn: conn}, nil
+	return &stmtConn{db: db, conn: conn, d: d}, nil
 }
 
 // renew replaces a lost connection with a new one of the pool, closing

@@ -70,22 +70,23 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	defer leave()
 	h := &Health{HistoryRows: -1, Keys: -1, Problems: []string{}, Warnings: []string{}}
 	c := &healthCheck{ctx: ctx, db: q.db.DB, h: h}
-	if q.onServer() { // what is a file's has no counterpart
+	server := q.onServer() // what is a file's has no counterpart there
+	if server {
 		if err := c.db.GetContext(ctx, &h.SchemaVersion, pgVersionSQL); err != nil {
 			c.problem("no schema version: %v", err)
 		}
-		c.jobs()
-		h.HistoryRows = c.count(healthHistorySQL, "history rows")
-		h.Keys = c.count(healthKeysSQL, "idempotency keys")
-		return h, nil
+	} else {
+		c.integrity()
+		c.schema()
+		c.applicationID()
+		c.journalMode()
 	}
-	c.integrity()
-	c.schema()
-	c.applicationID()
-	c.journalMode()
 	c.jobs()
 	h.HistoryRows = c.count(healthHistorySQL, "history rows")
 	h.Keys = c.count(healthKeysSQL, "idempotency keys")
+	if server {
+		return h, nil
+	}
 	if err := h.sizes(q.path); err != nil {
 		return nil, fmt.Errorf("litequeue: health: %w", err)
 	}

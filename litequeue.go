@@ -157,12 +157,21 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 		return nil, err
 	}
 	closers = append(closers, q.app.Close)
-	q.w.eng = eng
-	if q.w.conn, err = newStmtConn(ctx, q.wdb); err != nil {
+	if err := q.openWriter(ctx, eng); err != nil {
 		return nil, err
 	}
-	q.w.perBatch = q.serve
 	return q, nil
+}
+
+// openWriter sets up the Queue's writer on a connection of q.wdb, whose
+// transactions eng begins, in q's dialect.
+func (q *Queue) openWriter(ctx context.Context, eng engine) error {
+	conn, err := newStmtConn(ctx, q.wdb, q.dialect)
+	if err != nil {
+		return err
+	}
+	q.w.eng, q.w.conn, q.w.perBatch = eng, conn, q.serve
+	return nil
 }
 
 // newQueue is a Queue on the file at path, with nothing open yet.

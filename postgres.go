@@ -72,12 +72,9 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	q.eng, q.dialect, q.jobs = eng, d, jobColumns
 	q.db = &dbPool{DB: db, d: d}
 	q.app, q.wdb = db, db
-	q.w.eng = eng
-	if q.w.conn, err = newStmtConn(ctx, db); err != nil {
+	if err := q.openWriter(ctx, eng); err != nil {
 		return nil, err
 	}
-	q.w.conn.d = d
-	q.w.perBatch = q.serve
 	return q, nil
 }
 

@@ -52,34 +52,19 @@ import (
 // litequeue's tables if they are missing. The Queue owns the pool and
 // closes it at Close; DB returns it.
 func Open(ctx context.Context, dsn string, opts litequeue.Options) (*litequeue.Queue, error) {
-	db, err := connect(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	q, err := open(ctx, db, backend.Postgres{DB: db, Own: true}, opts)
-	if err != nil {
-		db.Close()
-	}
-	return q, err
+	return openDSN(ctx, dsn, false, opts)
 }
 
 // OpenExisting is Open for a database that already holds litequeue's
 // tables, for a tool that works beside the app (the litequeue command): it
 // refuses, creating nothing, a database or schema without them.
 func OpenExisting(ctx context.Context, dsn string, opts litequeue.Options) (*litequeue.Queue, error) {
-	db, err := connect(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	q, err := open(ctx, db, backend.Postgres{DB: db, Own: true, Existing: true}, opts)
-	if err != nil {
-		db.Close()
-	}
-	return q, err
+	return openDSN(ctx, dsn, true, opts)
 }
 
-// connect opens a pool on dsn and checks that the server answers.
-func connect(ctx context.Context, dsn string) (*sql.DB, error) {
+// openDSN opens the Queue on a pool of its own on dsn, which it closes if
+// the Queue does not open.
+func openDSN(ctx context.Context, dsn string, existing bool, opts litequeue.Options) (*litequeue.Queue, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
@@ -88,7 +73,11 @@ func connect(ctx context.Context, dsn string) (*sql.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
 	}
-	return db, nil
+	q, err := open(ctx, db, backend.Postgres{DB: db, Own: true, Existing: existing}, opts)
+	if err != nil {
+		db.Close()
+	}
+	return q, err
 }
 
 // OpenDB opens the Queue on the app's pool, which must be a pgx pool
