@@ -25,8 +25,10 @@ const (
 		(queue, kind, payload, state, priority, attempt, max_tries, own_max_tries, run_at, created_at,
 		 finished_at, last_error, unique_key, token, metadata)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	// copyKeySQL keeps the later expiry of a key in both.
 	copyKeySQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET expires_at = MAX(litequeue_keys.expires_at, excluded.expires_at)`
+		ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
+		WHERE excluded.expires_at > litequeue_keys.expires_at`
 )
 
 // copyHistoryRow is a row of copyHistorySQL.
@@ -99,7 +101,7 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 			}
 		}
 		for _, k := range keys {
-			if _, err := tx.ExecContext(ctx, to.keyUpsert(), k.Key, k.ExpiresAt); err != nil {
+			if _, err := tx.ExecContext(ctx, copyKeySQL, k.Key, k.ExpiresAt); err != nil {
 				return fmt.Errorf("key %q: %w", k.Key, err)
 			}
 		}
@@ -164,14 +166,4 @@ func copyJob(ctx context.Context, tx execer, r *jobRow) (int64, error) {
 		return 0, fmt.Errorf("job %d: %w", r.ID, err)
 	}
 	return id, nil
-}
-
-// keyUpsert is copyKeySQL in the engine's words: SQLite's MAX of two
-// values is PostgreSQL's GREATEST.
-func (q *Queue) keyUpsert() string {
-	if q.onServer() {
-		return `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET expires_at = GREATEST(litequeue_keys.expires_at, excluded.expires_at)`
-	}
-	return copyKeySQL
 }

@@ -105,7 +105,12 @@ func TestCopy(t *testing.T) {
 	}
 	defer ro.Close()
 	other, _ := openQueue(t, litequeue.Options{Clock: clk})
+	mark(t, other, "key", 3*time.Hour) // later than the copied key's expiry
 	if res, err := litequeue.Copy(ctx, ro, other); err != nil || res.Jobs != 4 {
 		t.Fatalf("Copy from a read-only Queue = %+v, %v; want 4 jobs", res, err)
+	}
+	clk.Add(2 * time.Hour)
+	if !seen(t, other, "key") {
+		t.Error("the copy cut short the expiry of a key the target held longer")
 	}
 }
