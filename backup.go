@@ -81,7 +81,7 @@ func (q *Queue) backup(ctx context.Context, path string, opts BackupOptions) (er
 	} else {
 		// Reserve the name, so that nothing is ever replaced, also a file
 		// made meanwhile.
-		if err := reserve(dst); err != nil {
+		if err := createFile(dst); err != nil {
 			return err
 		}
 		defer func() {
@@ -113,19 +113,6 @@ func (q *Queue) backup(ctx context.Context, path string, opts BackupOptions) (er
 		return err
 	}
 	return syncDir(filepath.Dir(dst))
-}
-
-// reserve creates the missing file at path, empty, with mode 0600; an
-// existing one is fs.ErrExist.
-func reserve(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return fs.ErrExist
-	}
-	if err != nil {
-		return err
-	}
-	return f.Close()
 }
 
 // notOwnFile refuses dst, an absolute path, if it is the queue's file or

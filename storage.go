@@ -189,7 +189,9 @@ func openFile(path string, mode openMode, synchronous, checkpoint string) (_ *fi
 		// Nothing to refuse in a missing file: take the lock first, so that
 		// a -lock that cannot be opened leaves no new file behind.
 		if f.lock, err = openFileLock(path); err == nil {
-			err = createFile(path)
+			if err = createFile(path); errors.Is(err, fs.ErrExist) {
+				err = nil // another process created it meanwhile: left alone
+			}
 		}
 	}
 	createMu.Unlock()
@@ -274,8 +276,9 @@ func fileType(m fs.FileMode) string {
 
 // createFile creates the missing file at path, empty, with mode 0600, so
 // that SQLite, which gives its -wal and -shm the mode of the database
-// file, makes no file that other users may read. A file that another
-// process created meanwhile is left alone.
+// file, makes no file that other users may read; a file that exists is
+// fs.ErrExist, and left alone. Open creates the database file with it, and
+// Backup reserves the name of its copy.
 //
 // It is the one place where litequeue opens and closes the database file
 // with os, and that drops no SQLite lock: POSIX locks belong to a file (an
@@ -289,7 +292,7 @@ func fileType(m fs.FileMode) string {
 func createFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return nil
+		return fs.ErrExist
 	}
 	if err != nil {
 		return err
