@@ -150,18 +150,6 @@ func historyAgrees(j *litequeue.Job, hist []litequeue.Attempt) error {
 	return nil
 }
 
-// openReadOnly opens the file at path read-only, closed at the end of
-// the test.
-func openReadOnly(tb testing.TB, path string) *litequeue.Queue {
-	tb.Helper()
-	q, err := litequeue.OpenReadOnly(path, litequeue.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { q.Close() })
-	return q
-}
-
 // TestQueue_BackupOpens: Open takes a backup back into use, in WAL, with
 // its jobs.
 func TestQueue_BackupOpens(t *testing.T) {
@@ -273,16 +261,6 @@ func TestQueue_BackupRefuses(t *testing.T) {
 	if err := q.Backup(t.Context(), filepath.Join(dir, "closed.db"), litequeue.BackupOptions{}); !errors.Is(err, litequeue.ErrClosed) {
 		t.Errorf("Backup after Close: %v, want ErrClosed", err)
 	}
-}
-
-// health returns q's Health, failing the test on error.
-func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
-	tb.Helper()
-	h, err := q.Health(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
 }
 
 // TestQueue_BackupReadOnly backs up through a Queue from OpenReadOnly,

@@ -260,3 +260,25 @@ func (g *gate) handle(ctx context.Context, job *litequeue.Job) error {
 	<-g.release
 	return nil
 }
+
+// openReadOnly opens the file at path read-only, closed at the end of
+// the test.
+func openReadOnly(tb testing.TB, path string) *litequeue.Queue {
+	tb.Helper()
+	q, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { q.Close() })
+	return q
+}
+
+// health returns q's Health, failing the test on error.
+func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
+	tb.Helper()
+	h, err := q.Health(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
