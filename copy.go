@@ -152,12 +152,8 @@ func copyJob(ctx context.Context, tx execer, r *jobRow) (int64, error) {
 			runAt.Int64, runAt.Valid = r.CreatedAt, true
 		}
 	}
-	payload := r.Payload
-	if payload == nil {
-		payload = []byte{}
-	}
 	var id int64
-	err := tx.GetContext(ctx, &id, copyInsertSQL, r.Queue, r.Kind, payload, state, r.Priority, r.Attempt,
+	err := tx.GetContext(ctx, &id, copyInsertSQL, r.Queue, r.Kind, payloadColumn(r.Payload), state, r.Priority, r.Attempt,
 		r.MaxTries, r.OwnMaxTries, runAt, r.CreatedAt, r.FinishedAt, r.LastError, r.UniqueKey, r.Token, r.Metadata)
 	if err != nil {
 		if r.UniqueKey.Valid {

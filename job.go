@@ -177,6 +177,15 @@ func nullMS(t time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: ms(t), Valid: true}
 }
 
+// payloadColumn is p as the payload column stores it: empty, not NULL,
+// for no payload (a driver writes a nil slice as NULL).
+func payloadColumn(p []byte) []byte {
+	if p == nil {
+		return []byte{}
+	}
+	return p
+}
+
 // nullString is the stored form of a string that may be empty.
 func nullString(s string) sql.NullString {
 	return sql.NullString{String: s, Valid: s != ""}

@@ -198,10 +198,7 @@ const pgInsertJobsSQL = `INSERT INTO litequeue_jobs
 func (e *pgEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
 	payloads := make([][]byte, len(b.payloads))
 	for i, p := range b.payloads {
-		if p == nil {
-			p = []byte{} // NULL is no payload
-		}
-		payloads[i] = p
+		payloads[i] = payloadColumn(p)
 	}
 	var ids []int64
 	err := tx.SelectContext(ctx, &ids, pgInsertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,

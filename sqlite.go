@@ -155,11 +155,7 @@ const insertJobsSQL = `INSERT INTO litequeue_jobs
 // are one step, as writers take turns.
 func (e *sqliteEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
 	if len(b.payloads) == 1 {
-		payload := b.payloads[0]
-		if payload == nil {
-			payload = []byte{} // an empty BLOB: the driver writes a nil slice as NULL
-		}
-		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payload, b.cfg.priority,
+		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payloadColumn(b.payloads[0]), b.cfg.priority,
 			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata)
 		if err != nil {
 			return nil, err
