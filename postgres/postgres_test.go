@@ -208,24 +208,65 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// waitIdle waits until Work on q has settled the job with the given ID
-// (none for 0) and its watch listens on the server (seen through admin):
-// with the mock clock standing still, only a notification can start the
-// next job.
-func waitIdle(t *testing.T, q *litequeue.Queue, admin *sql.DB, id int64) {
+// workPair is a Work on one Queue and a producer on another (another
+// pool, as another machine would have), on one database with the mock
+// clock standing still, and a connection of the test's own to it.
+type workPair struct {
+	worker, producer *litequeue.Queue
+	started          <-chan int64 // the IDs of the jobs Work starts
+	admin            *sql.DB
+}
+
+func newWorkPair(t *testing.T) *workPair {
+	dsn := pgtest.DSN(t)
+	clk := clock.NewMock()
+	w := &workPair{worker: open(t, dsn, clk), producer: open(t, dsn, clk)}
+	w.started = startWork(t, w.worker)
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	w.admin = admin
+	return w
+}
+
+// waitIdle waits until Work has settled the job with the given ID (none
+// for 0) and its watch listens on the server: with the mock clock
+// standing still, only a notification can start the next job.
+func (w *workPair) waitIdle(t *testing.T, id int64) {
 	t.Helper()
 	if id != 0 {
 		waitFor(t, "the job to complete", func() bool {
-			j, err := q.Get(t.Context(), id)
+			j, err := w.worker.Get(t.Context(), id)
 			return err == nil && j.State == litequeue.Completed
 		})
 	}
 	waitFor(t, "Work to listen", func() bool {
 		var n int
-		err := admin.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity
+		err := w.admin.QueryRow(`SELECT COUNT(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND query LIKE 'LISTEN %' AND state = 'idle'`).Scan(&n)
 		return err == nil && n > 0
 	})
+}
+
+// enqueueAndStart enqueues a job on the producer and waits up to 10 s for
+// Work to start it, failing the test, with when, if it does not.
+func (w *workPair) enqueueAndStart(t *testing.T, payload int, when string) int64 {
+	t.Helper()
+	j, err := w.producer.Enqueue(t.Context(), "k", payload)
+	if err != nil {
+		t.Fatalf("Enqueue: %v", err)
+	}
+	select {
+	case id := <-w.started:
+		if id != j.ID {
+			t.Fatalf("started job %d, want %d", id, j.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("job %d enqueued by another Queue did not start %s", j.ID, when)
+	}
+	return j.ID
 }
 
 // TestWork_WakesOnNotify: a Work on one Queue starts a job that another
@@ -233,31 +274,11 @@ func waitIdle(t *testing.T, q *litequeue.Queue, admin *sql.DB, id int64) {
 // standing still: the notification woke it, not a poll.
 func TestWork_WakesOnNotify(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.DSN(t)
-	clk := clock.NewMock()
-	worker, producer := open(t, dsn, clk), open(t, dsn, clk)
-	started := startWork(t, worker)
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	w := newWorkPair(t)
 	var last int64
 	for i := range 5 {
-		waitIdle(t, worker, admin, last)
-		j, err := producer.Enqueue(t.Context(), "k", i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case id := <-started:
-			if id != j.ID {
-				t.Fatalf("started job %d, want %d", id, j.ID)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("job %d enqueued by another Queue did not start with the clock standing still", j.ID)
-		}
-		last = j.ID
+		w.waitIdle(t, last)
+		last = w.enqueueAndStart(t, i, "with the clock standing still")
 	}
 }
 
@@ -347,35 +368,15 @@ func TestHealth_OnServer(t *testing.T) {
 // loss; nothing waits for a poll of the mock clock.
 func TestWork_ListenerLost(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.DSN(t)
-	clk := clock.NewMock()
-	worker, producer := open(t, dsn, clk), open(t, dsn, clk)
-	started := startWork(t, worker)
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	w := newWorkPair(t)
 	var last int64
 	for round := range 3 {
-		waitIdle(t, worker, admin, last)
-		if _, err := admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		w.waitIdle(t, last)
+		if _, err := w.admin.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 			WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
 			t.Fatal(err)
 		}
-		j, err := producer.Enqueue(t.Context(), "k", round)
-		if err != nil {
-			t.Fatalf("round %d: Enqueue: %v", round, err)
-		}
-		select {
-		case id := <-started:
-			if id != j.ID {
-				t.Fatalf("started job %d, want %d", id, j.ID)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("round %d: job %d did not start after the listening connection was lost", round, j.ID)
-		}
-		last = j.ID
+		last = w.enqueueAndStart(t, round, "after the listening connection was lost")
 	}
 }
 
