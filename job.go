@@ -97,7 +97,7 @@ type Attempt struct {
 // jobColumns lists the columns jobRow scans, for SELECT and RETURNING.
 const jobColumns = `id, queue, kind, payload, state, priority, attempt, max_tries,
 	own_max_tries, run_at, created_at, finished_at, last_error, unique_key,
-	token, lease_until, started_at, worker, retry_delay, cancel, metadata`
+	token, lease_until, started_at, worker, retry_delay, cancel, metadata, expires_at`
 
 // jobRow is a row of litequeue_jobs as stored: times in Unix milliseconds.
 type jobRow struct {
@@ -122,6 +122,7 @@ type jobRow struct {
 	RetryDelay  int64          `db:"retry_delay"`
 	Cancel      bool           `db:"cancel"`
 	Metadata    metadataColumn `db:"metadata"`
+	ExpiresAt   sql.NullInt64  `db:"expires_at"`
 }
 
 // job returns the public view of the row.

@@ -13,8 +13,8 @@ import (
 // at once one of them migrates it and the others find it done. Opening
 // never destroys data: schema.sql only adds (it runs at every Open, so an
 // index added to it needs no new version), the one rebuild, that of
-// version 3 (see setAsideJobsSQL), copies every row, and version 4 adds a
-// column (see addMetadataSQL).
+// version 3 (see setAsideJobsSQL), copies every row, and versions 4 and 5
+// add a column each (see addMetadataSQL, addExpiresSQL).
 //
 // A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
 // accepts only before the file's first page is written, so that the
@@ -91,6 +91,11 @@ func upgrade(ctx context.Context, tx *sqlx.Tx, version int) error {
 			return fmt.Errorf("add the metadata column to version 3: %w", err)
 		}
 	}
+	if version == 3 || version == 4 {
+		if _, err := tx.ExecContext(ctx, addExpiresSQL); err != nil {
+			return fmt.Errorf("add the expires_at column to version %d: %w", version, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
@@ -117,6 +122,11 @@ func claimFile(ctx context.Context, tx *sqlx.Tx) error {
 	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID))
 	return err
 }
+
+// Version 5 adds litequeue_jobs.expires_at, NULL in every row of an older
+// file: those jobs were enqueued without ExpireAfter, and never expire. A
+// file of version 1 or 2 gets it from schema.sql, in the rebuilt table.
+const addExpiresSQL = `ALTER TABLE litequeue_jobs ADD COLUMN expires_at INTEGER`
 
 // Version 4 adds litequeue_jobs.metadata, NULL in every row a file of
 // version 3 holds: those jobs were enqueued without metadata. A file of

@@ -108,11 +108,12 @@ func dumpFile(t *testing.T, path string) map[string][]string {
 }
 
 // withNullMetadata is a dump of a file older than version 4 as it reads
-// once migrated: each job's row ends in the metadata column, NULL.
+// once migrated: each job's row ends in the metadata column of version 4
+// and the expires_at column of version 5, both NULL.
 func withNullMetadata(dump map[string][]string) map[string][]string {
 	jobs := make([]string, len(dump["litequeue_jobs"]))
 	for i, row := range dump["litequeue_jobs"] {
-		jobs[i] = row + ",NULL"
+		jobs[i] = row + ",NULL,NULL"
 	}
 	return map[string][]string{"litequeue_jobs": jobs, "litequeue_attempts": dump["litequeue_attempts"]}
 }
@@ -155,8 +156,8 @@ func TestOpen_MigratesToVersion3(t *testing.T) {
 				t.Errorf("schema after the migration (-new file +migrated):\n%s", diff)
 			}
 			var v string
-			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "4" {
-				t.Errorf("schema version %q (%v), want 4", v, err)
+			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "5" {
+				t.Errorf("schema version %q (%v), want 5", v, err)
 			}
 			if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || len(history(t, q, 2)) != 2 {
 				t.Errorf("job 2 after the migration: %+v, %d history rows", got, len(history(t, q, 2)))
@@ -290,8 +291,8 @@ func TestOpen_MigratesVersion3(t *testing.T) {
 		t.Errorf("indexes after the migration (-new file +migrated):\n%s", diff)
 	}
 	var v string
-	if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "4" {
-		t.Errorf("schema version %q (%v), want 4", v, err)
+	if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "5" {
+		t.Errorf("schema version %q (%v), want 5", v, err)
 	}
 	if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || got.Metadata != nil {
 		t.Errorf("job 2 after the migration: %+v", got)

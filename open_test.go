@@ -64,7 +64,7 @@ func TestOpen_Refuses(t *testing.T) {
 			}
 			q.Close()
 			sqliteFile(t, path, `UPDATE litequeue_meta SET value = '99' WHERE name = 'schema_version'`)
-		}, "has litequeue schema version 99, newer than this binary's 4"},
+		}, "has litequeue schema version 99, newer than this binary's 5"},
 		{"a truncated file", func(t *testing.T, path string) {
 			sqliteFile(t, path, `CREATE TABLE notes (body TEXT)`, `INSERT INTO notes VALUES (zeroblob(100000))`)
 			b := readFile(t, path)
@@ -286,8 +286,8 @@ func TestOpen_MigratesVersion1(t *testing.T) {
 
 	q = openAt(t, path, litequeue.Options{Clock: clk})
 	var version string
-	if err := q.DB().Get(&version, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || version != "4" {
-		t.Fatalf("schema version %q (%v), want 4", version, err)
+	if err := q.DB().Get(&version, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || version != "5" {
+		t.Fatalf("schema version %q (%v), want 5", version, err)
 	}
 	var indexes []string
 	if err := q.DB().Select(&indexes, `SELECT name FROM sqlite_schema WHERE type = 'index' AND name IN ('litequeue_jobs_state', 'litequeue_jobs_finished')`); err != nil {

@@ -1,4 +1,4 @@
--- litequeue schema, version 4. Times are Unix milliseconds from the
+-- litequeue schema, version 5. Times are Unix milliseconds from the
 -- injected clock (a mock clock may well stand at 0, so "unset" is NULL in
 -- the columns that a Job shows, and 0 only in internal ones). Written to
 -- run on PostgreSQL too with three substitutions: INTEGER PRIMARY KEY
@@ -10,7 +10,8 @@
 -- version (to add an index added since, which needs no new version): every
 -- statement can run again without harm. A file of version 1 or 2 has its
 -- litequeue_jobs rebuilt first, to add AUTOINCREMENT, and one of version 3
--- gains its metadata column (see migrate.go).
+-- gains its metadata column, one of version 3 or 4 its expires_at column
+-- (see migrate.go).
 
 CREATE TABLE IF NOT EXISTS litequeue_meta (
 	name  TEXT PRIMARY KEY,
@@ -38,7 +39,8 @@ CREATE TABLE IF NOT EXISTS litequeue_jobs (
 	worker        TEXT    NOT NULL DEFAULT '',-- of the current run
 	retry_delay   INTEGER NOT NULL DEFAULT 0, -- ms to wait if the current run fails or is lost
 	cancel        INTEGER NOT NULL DEFAULT 0, -- 1: Cancel asked the running holder to stop
-	metadata      TEXT                        -- Job.Metadata as a JSON object; NULL: none (version 4)
+	metadata      TEXT,                       -- Job.Metadata as a JSON object; NULL: none (version 4)
+	expires_at    INTEGER                     -- ExpireAfter: not started by then, the job expires; NULL: never (version 5)
 );
 
 -- Claim: due pending jobs in priority, then RunAt, then ID order.
@@ -107,3 +109,16 @@ CREATE TABLE IF NOT EXISTS litequeue_keys (
 
 CREATE INDEX IF NOT EXISTS litequeue_keys_expiry
 	ON litequeue_keys (expires_at);
+
+-- Version 5: time-driven work and flow control. Each part keeps its own
+-- tables here, in its own section.
+
+-- Expiry (expire.go).
+
+-- Pause (pause.go).
+
+-- Per-kind limits (limits.go).
+
+-- Circuit breakers (breaker.go).
+
+-- Periodic jobs (periodic.go).

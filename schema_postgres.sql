@@ -1,4 +1,4 @@
--- litequeue schema on PostgreSQL, version 1: schema.sql's tables and
+-- litequeue schema on PostgreSQL, version 2: schema.sql's tables and
 -- indexes, with PostgreSQL's types (BIGINT for every integer, a job ID from
 -- an identity column that never hands a number out twice, BYTEA for the
 -- payload), in the schema the connection's search_path names first. Every
@@ -31,8 +31,12 @@ CREATE TABLE IF NOT EXISTS litequeue_jobs (
 	worker        TEXT   NOT NULL DEFAULT '',
 	retry_delay   BIGINT NOT NULL DEFAULT 0,
 	cancel        BIGINT NOT NULL DEFAULT 0,
-	metadata      TEXT
+	metadata      TEXT,
+	expires_at    BIGINT
 );
+
+-- Version 2 adds expires_at to a table of version 1.
+ALTER TABLE litequeue_jobs ADD COLUMN IF NOT EXISTS expires_at BIGINT;
 
 CREATE INDEX IF NOT EXISTS litequeue_jobs_claim
 	ON litequeue_jobs (priority DESC, run_at, id) WHERE state = 'pending';
@@ -89,3 +93,16 @@ CREATE OR REPLACE TRIGGER litequeue_jobs_notify
 	AFTER INSERT OR UPDATE OF state ON litequeue_jobs
 	FOR EACH ROW WHEN (NEW.state = 'pending')
 	EXECUTE FUNCTION litequeue_notify();
+
+-- Version 2: time-driven work and flow control, a section per part, as in
+-- schema.sql.
+
+-- Expiry (expire.go).
+
+-- Pause (pause.go).
+
+-- Per-kind limits (limits.go).
+
+-- Circuit breakers (breaker.go).
+
+-- Periodic jobs (periodic.go).

@@ -22,7 +22,7 @@ var schemaSQL string
 
 const (
 	// schemaVersion is the version of schema.sql, kept in litequeue_meta.
-	schemaVersion = 4
+	schemaVersion = 5
 
 	// applicationID marks a SQLite file as litequeue's ("LQUE"), set only
 	// where the file's application_id is 0.
