@@ -72,17 +72,42 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 	return nil
 }
 
-// claimTx leases up to limit due jobs in tx at time now.
+// claimTx leases up to limit due jobs in tx at time now, of the kinds and
+// queues the gate lets through (see gate.go), and no more of a kind than
+// its cap: when a cap runs out, the claim looks again without that kind, so
+// that free workers take other kinds meanwhile.
 func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, now time.Time) ([]*lease, error) {
 	kinds := q.kinds()
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil
 	}
+	g, err := q.gate(ctx, tx, kinds, now, true)
+	if err != nil {
+		return nil, err
+	}
 	var leases []*lease
-	err := q.eng.claim(ctx, tx, claimQuery{kinds: kinds, queues: c.queues, limit: limit, now: now}, func(row *jobRow) {
-		leases = append(leases, q.lease(row, c.worker, now))
-	})
-	return leases, err
+	for len(leases) < limit && len(g.kinds) > 0 {
+		capped := false
+		cq := claimQuery{kinds: g.kinds, queues: c.queues, paused: g.paused, limit: limit - len(leases), now: now}
+		err := q.eng.claim(ctx, tx, cq, func(row *jobRow) bool {
+			if !g.take(row.Kind) {
+				capped = true
+				return false
+			}
+			leases = append(leases, q.lease(row, c.worker, now))
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !capped || !g.spent() {
+			break
+		}
+	}
+	if err := q.gated(ctx, tx, leases, now); err != nil {
+		return nil, err
+	}
+	return leases, nil
 }
 
 // lease turns one claimed pending row into a running one under a new

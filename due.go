@@ -48,16 +48,25 @@ const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pe
 const nextLeaseSQL = `SELECT MIN(lease_until), MAX(lease_until) FROM litequeue_jobs WHERE state = 'running'`
 
 // nextDue reads dueTimes for the handled kinds and the given queues (nil:
-// all). It only reads, through indexes: one lookup per kind and one for
-// leases, cheap enough to poll.
+// all), as the gate (gate.go) lets a claim take them now: a shut kind's
+// jobs are not due until it opens. It only reads, through indexes: one
+// lookup per kind and one for leases, cheap enough to poll.
 func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) {
 	var due dueTimes
-	for _, kind := range q.kinds() {
+	g, err := q.gate(ctx, q.db, q.kinds(), q.now(), false)
+	if err != nil {
+		return due, err
+	}
+	for _, kind := range g.kinds {
 		query, args := nextPendingSQL, []any{kind}
 		if len(queues) > 0 {
-			var err error
-			query, args, err = sqlx.In(query+` AND queue IN (?)`, kind, queues)
-			if err != nil {
+			query, args = query+` AND queue IN (?)`, append(args, queues)
+		}
+		if len(g.paused) > 0 {
+			query, args = query+` AND queue NOT IN (?)`, append(args, g.paused)
+		}
+		if len(args) > 1 {
+			if query, args, err = sqlx.In(query, args...); err != nil {
 				return due, err
 			}
 		}
@@ -66,6 +75,9 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 			return due, err
 		}
 		due.pending = minNull(due.pending, t)
+	}
+	if !g.opens.IsZero() {
+		due.pending = minNull(due.pending, sql.NullInt64{Int64: ms(g.opens), Valid: true})
 	}
 	st, err := q.reads.get(ctx, q.db, nextLeaseSQL)
 	if err != nil {

@@ -28,8 +28,14 @@ type engine interface {
 	begin(c *stmtConn, durable bool) error
 	// claim finds, in tx, up to q.limit due jobs of q's kinds and queues,
 	// in priority, then RunAt, then ID order, calls lease on each row,
-	// which makes it the row of a running job, and writes them so.
-	claim(ctx context.Context, tx execer, q claimQuery, lease func(*jobRow)) error
+	// which makes it the row of a running job, and writes those it took
+	// (lease returned true) so.
+	claim(ctx context.Context, tx execer, q claimQuery, lease func(*jobRow) bool) error
+	// lockKind makes the claimers of kind take turns until tx ends, so
+	// that what one counts of the kind's runs (see limits.go) is not
+	// changed by another meanwhile. An engine whose writers take turns
+	// anyway takes nothing.
+	lockKind(ctx context.Context, tx execer, kind string) error
 	// insertJobs inserts the batch's jobs, due at runAt, in one statement,
 	// and returns their IDs in the order of the payloads; none if the
 	// batch's UniqueKey is taken by a live job, which insert then reads.
@@ -53,6 +59,7 @@ type engine interface {
 type claimQuery struct {
 	kinds  []string // the kinds with a handler
 	queues []string // nil: every queue
+	paused []string // queues to leave alone
 	limit  int
 	now    time.Time
 }

@@ -149,6 +149,7 @@ func (e *pgEngine) begin(c *stmtConn, durable bool) error {
 // holds; a NULL list of queues is every queue.
 const pgClaimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE state = 'pending' AND run_at <= ? AND kind = ANY(?::text[]) AND (?::text[] IS NULL OR queue = ANY(?::text[]))
+	  AND NOT queue = ANY(?::text[])
 	ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED`
 
 // pgLeaseSQL leases every claimed row in one statement: its arrays hold,
@@ -160,27 +161,45 @@ const pgLeaseSQL = `UPDATE litequeue_jobs AS j
 	     AS l(id, attempt, token, max_tries, retry_delay)
 	WHERE j.id = l.id`
 
-func (e *pgEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease func(*jobRow)) error {
+func (e *pgEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease func(*jobRow) bool) error {
 	var queues []string // NULL: every queue
 	if len(cq.queues) > 0 {
 		queues = cq.queues
 	}
+	paused := cq.paused
+	if paused == nil {
+		paused = []string{}
+	}
 	var rows []jobRow
-	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, ms(cq.now), cq.kinds, queues, queues, cq.limit); err != nil {
+	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, ms(cq.now), cq.kinds, queues, queues, paused, cq.limit); err != nil {
 		return err
 	}
-	if len(rows) == 0 {
+	n := len(rows)
+	ids, attempts, tokens, maxTries, delays := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+	var r *jobRow // the first row taken
+	for i := range rows {
+		if !lease(&rows[i]) {
+			continue // locked until tx ends, and left as it is
+		}
+		if r == nil {
+			r = &rows[i]
+		}
+		l := &rows[i]
+		ids, attempts, tokens = append(ids, l.ID), append(attempts, int64(l.Attempt)), append(tokens, l.Token)
+		maxTries, delays = append(maxTries, int64(l.MaxTries)), append(delays, l.RetryDelay)
+	}
+	if r == nil {
 		return nil
 	}
-	n := len(rows)
-	ids, attempts, tokens, maxTries, delays := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-	for i := range rows {
-		r := &rows[i]
-		lease(r)
-		ids[i], attempts[i], tokens[i], maxTries[i], delays[i] = r.ID, int64(r.Attempt), r.Token, int64(r.MaxTries), r.RetryDelay
-	}
-	r := &rows[0]
 	_, err := tx.ExecContext(ctx, pgLeaseSQL, r.LeaseUntil, r.StartedAt, r.Worker, ids, attempts, tokens, maxTries, delays)
+	return err
+}
+
+// lockKind takes a lock on kind for the rest of tx: PostgreSQL's claimers
+// do not take turns, so two could each count a kind's runs before either
+// wrote its claim.
+func (e *pgEngine) lockKind(ctx context.Context, tx execer, kind string) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue.kind'), hashtext(?))`, kind)
 	return err
 }
 

@@ -90,6 +90,11 @@ func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, even
 			return events, false, err
 		}
 		events = append(events, d.event)
+		more, err := q.ran(ctx, tx, &d, now)
+		if err != nil {
+			return events, false, err
+		}
+		events = append(events, more...)
 	}
 	return events, len(rows) == batch, nil
 }

@@ -274,22 +274,26 @@ func noNext() *claimer { return nil }
 // other worker finishing at the same time.
 func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*lease, error) {
 	var ev Event
+	var gateEvents []Event
 	var ask *claimAsk
-	op := &writeOp{ctx: ctx, fn: func(tx execer) error {
+	op := &writeOp{ctx: ctx, fn: func(tx execer) (err error) {
 		now := q.now()
 		d := decide(&l.row, e, now)
 		held, err := storeHeld(ctx, tx, &l.row, &d)
-		if err != nil || held {
-			ev = d.event
-			return err
+		if err == nil && !held {
+			var row *jobRow
+			if row, _, err = holder(ctx, tx, l.job); err != nil {
+				return err
+			}
+			d = decide(row, e, now)
+			err = store(ctx, tx, &d)
 		}
-		row, _, err := holder(ctx, tx, l.job)
 		if err != nil {
 			return err
 		}
-		d = decide(row, e, now)
 		ev = d.event
-		return store(ctx, tx, &d)
+		gateEvents, err = q.ran(ctx, tx, &d, now)
+		return err
 	}}
 	if next != nil {
 		ask = &claimAsk{c: next}
@@ -306,6 +310,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 	if ev.Type != "" {
 		q.emit(ev)
 	}
+	q.emit(gateEvents...)
 	if chained != nil {
 		q.emit(startedEvents([]*lease{chained}, ask.at)...)
 	}

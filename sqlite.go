@@ -105,11 +105,15 @@ const claimUpdateSQL = `UPDATE litequeue_jobs
 	FROM json_each(?) AS l
 	WHERE litequeue_jobs.id = l.value ->> 0`
 
-func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease func(*jobRow)) error {
+func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease func(*jobRow) bool) error {
 	query, args := claimSQL, []any{ms(cq.now), cq.kinds}
 	if len(cq.queues) > 0 {
 		query += ` AND queue IN (?)`
 		args = append(args, cq.queues)
+	}
+	if len(cq.paused) > 0 {
+		query += ` AND queue NOT IN (?)`
+		args = append(args, cq.paused)
 	}
 	query, args, err := sqlx.In(query+claimOrderSQL, append(args, cq.limit)...)
 	if err != nil {
@@ -119,11 +123,14 @@ func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, leas
 	if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
 		return err
 	}
-	if len(rows) == 0 {
-		return nil
-	}
+	taken := rows[:0]
 	for i := range rows {
-		lease(&rows[i])
+		if lease(&rows[i]) {
+			taken = append(taken, rows[i])
+		}
+	}
+	if rows = taken; len(rows) == 0 {
+		return nil
 	}
 	// claimUpdateSQL's array: for each row, the values that differ.
 	values := appendJSONArray(make([]byte, 0, 64*len(rows)), len(rows), func(b []byte, i int) []byte {
@@ -135,6 +142,9 @@ func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, leas
 	_, err = tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values))
 	return err
 }
+
+// lockKind takes nothing: the file's writers take turns.
+func (e *sqliteEngine) lockKind(context.Context, execer, string) error { return nil }
 
 const insertJobSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata)

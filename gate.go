@@ -1,0 +1,130 @@
+package litequeue
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// Flow control: what a claim may take now. Pause (pause.go), per-kind
+// limits (limits.go) and circuit breakers (breaker.go) each shut kinds or
+// queues, or cap how many more runs of a kind may start. The gate is read
+// in the claim's write transaction, so that every claimer on the database
+// sees the same state and no two let through more than a limit allows
+// (PostgreSQL's claimers, which do not take turns, first lock each kind
+// they count: see engine.lockKind); and read only by an idle worker's due
+// times, so that it neither wakes for work it may not take nor misses the
+// moment a shut kind opens.
+
+// A gate says which of the handled kinds a claim may take now, from which
+// queues, and how many of each.
+type gate struct {
+	kinds  []string       // the kinds a claim may take
+	paused []string       // queues nothing is claimed from
+	caps   map[string]int // kind: at most this many more runs may start now; absent: no cap
+	opens  time.Time      // the earliest moment a shut kind opens again by itself; zero: none
+}
+
+// gate reads, in tx at now, what the claims of the given kinds may take.
+// claiming says that a claim follows in tx, which then locks each kind it
+// caps (see engine.lockKind).
+func (q *Queue) gate(ctx context.Context, tx execer, kinds []string, now time.Time, claiming bool) (*gate, error) {
+	g := &gate{kinds: kinds}
+	for _, part := range [...]func(context.Context, execer, *gate, time.Time, bool) error{
+		q.pauseGate, q.limitGate, q.breakerGate,
+	} {
+		if len(g.kinds) == 0 {
+			break
+		}
+		if err := part(ctx, tx, g, now, claiming); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// shut takes kind out of the gate; it opens again by itself at opens
+// (zero: only when something is written, such as a run's end or a resume).
+func (g *gate) shut(kind string, opens time.Time) {
+	i := slices.Index(g.kinds, kind)
+	if i < 0 {
+		return
+	}
+	g.kinds = slices.Delete(slices.Clone(g.kinds), i, i+1)
+	delete(g.caps, kind)
+	if !opens.IsZero() && (g.opens.IsZero() || opens.Before(g.opens)) {
+		g.opens = opens
+	}
+}
+
+// limit caps the runs of kind that may start now at n, or lower if already
+// capped lower; n ≤ 0 shuts it, to open at opens.
+func (g *gate) limit(kind string, n int, opens time.Time) {
+	if n <= 0 {
+		g.shut(kind, opens)
+		return
+	}
+	if !slices.Contains(g.kinds, kind) {
+		return
+	}
+	if c, ok := g.caps[kind]; ok && c <= n {
+		return
+	}
+	if g.caps == nil {
+		g.caps = make(map[string]int)
+	}
+	g.caps[kind] = n
+}
+
+// take reports whether the gate lets one more run of kind start, and
+// counts it.
+func (g *gate) take(kind string) bool {
+	n, ok := g.caps[kind]
+	if !ok {
+		return true
+	}
+	if n <= 0 {
+		return false
+	}
+	g.caps[kind] = n - 1
+	return true
+}
+
+// spent takes out of the gate the kinds whose cap is used up, and reports
+// whether there were any.
+func (g *gate) spent() bool {
+	var out []string
+	for kind, n := range g.caps {
+		if n <= 0 {
+			out = append(out, kind)
+		}
+	}
+	for _, kind := range out {
+		g.shut(kind, time.Time{})
+	}
+	return len(out) > 0
+}
+
+// gated tells the parts of the gate, in the claim's transaction, of the
+// runs it let start: a rate limit counts them, a half-open breaker marks
+// its probe.
+func (q *Queue) gated(ctx context.Context, tx execer, leases []*lease, now time.Time) error {
+	if len(leases) == 0 {
+		return nil
+	}
+	if err := q.limitClaimed(ctx, tx, leases, now); err != nil {
+		return err
+	}
+	return q.breakerClaimed(ctx, tx, leases, now)
+}
+
+// ran tells the parts of the gate, in the transaction that stored it, of
+// the decision d on a run's end (its history row says how the run ended):
+// a breaker counts a failure, or closes after its probe succeeded. It
+// returns the events to fire after the commit.
+func (q *Queue) ran(ctx context.Context, tx execer, d *decision, now time.Time) ([]Event, error) {
+	if d.history == nil {
+		return nil, nil
+	}
+	return q.breakerRan(ctx, tx, d, now)
+}
