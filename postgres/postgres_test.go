@@ -357,8 +357,8 @@ func TestHealth_OnServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !h.OK() || h.SchemaVersion != 1 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
-		t.Fatalf("Health = %+v, want OK, version 1, one pending job, no file figures", h)
+	if !h.OK() || h.SchemaVersion != 2 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
+		t.Fatalf("Health = %+v, want OK, version 2, one pending job, no file figures", h)
 	}
 }
 
