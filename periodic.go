@@ -32,8 +32,10 @@ const (
 )
 
 // PeriodicGrace is how late a slot may be evaluated and still count as on
-// time: past it the slot was missed, and the schedule's Missed decides.
-// A schedule of "@every" below PeriodicGrace has its interval as grace.
+// time: from PeriodicGrace on, the slot was missed, and the schedule's
+// Missed decides. As only the latest slot is considered, a schedule whose
+// slots come at most PeriodicGrace apart (every minute, "@every 30s")
+// never misses one.
 const PeriodicGrace = time.Minute
 
 // PeriodicOption sets one property of a schedule registered with
@@ -80,7 +82,6 @@ type periodic struct {
 	missed           Missed
 	queue            string
 	enqueue          []EnqueueOption
-	grace            time.Duration
 
 	done int64 // ms: the latest slot known fired or skipped, by anyone; under periodics.mu
 }
@@ -216,10 +217,7 @@ func (q *Queue) newPeriodic(name, spec, kind string, payload any, opts []Periodi
 		return nil, errors.New("Delay or At: a periodic job is due at its slot")
 	}
 	p := &periodic{name: name, spec: spec, kind: kind, slots: slots, payload: payload,
-		missed: cfg.missed, enqueue: cfg.enqueue, grace: PeriodicGrace}
-	if slots.every > 0 {
-		p.grace = min(p.grace, slots.every)
-	}
+		missed: cfg.missed, enqueue: cfg.enqueue}
 	b, err := q.newBatch(kind, []any{payload}, p.jobOptions(slots.prev(q.now())))
 	if err != nil {
 		return nil, err
@@ -285,7 +283,7 @@ func (q *Queue) fireSlot(ctx context.Context, p *periodic) error {
 	if slot.IsZero() || ms(slot) <= done {
 		return nil
 	}
-	skip := p.missed == SkipMissed && now.Sub(slot) >= p.grace
+	skip := p.missed == SkipMissed && now.Sub(slot) >= PeriodicGrace
 	batch, err := q.newBatch(p.kind, []any{p.payload}, p.jobOptions(slot))
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -164,19 +165,23 @@ func TestQueue_PeriodicDowntime(t *testing.T) {
 func TestQueue_PeriodicGrace(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
+		spec string
+		slot time.Duration // after 12:00
 		late time.Duration
 		want int
 	}{
-		{litequeue.PeriodicGrace - time.Second, 1},
-		{litequeue.PeriodicGrace, 0},
+		{"*/15 * * * *", 15 * time.Minute, litequeue.PeriodicGrace - time.Second, 1},
+		{"*/15 * * * *", 15 * time.Minute, litequeue.PeriodicGrace, 0},
+		{"@every 2m", 2 * time.Minute, litequeue.PeriodicGrace - time.Second, 1},
+		{"@every 2m", 2 * time.Minute, litequeue.PeriodicGrace, 0},
 	}
 	for _, tt := range tests {
-		t.Run(tt.late.String(), func(t *testing.T) {
+		t.Run(tt.spec+"/"+tt.late.String(), func(t *testing.T) {
 			t.Parallel()
 			clk := newMock()
 			q, _ := openQueue(t, litequeue.Options{Clock: clk})
-			register(t, q, "quarter", "*/15 * * * *", "tick", litequeue.OnMissed(litequeue.SkipMissed))
-			clk.Set(epoch.Add(15*time.Minute + tt.late))
+			register(t, q, "s", tt.spec, "tick", litequeue.OnMissed(litequeue.SkipMissed))
+			clk.Set(epoch.Add(tt.slot + tt.late))
 			runDue(t, q)
 			if got := len(periodicJobs(t, q, "tick")); got != tt.want {
 				t.Errorf("evaluated %v late: %d jobs, want %d", tt.late, got, tt.want)
@@ -387,4 +392,59 @@ func waitErr(done <-chan error) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() { <-done; close(ch) }()
 	return ch
+}
+
+// TestWork_PeriodicTimer: an idle Work sets its timer for the next slot,
+// not only for its next poll: with the clock set exactly to the slot, the
+// job runs, with nothing else moving the clock. In a synctest bubble,
+// where synctest.Wait tells when Work sleeps.
+func TestWork_PeriodicTimer(t *testing.T) {
+	fileOnly(t, "a synctest bubble cannot wait on a server's connections")
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		clk := newMock()
+		clk.Set(epoch.Add(15*time.Minute - 500*time.Millisecond)) // the next poll is at 12:15:00.5
+		q, _ := openQueue(t, litequeue.Options{Clock: clk})
+		ran := make(chan time.Time, 1)
+		q.Handle("tick", func(ctx context.Context, job *litequeue.Job) error { ran <- job.RunAt; return nil })
+		register(t, q, "quarter", "*/15 * * * *", "tick")
+		stop := startWork(t, q, litequeue.WorkerOptions{})
+		synctest.Wait() // Work sleeps
+		clk.Set(epoch.Add(15 * time.Minute))
+		synctest.Wait()
+		select {
+		case got := <-ran:
+			if !got.Equal(epoch.Add(15 * time.Minute)) {
+				t.Errorf("ran the job of %v, want 12:15", got)
+			}
+		default:
+			t.Errorf("no job ran at the slot")
+		}
+		if err := stop(); err != nil {
+			t.Errorf("Work returned %v", err)
+		}
+	})
+}
+
+// TestQueue_PeriodicRedefined: a schedule registered again with another
+// spec starts at the new spec's latest slot, as a new one does, rather
+// than catch up a slot the old spec never had.
+func TestQueue_PeriodicRedefined(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, path := openQueue(t, litequeue.Options{Clock: clk})
+	register(t, q, "s", "@daily", "tick")
+	q.Close()
+	clk.Add(7 * time.Minute) // 12:07
+	q = openAt(t, path, litequeue.Options{Clock: clk})
+	register(t, q, "s", "*/15 * * * *", "tick")
+	runDue(t, q)
+	if got := len(periodicJobs(t, q, "tick")); got != 0 {
+		t.Errorf("%d jobs after redefining at 12:07, want none: 12:00 is before the registration", got)
+	}
+	clk.Add(8 * time.Minute)
+	runDue(t, q)
+	if diff := cmp.Diff([]time.Time{epoch.Add(15 * time.Minute).UTC()}, slotsOf(periodicJobs(t, q, "tick"))); diff != "" {
+		t.Errorf("slots (-want +got):\n%s", diff)
+	}
 }
