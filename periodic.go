@@ -218,7 +218,7 @@ func (q *Queue) newPeriodic(name, spec, kind string, payload any, opts []Periodi
 	}
 	p := &periodic{name: name, spec: spec, kind: kind, slots: slots, payload: payload,
 		missed: cfg.missed, enqueue: cfg.enqueue}
-	b, err := q.newBatch(kind, []any{payload}, p.jobOptions(slots.prev(q.now())))
+	b, err := q.newBatch(kind, []any{payload}, p.jobOptions(slots.next(q.now()))) // as a slot's job will be
 	if err != nil {
 		return nil, err
 	}
