@@ -162,7 +162,7 @@
 // the Unix epoch, so that every process computes the same ones.
 //
 //	err := q.Periodic(ctx, "nightly-report", "30 2 * * *", "report.build", nil,
-//		litequeue.PeriodicIn(berlin), litequeue.WithJob(litequeue.OnQueue("reports")))
+//		litequeue.PeriodicIn(berlin), litequeue.PeriodicJob(litequeue.OnQueue("reports")))
 //
 // Exactly one job per slot, with no leader: any number of processes may
 // register the same name on the file (or server); firing a slot is one

@@ -61,10 +61,10 @@ func OnMissed(m Missed) PeriodicOption {
 	return func(c *periodicConfig) { c.missed = m }
 }
 
-// WithJob sets the enqueue options of the schedule's jobs: [OnQueue],
+// PeriodicJob sets the enqueue options of the schedule's jobs: [OnQueue],
 // [Priority], [MaxTries], [Metadata]. UniqueKey, Delay and At are
 // refused: a job is due at its slot, and a slot fires once.
-func WithJob(opts ...EnqueueOption) PeriodicOption {
+func PeriodicJob(opts ...EnqueueOption) PeriodicOption {
 	return func(c *periodicConfig) { c.enqueue = append(c.enqueue, opts...) }
 }
 
@@ -118,8 +118,8 @@ func (ps *periodics) list() []*periodic {
 // slot); NextDue includes the next slot. Each job is due at its slot
 // ([Job.RunAt]) and carries its schedule and slot in its metadata
 // ([PeriodicNameKey], [PeriodicSlotKey]). Only the latest slot that has
-// come is ever considered: a slot evaluated more than [PeriodicGrace]
-// late was missed, and [OnMissed] decides whether one job fires for it.
+// come is ever considered: a slot first evaluated [PeriodicGrace] late
+// or more was missed, and [OnMissed] decides whether one job fires for it.
 // A new schedule starts at its latest slot at or before its first
 // registration, which does not fire.
 //
@@ -132,7 +132,7 @@ func (ps *periodics) list() []*periodic {
 // that does not parse (with the parser's complaint) or never fires, a nil
 // location, an "@every" below a second, an unknown Missed, and the
 // enqueue options and payload that Enqueue would refuse, or that
-// WithJob refuses.
+// PeriodicJob refuses.
 func (q *Queue) Periodic(ctx context.Context, name, spec, kind string, payload any, opts ...PeriodicOption) error {
 	leave, err := q.enter(ctx)
 	if err != nil {

@@ -84,7 +84,7 @@ func TestQueue_Periodic(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
 	ran := 0
 	q.Handle("tick", func(ctx context.Context, job *litequeue.Job) error { ran++; return nil })
-	register(t, q, "quarter", "*/15 * * * *", "tick", litequeue.WithJob(litequeue.OnQueue("cron"), litequeue.Priority(3)))
+	register(t, q, "quarter", "*/15 * * * *", "tick", litequeue.PeriodicJob(litequeue.OnQueue("cron"), litequeue.Priority(3)))
 	if got := runDue(t, q); got != 0 {
 		t.Fatalf("RunDue right after registering at 12:07 ran %d, want 0: the 12:00 slot is past", got)
 	}
@@ -269,9 +269,9 @@ func TestQueue_PeriodicBadInput(t *testing.T) {
 		{"fast", "@every 500ms", "tick", nil, "interval 500ms is below the minimum of 1s"},
 		{"every", "@every often", "tick", nil, `"@every often": time: invalid duration "often"`},
 		{"missed", "@hourly", "tick", []litequeue.PeriodicOption{litequeue.OnMissed("all")}, `unknown Missed "all"`},
-		{"unique", "@hourly", "tick", []litequeue.PeriodicOption{litequeue.WithJob(litequeue.UniqueKey("k"))}, `UniqueKey "k"`},
-		{"delay", "@hourly", "tick", []litequeue.PeriodicOption{litequeue.WithJob(litequeue.Delay(time.Minute))}, "Delay or At"},
-		{"tries", "@hourly", "tick", []litequeue.PeriodicOption{litequeue.WithJob(litequeue.MaxTries(99))}, "max_tries 99 is outside 1…50"},
+		{"unique", "@hourly", "tick", []litequeue.PeriodicOption{litequeue.PeriodicJob(litequeue.UniqueKey("k"))}, `UniqueKey "k"`},
+		{"delay", "@hourly", "tick", []litequeue.PeriodicOption{litequeue.PeriodicJob(litequeue.Delay(time.Minute))}, "Delay or At"},
+		{"tries", "@hourly", "tick", []litequeue.PeriodicOption{litequeue.PeriodicJob(litequeue.MaxTries(99))}, "max_tries 99 is outside 1…50"},
 		{"kind", "@hourly", "", nil, "empty kind"},
 		{"taken", "@daily", "tick", nil, `"taken": registered already`},
 	}
@@ -302,7 +302,7 @@ func TestQueue_Periodics(t *testing.T) {
 	}
 	register(t, q, "quarter", "*/15 * * * *", "tick")
 	register(t, q, "morning", "0 9 * * MON-FRI", "report", litequeue.PeriodicIn(berlin),
-		litequeue.OnMissed(litequeue.SkipMissed), litequeue.WithJob(litequeue.OnQueue("reports")))
+		litequeue.OnMissed(litequeue.SkipMissed), litequeue.PeriodicJob(litequeue.OnQueue("reports")))
 	clk.Set(epoch.Add(15 * time.Minute))
 	runDue(t, q)
 	job := periodicJobs(t, q, "tick")[epoch.Add(15*time.Minute).UTC()]

@@ -30,7 +30,7 @@ func periodicDB(t *testing.T) (string, *cli, int64) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := q.Periodic(ctx, "hourly-sync", "@hourly", "sync", nil, litequeue.WithJob(litequeue.OnQueue("sync"))); err != nil {
+	if err := q.Periodic(ctx, "hourly-sync", "@hourly", "sync", nil, litequeue.PeriodicJob(litequeue.OnQueue("sync"))); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.Periodic(ctx, "morning-report", "0 9 * * MON-FRI", "report", nil,
