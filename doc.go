@@ -153,6 +153,39 @@
 // enqueue return the pending or running job with the same key, with
 // Job.Duplicate set, instead of adding another.
 //
+// # Periodic jobs
+//
+// [Queue.Periodic] registers a named schedule that enqueues a job at each
+// of its slots: a 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI",
+// parsed by github.com/robfig/cron/v3), a descriptor (@hourly, @daily …)
+// or "@every 90s", whose slots are the multiples of the interval since
+// the Unix epoch, so that every process computes the same ones.
+//
+//	err := q.Periodic(ctx, "nightly-report", "30 2 * * *", "report.build", nil,
+//		litequeue.PeriodicIn(berlin), litequeue.PeriodicJob(litequeue.OnQueue("reports")))
+//
+// Exactly one job per slot, with no leader: any number of processes may
+// register the same name on the file (or server); firing a slot is one
+// write transaction, the conditional update of the schedule's row in
+// litequeue_periodic (last_slot < slot) and, only if it changed the row,
+// the job's insert. Whoever comes second changes nothing. RunDue fires
+// the due slots before it claims, NextDue includes the next slot, and
+// Work wakes for it on the injected clock. Only the latest slot that has
+// come is considered, so downtime never causes a burst: a slot evaluated
+// [PeriodicGrace] (a minute) late or more was missed, and fires one job
+// ([CatchUpOne], the default) or is recorded as skipped ([SkipMissed]).
+// A new schedule starts at its latest slot before its registration.
+// [Queue.Periodics] and "litequeue periodic list" show the schedules.
+//
+// A spec is read in UTC unless [PeriodicIn] gives a location. On the days
+// the clock changes, the rules are those of cron(8): a spec whose minute
+// or hour field is a wildcard ("*/15 * * * *", "0 * * * *", @hourly)
+// follows real time, so a day has 92 or 100 quarter hours; a fixed-time
+// spec whose time falls in the hour skipped in spring runs once, at the
+// end of the gap ("30 2 * * *" in Europe/Berlin on 2026-03-29 runs at
+// 03:00 CEST), and one whose time falls in the hour repeated in autumn
+// runs once, the first time.
+//
 // # Backups and replicas
 //
 // [Queue.Backup] writes a consistent copy of the file, mode 0600, while

@@ -26,6 +26,7 @@ func (q *Queue) NextDue(ctx context.Context) (time.Time, bool, error) {
 		return time.Time{}, false, err
 	}
 	next := minNull(due.pending, due.lease)
+	next = minNull(next, q.nextPeriodic())
 	return nullTime(next), next.Valid, nil
 }
 

@@ -45,6 +45,8 @@ type Queue struct {
 	calls    sync.WaitGroup // other public calls in progress
 
 	middleware []func(Handler) Handler // of Use, under mu; only appended to
+
+	periodic periodics // schedules registered with Periodic: see periodic.go
 }
 
 // readPoolSize bounds the connections of the pool that serves

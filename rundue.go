@@ -30,6 +30,9 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer leave()
+	if _, err := q.firePeriodic(ctx); err != nil {
+		return 0, err
+	}
 	runs, err := q.runDue(ctx)
 	if err != nil {
 		return runs, err

@@ -122,3 +122,23 @@ CREATE INDEX IF NOT EXISTS litequeue_keys_expiry
 -- Circuit breakers (breaker.go).
 
 -- Periodic jobs (periodic.go).
+
+-- One row per schedule registered with Queue.Periodic, by name: its
+-- definition as the newest registration gave it (for the litequeue
+-- command and for the processes whose own definition differs, which fire
+-- nothing), and the latest slot fired or skipped. Firing a slot is the
+-- conditional UPDATE of last_slot, and the job's insert only where it
+-- changed the row: one job per slot whatever the number of processes.
+CREATE TABLE IF NOT EXISTS litequeue_periodic (
+	name          TEXT    PRIMARY KEY,
+	spec          TEXT    NOT NULL,
+	kind          TEXT    NOT NULL,
+	queue         TEXT    NOT NULL,
+	location      TEXT    NOT NULL,            -- a time zone name: "UTC", "Europe/Berlin"
+	missed        TEXT    NOT NULL,            -- what a missed slot does: "one" or "skip"
+	last_slot     INTEGER NOT NULL,            -- ms: the latest slot fired or skipped
+	last_skipped  INTEGER NOT NULL DEFAULT 0,  -- 1 if last_slot was skipped
+	last_job_id   INTEGER NOT NULL DEFAULT 0,  -- the job of the latest slot fired; 0: none yet
+	fired_at      INTEGER NOT NULL DEFAULT 0,  -- ms: when that job was enqueued; 0: never
+	registered_at INTEGER NOT NULL             -- ms: the newest registration
+);

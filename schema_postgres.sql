@@ -106,3 +106,23 @@ CREATE OR REPLACE TRIGGER litequeue_jobs_notify
 -- Circuit breakers (breaker.go).
 
 -- Periodic jobs (periodic.go).
+
+-- One row per schedule registered with Queue.Periodic, by name: its
+-- definition as the newest registration gave it (for the litequeue
+-- command and for the processes whose own definition differs, which fire
+-- nothing), and the latest slot fired or skipped. Firing a slot is the
+-- conditional UPDATE of last_slot, and the job's insert only where it
+-- changed the row: one job per slot whatever the number of processes.
+CREATE TABLE IF NOT EXISTS litequeue_periodic (
+	name          TEXT    PRIMARY KEY,
+	spec          TEXT    NOT NULL,
+	kind          TEXT    NOT NULL,
+	queue         TEXT    NOT NULL,
+	location      TEXT    NOT NULL,            -- a time zone name: "UTC", "Europe/Berlin"
+	missed        TEXT    NOT NULL,            -- what a missed slot does: "one" or "skip"
+	last_slot     BIGINT  NOT NULL,            -- ms: the latest slot fired or skipped
+	last_skipped  BIGINT  NOT NULL DEFAULT 0,  -- 1 if last_slot was skipped
+	last_job_id   BIGINT  NOT NULL DEFAULT 0,  -- the job of the latest slot fired; 0: none yet
+	fired_at      BIGINT  NOT NULL DEFAULT 0,  -- ms: when that job was enqueued; 0: never
+	registered_at BIGINT  NOT NULL             -- ms: the newest registration
+);

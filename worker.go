@@ -176,6 +176,7 @@ func (p *pool) loop(ctx context.Context) {
 	for {
 		swept = p.sweep(ctx, swept)
 		wake := p.q.wakeChan() // before looking, so that no Enqueue is missed
+		slot := p.firePeriodic(ctx)
 		wait, again, stop := p.claimFree(ctx)
 		switch {
 		case stop:
@@ -183,7 +184,7 @@ func (p *pool) loop(ctx context.Context) {
 		case again:
 			continue
 		}
-		if !p.sleep(ctx, wake, wait) {
+		if !p.sleep(ctx, wake, p.q.untilSlot(wait, slot)) {
 			return
 		}
 	}

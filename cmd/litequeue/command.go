@@ -53,6 +53,10 @@ func commands() []*command {
 			{name: "dead purge", usage: "dead purge [--older-than D] [--dry-run] [--yes]", group: changeGroup, setup: (*cli).deadPurge,
 				short: "delete dead jobs and their history for good"},
 		}},
+		{name: "periodic", usage: "periodic list ...", short: "periodic jobs: their schedules", subs: []*command{
+			{name: "periodic list", usage: "periodic list [--name N] [--json]", group: inspectGroup, setup: (*cli).periodicList,
+				short: "the schedules in the file: spec, last slot and job, next slot"},
+		}},
 		{name: "check", usage: "check [--json]", group: inspectGroup, setup: (*cli).check,
 			short: "integrity, schema version, WAL size, counts; exit 1 if wrong"},
 		{name: "policy", usage: "policy [NAME] [--json]", group: inspectGroup, max: 1, setup: (*cli).policy,

@@ -10,6 +10,7 @@
 //	                             to be killed; each ID is printed once acknowledged
 //	proc apptx DB NAME N HOW     enqueue N "order" jobs and make N app transactions while working, until
 //	                             every "order" job in the file is done; HOW is "writetx" (WriteTx) or "plain" (DB())
+//	proc periodic DB START       fire the schedule "quarter" on a mock clock from START (see periodic.go)
 //	proc replicate DB CHECKPOINT SECONDS
 //	                             enqueue and work for SECONDS on a file an outside replicator copies, with
 //	                             Options.Checkpoint CHECKPOINT (see replicate.go)
@@ -106,6 +107,8 @@ func run(args []string) error {
 		return mixed(ctx, q, logs, args[2], args[3], args[4])
 	case "reopen":
 		return reopen(ctx, q, args[1], args[2])
+	case "periodic":
+		return periodic(ctx, args[1], args[2], logs)
 	case "apptx":
 		n, _ := strconv.Atoi(args[3])
 		return appTx(ctx, q, logs, args[2], n, args[4])
