@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -43,15 +44,18 @@ func TestCheck(t *testing.T) {
 
 func TestCheck_Corrupt(t *testing.T) {
 	fx := newFixture(t)
-	// Overwrite the b-tree header of the last page: what a failing disk
-	// might leave.
+	// Overwrite the b-tree headers of the keys table's root page and its
+	// index's: what a failing disk might leave.
 	data, err := os.ReadFile(fx.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const page = 4096
-	for i := len(data) - page + 1; i < len(data)-page+8; i++ {
-		data[i] = 0xa5
+	for _, p := range keysRootPages(t, data) {
+		start := (p - 1) * page
+		for i := start + 1; i < start+8; i++ {
+			data[i] = 0xa5
+		}
 	}
 	if err := os.WriteFile(fx.path, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -69,6 +73,25 @@ func TestCheck_Corrupt(t *testing.T) {
 	if !strings.Contains(r.stdout, "idempotency keys  -\n") || !strings.Contains(r.stdout, "problem: count idempotency keys") {
 		t.Errorf("check shows a count it could not make:\n%s", r.stdout)
 	}
+}
+
+// keysRootPages finds the root pages of the idempotency keys' table and
+// of its index in the bytes of a small database file, without SQLite: in
+// the schema table's record of a table or an index, the values "table" or
+// "index", its name, its table's name and its root page follow each
+// other, the page (below 128 in a small file) as a one-byte integer.
+func keysRootPages(t *testing.T, data []byte) []int {
+	t.Helper()
+	const table = "litequeue_" + "keys"
+	var pages []int
+	for _, marker := range []string{"table" + table + table, "index" + table + "_expiry" + table} {
+		i := bytes.Index(data, []byte(marker))
+		if i < 0 || i+len(marker) >= len(data) {
+			t.Fatalf("no schema record %q in the file", marker)
+		}
+		pages = append(pages, int(data[i+len(marker)]))
+	}
+	return pages
 }
 
 // TestCheck_Colour: check paints "ok" green on a terminal, but not for
