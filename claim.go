@@ -19,16 +19,18 @@ type claimer struct {
 // job.started for each after the commit.
 func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, error) {
 	var leases []*lease
+	var expired []Event
 	var now time.Time
 	err := q.submit(&writeOp{ctx: ctx, light: true, fn: func(tx execer) (err error) {
 		now = q.now()
-		leases, err = q.claimTx(ctx, tx, c, limit, now)
+		leases, expired, err = q.claimTx(ctx, tx, c, limit, now)
 		return err
 	}})
 	if err != nil {
 		return nil, err
 	}
 	q.hold(leases...)
+	q.emit(expired...)
 	q.emit(startedEvents(leases, now)...)
 	return leases, nil
 }
@@ -38,9 +40,10 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 // The writer serves all the asks of a batch at once (see serve): the
 // workers that finish together share one claim, as they share one commit.
 type claimAsk struct {
-	c   *claimer
-	got *lease    // the job claimed, if one was due
-	at  time.Time // when it was claimed
+	c       *claimer
+	got     *lease    // the job claimed, if one was due
+	at      time.Time // when it was claimed
+	expired []Event   // of the jobs the claim expired first (see expireDue)
 }
 
 // serve is the writer's perBatch: it claims the jobs the asks of a batch
@@ -53,7 +56,7 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 	byClaimer := make(map[*claimer][]*claimAsk)
 	for _, j := range joins {
 		a := j.(*claimAsk)
-		a.got, a.at = nil, now
+		a.got, a.at, a.expired = nil, now, nil
 		if _, ok := byClaimer[a.c]; !ok {
 			claimers = append(claimers, a.c)
 		}
@@ -61,10 +64,11 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 	}
 	for _, c := range claimers {
 		same := byClaimer[c]
-		leases, err := q.claimTx(ctx, tx, *c, len(same), now)
+		leases, expired, err := q.claimTx(ctx, tx, *c, len(same), now)
 		if err != nil {
 			return err
 		}
+		same[0].expired = expired
 		for i, l := range leases {
 			same[i].got = l
 		}
@@ -72,17 +76,23 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 	return nil
 }
 
-// claimTx leases up to limit due jobs in tx at time now.
-func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, now time.Time) ([]*lease, error) {
+// claimTx leases up to limit due jobs in tx at time now, having first
+// expired the pending jobs whose expiry has come (see expire.go), whose
+// events it returns, to fire after the commit.
+func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, now time.Time) ([]*lease, []Event, error) {
 	kinds := q.kinds()
 	if len(kinds) == 0 || limit <= 0 {
-		return nil, nil
+		return nil, nil, nil
+	}
+	expired, err := q.expireDue(ctx, tx, c.worker, now)
+	if err != nil {
+		return nil, nil, err
 	}
 	var leases []*lease
-	err := q.eng.claim(ctx, tx, claimQuery{kinds: kinds, queues: c.queues, limit: limit, now: now}, func(row *jobRow) {
+	err = q.eng.claim(ctx, tx, claimQuery{kinds: kinds, queues: c.queues, limit: limit, now: now}, func(row *jobRow) {
 		leases = append(leases, q.lease(row, c.worker, now))
 	})
-	return leases, err
+	return leases, expired, err
 }
 
 // lease turns one claimed pending row into a running one under a new

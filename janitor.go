@@ -26,11 +26,20 @@ const purgeBatch = 1000
 const sweepEvery = time.Minute
 
 // finishedStates are the terminal states kept for KeepFinished.
-var finishedStates = []State{Completed, Discarded, Cancelled}
+var finishedStates = []State{Completed, Discarded, Cancelled, Expired}
 
-// sweep purges what retention no longer keeps: dead jobs after DeadTTL,
-// other finished jobs after KeepFinished, and expired idempotency keys.
+// sweep expires the pending jobs whose expiry has come (see expire.go),
+// of every kind, and purges what retention no longer keeps: dead jobs
+// after DeadTTL, other finished jobs after KeepFinished, and expired
+// idempotency keys.
 func (q *Queue) sweep(ctx context.Context) error {
+	expired, err := q.expireSweep(ctx)
+	if err != nil {
+		return err
+	}
+	if expired > 0 {
+		q.opts.Logger.Info("litequeue: expired jobs not started by their expiry", "jobs", expired)
+	}
 	dead, err := q.purgeJobs(ctx, []State{Dead}, q.opts.DeadTTL)
 	if err != nil {
 		return err

@@ -306,6 +306,9 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 	if ev.Type != "" {
 		q.emit(ev)
 	}
+	if ask != nil {
+		q.emit(ask.expired...)
+	}
 	if chained != nil {
 		q.emit(startedEvents([]*lease{chained}, ask.at)...)
 	}

@@ -21,11 +21,11 @@ func TestCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("%v in:\n%s", err, r.stdout)
 	}
-	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "4" || got.JournalMode != "wal" ||
+	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "5" || got.JournalMode != "wal" ||
 		got.ApplicationID != 0x4c515545 /* "LQUE" */ || got.FileBytes == 0 {
 		t.Errorf("check --json: %+v", got)
 	}
-	want := map[string]int{"pending": 3, "running": 0, "completed": 1, "dead": 2, "discarded": 1, "cancelled": 0}
+	want := map[string]int{"pending": 3, "running": 0, "completed": 1, "dead": 2, "discarded": 1, "cancelled": 0, "expired": 0}
 	if diff := cmp.Diff(want, got.Jobs); diff != "" {
 		t.Errorf("jobs (-want +got):\n%s", diff)
 	}
@@ -34,7 +34,7 @@ func TestCheck(t *testing.T) {
 	}
 
 	r = mustRun(t, fx.cli(""), "check")
-	for _, want := range []string{"integrity         ok\n", "jobs              7: 3 pending, 0 running, 1 completed, 2 dead, 1 discarded, 0 cancelled\n", "\nok\n"} {
+	for _, want := range []string{"integrity         ok\n", "jobs              7: 3 pending, 0 running, 1 completed, 2 dead, 1 discarded, 0 cancelled, 0 expired\n", "\nok\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("check does not say %q:\n%s", want, r.stdout)
 		}
@@ -43,14 +43,24 @@ func TestCheck(t *testing.T) {
 
 func TestCheck_Corrupt(t *testing.T) {
 	fx := newFixture(t)
-	// Overwrite the b-tree header of the last page: what a failing disk
-	// might leave.
+	// Overwrite the b-tree header of the page of the keys table's index,
+	// which counting the keys reads: what a failing disk might leave.
+	db, err := sql.Open("sqlite", fx.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int
+	err = db.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = 'litequeue_keys_expiry'`).Scan(&root)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	data, err := os.ReadFile(fx.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const page = 4096
-	for i := len(data) - page + 1; i < len(data)-page+8; i++ {
+	for i := (root-1)*page + 1; i < (root-1)*page+8; i++ {
 		data[i] = 0xa5
 	}
 	if err := os.WriteFile(fx.path, data, 0o600); err != nil {

@@ -64,7 +64,7 @@ func stateColor(s litequeue.State) string {
 		return green
 	case litequeue.Running:
 		return blue
-	case litequeue.Cancelled, litequeue.Discarded:
+	case litequeue.Cancelled, litequeue.Discarded, litequeue.Expired:
 		return yellow
 	}
 	return noColor

@@ -162,7 +162,7 @@ func outcomeColor(o litequeue.Outcome) string {
 		return green
 	case litequeue.OutcomeReplayed, litequeue.OutcomeSnoozed, litequeue.OutcomeRunNow:
 		return blue
-	case litequeue.OutcomeDiscarded, litequeue.OutcomeCancelled:
+	case litequeue.OutcomeDiscarded, litequeue.OutcomeCancelled, litequeue.OutcomeExpired:
 		return yellow
 	}
 	return red
