@@ -97,7 +97,8 @@ func MaxTries(n int) EnqueueOption {
 // json.RawMessage, which are stored byte for byte. It refuses, writing
 // nothing: an empty kind or queue, a negative delay, At the zero time, a
 // due time that Unix milliseconds in an int64 cannot hold (see At),
-// MaxTries outside 1…50, a payload over Options.MaxPayload, and metadata
+// MaxTries outside 1…50, an [ExpireAfter] that is not positive or that
+// no stored time holds, a payload over Options.MaxPayload, and metadata
 // out of its bounds (see [Metadata]). An
 // in-process Work loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {

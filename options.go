@@ -90,8 +90,8 @@ type Options struct {
 	// before the call that caused it returns, one call at a time. Event.Type
 	// is one of "job.enqueued", "job.started", "job.completed", "job.retry",
 	// "job.snoozed", "job.dead", "job.discarded", "job.cancelled",
-	// "job.replayed", "job.run_now", "job.deleted". A panic in OnEvent is
-	// recovered and logged.
+	// "job.replayed", "job.run_now", "job.deleted", "job.expired". A panic
+	// in OnEvent is recovered and logged.
 	//
 	// OnEvent must not call the Queue's methods that fire events (Enqueue,
 	// EnqueueMany, Cancel, Replay, ReplayDead, RunNow, Delete, RunDue) or
