@@ -395,3 +395,37 @@ func TestCopy_KeepsExpiry(t *testing.T) {
 		t.Fatalf("copied ExpiresAt %v, want %v", jobs[0].ExpiresAt, job.ExpiresAt)
 	}
 }
+
+// TestQueue_ExpireAfterReplay replays a dead job whose expiry has passed:
+// it is useless once late, so it expires at the next claim instead of
+// running; replayed before its expiry, it runs.
+func TestQueue_ExpireAfterReplay(t *testing.T) {
+	t.Parallel()
+	for _, late := range []bool{false, true} {
+		clk := newMock()
+		q, _ := openQueue(t, litequeue.Options{Clock: clk})
+		runs := 0
+		q.Handle("once", func(ctx context.Context, job *litequeue.Job) error {
+			if runs++; runs == 1 {
+				return litequeue.Permanent(errors.New("boom"))
+			}
+			return nil
+		})
+		job := enqueue(t, q, "once", nil, litequeue.ExpireAfter(time.Hour))
+		runDue(t, q)
+		if late {
+			clk.Add(time.Hour)
+		}
+		if err := q.Replay(t.Context(), job.ID); err != nil {
+			t.Fatal(err)
+		}
+		runDue(t, q)
+		want, wantRuns := litequeue.Completed, 2
+		if late {
+			want, wantRuns = litequeue.Expired, 1
+		}
+		if got := get(t, q, job.ID).State; got != want || runs != wantRuns {
+			t.Fatalf("replayed %s: %s after %d runs, want %s after %d", map[bool]string{false: "in time", true: "late"}[late], got, runs, want, wantRuns)
+		}
+	}
+}

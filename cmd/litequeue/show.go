@@ -86,6 +86,9 @@ func (c *cli) showJob(j *litequeue.Job) {
 	fmt.Fprintf(tw, "created\t%s\n", fmtTimeMS(j.CreatedAt))
 	fmt.Fprintf(tw, "run at\t%s\n", fmtTimeMS(dueAt(j)))
 	fmt.Fprintf(tw, "finished\t%s\n", fmtTimeMS(j.FinishedAt))
+	if !j.ExpiresAt.IsZero() {
+		fmt.Fprintf(tw, "expires\t%s\n", fmtTimeMS(j.ExpiresAt))
+	}
 	fmt.Fprintf(tw, "unique key\t%s\n", orDash(j.UniqueKey))
 	fmt.Fprintf(tw, "last error\t%s\n", orDash(oneLine(j.LastError, 200)))
 	tw.Flush()
