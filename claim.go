@@ -19,16 +19,18 @@ type claimer struct {
 // job.started for each after the commit.
 func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, error) {
 	var leases []*lease
+	var expired []Event
 	var now time.Time
 	err := q.submit(&writeOp{ctx: ctx, light: true, fn: func(tx execer) (err error) {
 		now = q.now()
-		leases, err = q.claimTx(ctx, tx, c, limit, now)
+		leases, expired, err = q.claimTx(ctx, tx, c, limit, now)
 		return err
 	}})
 	if err != nil {
 		return nil, err
 	}
 	q.hold(leases...)
+	q.emit(expired...)
 	q.emit(startedEvents(leases, now)...)
 	return leases, nil
 }
@@ -38,9 +40,10 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 // The writer serves all the asks of a batch at once (see serve): the
 // workers that finish together share one claim, as they share one commit.
 type claimAsk struct {
-	c   *claimer
-	got *lease    // the job claimed, if one was due
-	at  time.Time // when it was claimed
+	c       *claimer
+	got     *lease    // the job claimed, if one was due
+	at      time.Time // when it was claimed
+	expired []Event   // of the jobs the claim expired first (see expireDue)
 }
 
 // serve is the writer's perBatch: it claims the jobs the asks of a batch
@@ -53,7 +56,7 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 	byClaimer := make(map[*claimer][]*claimAsk)
 	for _, j := range joins {
 		a := j.(*claimAsk)
-		a.got, a.at = nil, now
+		a.got, a.at, a.expired = nil, now, nil
 		if _, ok := byClaimer[a.c]; !ok {
 			claimers = append(claimers, a.c)
 		}
@@ -61,10 +64,11 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 	}
 	for _, c := range claimers {
 		same := byClaimer[c]
-		leases, err := q.claimTx(ctx, tx, *c, len(same), now)
+		leases, expired, err := q.claimTx(ctx, tx, *c, len(same), now)
 		if err != nil {
 			return err
 		}
+		same[0].expired = expired
 		for i, l := range leases {
 			same[i].got = l
 		}
@@ -75,15 +79,21 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 // claimTx leases up to limit due jobs in tx at time now, of the kinds and
 // queues the gate lets through (see gate.go), and no more of a kind than
 // its cap: when a cap runs out, the claim looks again without that kind, so
-// that free workers take other kinds meanwhile.
-func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, now time.Time) ([]*lease, error) {
+// that free workers take other kinds meanwhile. It first expires the
+// pending jobs whose expiry has come (see expire.go), whose events it
+// returns, to fire after the commit.
+func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, now time.Time) ([]*lease, []Event, error) {
 	kinds := q.kinds()
 	if len(kinds) == 0 || limit <= 0 {
-		return nil, nil
+		return nil, nil, nil
+	}
+	expired, err := q.expireDue(ctx, tx, c.worker, now)
+	if err != nil {
+		return nil, nil, err
 	}
 	g, err := q.gate(ctx, tx, kinds, now, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var leases []*lease
 	for len(leases) < limit && len(g.kinds) > 0 {
@@ -98,16 +108,16 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 			return true
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !capped || !g.spent() {
 			break
 		}
 	}
 	if err := q.gated(ctx, tx, leases, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return leases, nil
+	return leases, expired, nil
 }
 
 // lease turns one claimed pending row into a running one under a new

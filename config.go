@@ -34,8 +34,17 @@ import (
 //	checkpoint = "auto"    # auto | off (an external replicator checkpoints)
 //	max_payload = 1048576  # bytes
 //
+//	[[retention]]          # a rule of Options.Retention; one table per rule
+//	queue = "audit"        # the queue, the kind, or both, that it is for
+//	kind = "invoice"
+//	keep_finished = "forever"
+//	dead_ttl = "90d"       # an omitted time takes that of [queue]
+//
 // Durations take Go syntax ("1h30m") with d for days of 24 hours as a
 // leading unit ("14d", "1d12h", "1.5d"); negative durations are refused.
+// keep_finished and dead_ttl, in [queue] and in [[retention]], also take
+// "forever" ([KeepForever]). A rule's error names it by its place among
+// the rules, from 0, as in "retention[1].dead_ttl".
 // A key that is omitted takes its default, and an omitted key of a named
 // policy inherits the value of [retry]. A key set to a zero value (0, "0s",
 // "") is an error: in Options zero means "unset", so in a file it would
@@ -77,6 +86,11 @@ func LoadConfig(path string) (Options, error) {
 	if err := o.checkQueue(); err != nil {
 		return Options{}, c.error(c.fieldError([]string{"queue"}, err))
 	}
+	rules, err := o.resolveRetention()
+	if err != nil {
+		return Options{}, c.retentionError(err)
+	}
+	o.Retention = rules
 	return o, nil
 }
 
@@ -107,10 +121,17 @@ type configError struct {
 	err  error
 }
 
-// errorf records a problem with the key at path.
+// errorf records a problem with the key at path, on its line, or on that
+// of the nearest table holding it that has one (the tables of an inline
+// array have none of their own).
 func (c *configReader) errorf(path []string, format string, args ...any) {
 	key := dotted(path)
-	c.errs = append(c.errs, configError{c.lines[key], key, fmt.Errorf(format, args...)})
+	line, ok := c.lines[key]
+	for p := path; !ok && len(p) > 1; {
+		p = p[:len(p)-1]
+		line, ok = c.lines[dotted(p)]
+	}
+	c.errs = append(c.errs, configError{line, key, fmt.Errorf(format, args...)})
 }
 
 // first returns the problem recorded first in the file (by line, then
@@ -141,6 +162,8 @@ func (c *configReader) options(doc map[string]any) Options {
 			c.retry(&o, path, c.table(path, v))
 		case "queue":
 			c.queue(&o, path, c.table(path, v))
+		case "retention":
+			c.retention(&o, path, v)
 		default:
 			c.unknown(path, v)
 		}
@@ -206,9 +229,9 @@ func (c *configReader) queue(o *Options, path []string, t map[string]any) {
 		case "visibility_timeout":
 			o.VisibilityTimeout = c.duration(keyPath, v)
 		case "dead_ttl":
-			o.DeadTTL = c.duration(keyPath, v)
+			o.DeadTTL = c.ttl(keyPath, v)
 		case "keep_finished":
-			o.KeepFinished = c.duration(keyPath, v)
+			o.KeepFinished = c.ttl(keyPath, v)
 		case "synchronous":
 			o.Synchronous = c.str(keyPath, v)
 		case "checkpoint":
@@ -219,6 +242,55 @@ func (c *configReader) queue(o *Options, path []string, t map[string]any) {
 			c.unknown(keyPath, v)
 		}
 	}
+}
+
+// retention reads the [[retention]] tables, one rule each.
+func (c *configReader) retention(o *Options, path []string, v any) {
+	list, ok := v.([]any)
+	if !ok {
+		c.errorf(path, "%s is not an array of tables: write each rule as [[retention]]", describe(v))
+		return
+	}
+	for i, item := range list {
+		rulePath := append(slices.Clip(path), index(i))
+		t, ok := item.(map[string]any)
+		if !ok {
+			c.errorf(rulePath, "%s is not a table", describe(item))
+			continue
+		}
+		var r Retention
+		for key, v := range t {
+			keyPath := append(slices.Clip(rulePath), key)
+			switch key {
+			case "queue":
+				r.Queue = c.str(keyPath, v)
+			case "kind":
+				r.Kind = c.str(keyPath, v)
+			case "keep_finished":
+				r.KeepFinished = c.ttl(keyPath, v)
+			case "dead_ttl":
+				r.DeadTTL = c.ttl(keyPath, v)
+			default:
+				c.unknown(keyPath, v)
+			}
+		}
+		o.Retention = append(o.Retention, r)
+	}
+}
+
+// retentionError places the problem of a rule of [[retention]] on the
+// line of its field, or of its table.
+func (c *configReader) retentionError(err error) error {
+	var re *ruleError
+	if !errors.As(err, &re) {
+		return err
+	}
+	path := []string{"retention", index(re.Index)}
+	if fe := (*FieldError)(nil); errors.As(re.Err, &fe) {
+		return c.error(c.fieldError(path, fe))
+	}
+	key := dotted(path)
+	return c.error(configError{c.lines[key], key, re.Err})
 }
 
 // policyErrors records the problems of the policies, each on the line of
@@ -293,6 +365,15 @@ func (c *configReader) integer(path []string, v any) int {
 	return int(n)
 }
 
+// ttl is duration for a retention time, which may also be "forever":
+// KeepForever.
+func (c *configReader) ttl(path []string, v any) time.Duration {
+	if v == "forever" {
+		return KeepForever
+	}
+	return c.duration(path, v)
+}
+
 // duration returns v as a duration, or records why it is not one, or that
 // it is zero.
 func (c *configReader) duration(path []string, v any) time.Duration {
@@ -315,8 +396,11 @@ func (c *configReader) duration(path []string, v any) time.Duration {
 // Options read as unset: a file leaves a key unset by omitting it.
 func (c *configReader) zero(path []string, v any) {
 	instead := "keep the default"
-	if len(path) > 2 && path[0] == "retry" {
+	switch {
+	case len(path) > 2 && path[0] == "retry":
 		instead = "inherit the value of [retry]"
+	case path[0] == "retention":
+		instead = "take the value of [queue]"
 	}
 	c.errorf(path, "%s is not allowed: omit the key to %s", describe(v), instead)
 }

@@ -11,6 +11,8 @@ import (
 // keyLines returns the line of each key and table header of a valid TOML
 // document, by its dotted path; for a key named more than once (a table
 // implied by several dotted keys, an array of tables), its first line.
+// The n-th table of an array of tables, and its keys, are also found
+// under the path with the index, as in retention[0].kind (see index).
 func keyLines(data []byte) map[string]int {
 	var newlines []int
 	for i, b := range data {
@@ -21,10 +23,22 @@ func keyLines(data []byte) map[string]int {
 	k := keyLiner{lines: make(map[string]int), newlines: newlines}
 	k.p.Reset(data)
 	var table []string
+	arrays := make(map[string]int) // tables seen so far, by array
 	for k.p.NextExpression() {
 		switch e := k.p.Expression(); e.Kind {
-		case unstable.Table, unstable.ArrayTable:
+		case unstable.Table:
 			table = k.key(nil, e.Key())
+		case unstable.ArrayTable:
+			table = k.key(nil, e.Key())
+			name := dotted(table)
+			table = append(table, index(arrays[name]))
+			arrays[name]++
+			if _, ok := k.lines[dotted(table)]; !ok {
+				it := e.Key()
+				for it.Next() {
+					k.lines[dotted(table)] = k.line(int(it.Node().Raw.Offset))
+				}
+			}
 		case unstable.KeyValue:
 			k.keyValue(table, e)
 		}
@@ -62,19 +76,31 @@ func (k *keyLiner) key(prefix []string, it unstable.Iterator) []string {
 		path = append(path, string(n.Data))
 		name := dotted(path)
 		if _, ok := k.lines[name]; !ok {
-			offset := int(n.Raw.Offset)
-			line, _ := slices.BinarySearch(k.newlines, offset)
-			k.lines[name] = line + 1
+			k.lines[name] = k.line(int(n.Raw.Offset))
 		}
 	}
 	return path
 }
 
+// index is the part of a key path that names the i-th table of an array
+// of tables.
+func index(i int) string { return "[" + strconv.Itoa(i) + "]" }
+
+// line returns the line of the byte at offset.
+func (k *keyLiner) line(offset int) int {
+	line, _ := slices.BinarySearch(k.newlines, offset)
+	return line + 1
+}
+
 // dotted writes a key path as TOML does, quoting the parts that are not
-// bare keys.
+// bare keys; an index (see index) follows its array without a dot.
 func dotted(path []string) string {
 	var b strings.Builder
 	for i, part := range path {
+		if strings.HasPrefix(part, "[") && strings.HasSuffix(part, "]") && strings.Trim(part[1:len(part)-1], "0123456789") == "" && len(part) > 2 {
+			b.WriteString(part)
+			continue
+		}
 		if i > 0 {
 			b.WriteByte('.')
 		}

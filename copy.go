@@ -23,8 +23,8 @@ const (
 	copyKeysSQL   = `SELECT key, expires_at FROM litequeue_keys WHERE expires_at > ?`
 	copyInsertSQL = `INSERT INTO litequeue_jobs
 		(queue, kind, payload, state, priority, attempt, max_tries, own_max_tries, run_at, created_at,
-		 finished_at, last_error, unique_key, token, metadata)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+		 finished_at, last_error, unique_key, token, metadata, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 	// copyKeySQL keeps the later expiry of a key in both.
 	copyKeySQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
 		ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
@@ -154,7 +154,7 @@ func copyJob(ctx context.Context, tx execer, r *jobRow) (int64, error) {
 	}
 	var id int64
 	err := tx.GetContext(ctx, &id, copyInsertSQL, r.Queue, r.Kind, payloadColumn(r.Payload), state, r.Priority, r.Attempt,
-		r.MaxTries, r.OwnMaxTries, runAt, r.CreatedAt, r.FinishedAt, r.LastError, r.UniqueKey, r.Token, r.Metadata)
+		r.MaxTries, r.OwnMaxTries, runAt, r.CreatedAt, r.FinishedAt, r.LastError, r.UniqueKey, r.Token, r.Metadata, r.ExpiresAt)
 	if err != nil {
 		if r.UniqueKey.Valid {
 			return 0, fmt.Errorf("job %d (unique key %q): %w", r.ID, r.UniqueKey.String, err)

@@ -271,6 +271,23 @@ func cancelPending(cur *jobRow, now time.Time) decision {
 	return decision{after: a, event: Event{Type: eventCancelled, Job: *a.job(), At: now}}
 }
 
+// expire is the decision for a pending job not started by its expiry:
+// expired at now, never retried nor dead-lettered, with a history row of
+// outcome expired (its Attempt the job's, the tries it used) and the
+// job.expired event; worker names the Queue that saw it expire. The
+// caller has checked that cur is pending and its expires_at has come.
+func expire(cur *jobRow, worker string, now time.Time) decision {
+	a := *cur
+	a.State, a.FinishedAt = Expired, nullMS(now)
+	a.LeaseUntil, a.Cancel = 0, false
+	h := &historyRow{
+		attemptRow: attemptRow{Attempt: cur.Attempt, StartedAt: ms(now), FinishedAt: ms(now), Outcome: OutcomeExpired,
+			Error: "not started by its expiry at " + fromMS(cur.ExpiresAt.Int64).UTC().Format(time.RFC3339Nano), Worker: worker},
+		jobID: cur.ID, kind: cur.Kind, next: Expired,
+	}
+	return decision{after: a, history: h, event: Event{Type: eventExpired, Job: *a.job(), At: now}}
+}
+
 // completeHeld is CompleteTx's decision for the job whose lease its caller
 // holds: completed at now, with no history row and no event (the worker
 // records the run when the handler returns).

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestDecide runs every way a run can end, on a try that is not the last
@@ -171,7 +173,7 @@ func checkDecision(t *testing.T, cur *jobRow, d decision, state State, used bool
 }
 
 // TestDecide_Acts checks the decisions of the acts that are not runs:
-// Cancel of a pending job, Replay, RunNow and CompleteTx.
+// Cancel of a pending job, Replay, RunNow, CompleteTx and an expiry.
 func TestDecide_Acts(t *testing.T) {
 	t.Parallel()
 	now := time.UnixMilli(1_700_000_000_000)
@@ -189,6 +191,7 @@ func TestDecide_Acts(t *testing.T) {
 		{"replay", makeDue(cur, OutcomeReplayed, 0, "op", now), Pending, 0, nullMS(now), OutcomeReplayed, eventReplayed},
 		{"run now", makeDue(cur, OutcomeRunNow, 2, "op", now), Pending, 2, nullMS(now), OutcomeRunNow, eventRunNow},
 		{"CompleteTx", completeHeld(cur, now), Completed, 2, sql.NullInt64{}, "", ""},
+		{"expire", expire(cur, "op", now), Expired, 2, cur.RunAt, OutcomeExpired, eventExpired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,6 +210,48 @@ func TestDecide_Acts(t *testing.T) {
 			}
 			if got := tt.d.event.Type; got != tt.event {
 				t.Errorf("event %q, want %q", got, tt.event)
+			}
+		})
+	}
+}
+
+// TestDecide_Expire checks the decision for a pending job not started by
+// its expiry, fresh, waiting to retry and snoozed: expired at now, its
+// RunAt, tries and last error kept, one history row and job.expired.
+func TestDecide_Expire(t *testing.T) {
+	t.Parallel()
+	now := time.UnixMilli(1_700_000_000_000)
+	expiry := nullMS(now.Add(-time.Millisecond))
+	tests := []struct {
+		name string
+		cur  jobRow
+	}{
+		{"fresh", jobRow{ID: 1, Kind: "k", State: Pending, MaxTries: 3, RunAt: nullMS(now.Add(-time.Hour)), ExpiresAt: expiry}},
+		{"waiting to retry", jobRow{ID: 2, Kind: "k", State: Pending, Attempt: 2, MaxTries: 3,
+			RunAt: nullMS(now.Add(time.Hour)), LastError: "boom", ExpiresAt: expiry}},
+		{"snoozed", jobRow{ID: 3, Kind: "k", State: Pending, Attempt: 1, MaxTries: 3, RunAt: nullMS(now), ExpiresAt: nullMS(now)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := expire(&tt.cur, "w", now)
+			want := tt.cur
+			want.State, want.FinishedAt = Expired, nullMS(now)
+			if diff := cmp.Diff(want, d.after); diff != "" {
+				t.Errorf("after (-want +got):\n%s", diff)
+			}
+			wantH := historyRow{
+				attemptRow: attemptRow{Attempt: tt.cur.Attempt, StartedAt: ms(now), FinishedAt: ms(now), Outcome: OutcomeExpired,
+					Error: "not started by its expiry at " + fromMS(tt.cur.ExpiresAt.Int64).UTC().Format(time.RFC3339Nano), Worker: "w"},
+				jobID: tt.cur.ID, kind: "k", next: Expired,
+			}
+			if diff := cmp.Diff(&wantH, d.history, cmp.AllowUnexported(historyRow{})); diff != "" {
+				t.Errorf("history (-want +got):\n%s", diff)
+			}
+			if d.event.Type != eventExpired || d.event.Job.State != Expired || d.event.Job.ID != tt.cur.ID || !d.event.At.Equal(now) {
+				t.Errorf("event = %+v, want job.expired of job %d, expired, at %v", d.event, tt.cur.ID, now)
+			}
+			if d.keep {
+				t.Error("keep set: the row would not be written")
 			}
 		})
 	}

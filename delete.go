@@ -9,7 +9,7 @@ const deleteJobSQL = `DELETE FROM litequeue_jobs WHERE id = ?`
 
 const deleteJobHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id = ?`
 
-// Delete deletes a finished job — completed, discarded, cancelled — or a
+// Delete deletes a finished job — completed, discarded, cancelled, expired — or a
 // dead one, with its history, at once rather than at the end of its
 // retention, and fires job.deleted with the job as it was. It deletes
 // nothing else: idempotency keys stay until their TTL, and the job's ID is

@@ -23,7 +23,7 @@
 //
 // A job is pending (a RunAt in the future means scheduled, or waiting to
 // retry), running (leased by a worker), or finished: completed, dead,
-// discarded or cancelled. Job.Attempt is 0 before the first run and 1
+// discarded, cancelled or expired. Job.Attempt is 0 before the first run and 1
 // during it. Each run adds a row to the job's history ([Queue.History]):
 // its times, outcome, error, the wait chosen after it, and the worker.
 //
@@ -116,6 +116,41 @@
 // dead one with its history before its retention ends ([Queue.Delete],
 // "litequeue delete <id>"). A job's ID is never given to another job, so
 // none of these reaches a job other than the one named.
+//
+// # Expiry
+//
+// A job that is useless once late — a one-time code, a price quote — is
+// enqueued with [ExpireAfter](d), or its kind handled [WithExpiry](d): if
+// it has not started within d of the moment it is first due (its RunAt at
+// enqueue), it ends expired, with a history row of outcome expired and
+// the event job.expired; it is neither retried nor dead. Every start
+// counts: a retry or a snooze due at or after the expiry expires instead
+// of running; a run that started in time is never cut short. Any Queue's
+// claim expires what is due before it claims, in the same transaction, and
+// the janitor (at the end of each RunDue, and once a minute in Work) does
+// it for kinds no worker handles; NextDue does not wait for expiries.
+//
+// # Retention
+//
+// Finished jobs are kept for Options.KeepFinished (24h) and dead ones for
+// Options.DeadTTL (14 days), then purged with their history by the
+// janitor. [KeepForever] keeps them for good. Options.Retention holds
+// rules for one queue, one kind, or one kind on one queue ([Retention]):
+// the most specific rule that matches a job applies, and the rule's unset
+// times take the Options' values. In litequeue.toml:
+//
+//	[queue]
+//	keep_finished = "24h"
+//	dead_ttl = "forever"
+//
+//	[[retention]]
+//	queue = "audit"
+//	keep_finished = "forever"
+//
+//	[[retention]]
+//	kind = "thumbnail"
+//	keep_finished = "10m"
+//	dead_ttl = "1d"
 //
 // # Idempotency
 //

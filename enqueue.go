@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,8 @@ type enqueueConfig struct {
 	maxTries    int // used when maxTriesSet; else the handler's policy
 	maxTriesSet bool
 	metadata    metadataColumn
+	expireAfter time.Duration // used when expireSet; else the handler's WithExpiry, if any
+	expireSet   bool
 }
 
 // OnQueue puts the job on the named queue. Default: "default".
@@ -94,7 +97,8 @@ func MaxTries(n int) EnqueueOption {
 // json.RawMessage, which are stored byte for byte. It refuses, writing
 // nothing: an empty kind or queue, a negative delay, At the zero time, a
 // due time that Unix milliseconds in an int64 cannot hold (see At),
-// MaxTries outside 1…50, a payload over Options.MaxPayload, and metadata
+// MaxTries outside 1…50, an [ExpireAfter] that is not positive or that
+// no stored time holds, a payload over Options.MaxPayload, and metadata
 // out of its bounds (see [Metadata]). An
 // in-process Work loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
@@ -191,6 +195,10 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if kind == "" {
 		return nil, errors.New("litequeue: enqueue: empty kind")
 	}
+	h := q.handler(kind)
+	if h != nil && h.expiry > 0 && !cfg.expireSet {
+		cfg.expireAfter = h.expiry
+	}
 	fail := func(format string, args ...any) (*enqueueBatch, error) {
 		return nil, fmt.Errorf("litequeue: enqueue %s: "+format, append([]any{kind}, args...)...)
 	}
@@ -214,7 +222,7 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	b.maxTries = cfg.maxTries
 	if b.maxTries == 0 {
 		b.maxTries = q.opts.Retry.MaxTries
-		if h := q.handler(kind); h != nil {
+		if h != nil {
 			b.maxTries = h.policy.MaxTries
 		}
 	}
@@ -235,6 +243,8 @@ func (c *enqueueConfig) check() error {
 		return fmt.Errorf("At %s is outside %s", c.at.Format(time.RFC3339Nano), runAtLimits())
 	case c.maxTriesSet && (c.maxTries < 1 || c.maxTries > MaxTriesLimit):
 		return fmt.Errorf("max_tries %d is outside 1…%d", c.maxTries, MaxTriesLimit)
+	case c.expireSet && c.expireAfter <= 0:
+		return fmt.Errorf("ExpireAfter %v must be positive", c.expireAfter)
 	}
 	return nil
 }
@@ -290,17 +300,31 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 // two, or end its job, and insert, which then inserts nothing, looks again.
 const uniqueTries = 3
 
-// runAt returns when the batch's jobs are due, if enqueued at now.
+// runAt returns when the batch's jobs are due, if enqueued at now, having
+// checked that their expiry, if any, can be stored too.
 func (b *enqueueBatch) runAt(now time.Time) (time.Time, error) {
-	if b.cfg.atSet {
-		return b.cfg.at, nil
+	runAt := b.cfg.at
+	if !b.cfg.atSet {
+		runAt = now.Add(b.cfg.delay)
+		if !storable(runAt) {
+			return time.Time{}, fmt.Errorf("delay %v makes the job due at %s, outside %s",
+				b.cfg.delay, runAt.UTC().Format(time.RFC3339Nano), runAtLimits())
+		}
 	}
-	runAt := now.Add(b.cfg.delay)
-	if !storable(runAt) {
-		return time.Time{}, fmt.Errorf("delay %v makes the job due at %s, outside %s",
-			b.cfg.delay, runAt.UTC().Format(time.RFC3339Nano), runAtLimits())
+	if d := b.cfg.expireAfter; d > 0 && d > latestRunAt.Sub(fromMS(ms(runAt))) {
+		return time.Time{}, fmt.Errorf("ExpireAfter %v makes the job expire after %s, outside %s",
+			d, latestRunAt.UTC().Format(time.RFC3339Nano), runAtLimits())
 	}
 	return runAt, nil
+}
+
+// expiresAt is the stored expiry of the batch's jobs, due at runAt: its
+// ExpireAfter past their first RunAt, as stored; NULL for none.
+func (b *enqueueBatch) expiresAt(runAt time.Time) sql.NullInt64 {
+	if b.cfg.expireAfter <= 0 {
+		return sql.NullInt64{}
+	}
+	return nullMS(fromMS(ms(runAt)).Add(b.cfg.expireAfter))
 }
 
 // jobs returns the batch's jobs as inserted with the given IDs.
@@ -315,7 +339,7 @@ func (b *enqueueBatch) jobs(ids []int64, runAt, now time.Time) []*Job {
 			Priority: b.cfg.priority, MaxTries: b.maxTries,
 			// As stored: whole milliseconds, so that Enqueue returns what Get does.
 			RunAt: fromMS(ms(runAt)), CreatedAt: fromMS(ms(now)), UniqueKey: b.cfg.uniqueKey,
-			Metadata: b.cfg.metadata.clone(),
+			Metadata: b.cfg.metadata.clone(), ExpiresAt: nullTime(b.expiresAt(runAt)),
 		}
 	}
 	return jobs

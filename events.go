@@ -16,6 +16,7 @@ const (
 	eventReplayed  = "job.replayed"
 	eventRunNow    = "job.run_now"
 	eventDeleted   = "job.deleted"
+	eventExpired   = "job.expired"
 )
 
 // Event reports one committed state change to Options.OnEvent.

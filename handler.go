@@ -23,6 +23,8 @@ type handler struct {
 	policyName string
 	policy     Policy
 	timeout    time.Duration
+	expiry     time.Duration // of WithExpiry; 0: none
+	expirySet  bool
 	middleware []func(Handler) Handler // of WithMiddleware; see chain
 }
 
@@ -51,8 +53,9 @@ func WithTimeout(d time.Duration) HandlerOption {
 // on this Queue are claimed by its Work and RunDue; a kind registered while
 // Work runs is claimed from then on, its due jobs at once. Handle panics,
 // like http.ServeMux, on an empty kind, a nil handler, a kind that already
-// has one, an unknown policy name or a negative timeout: these are
-// mistakes in the program, not in its data.
+// has one, an unknown policy name, a negative timeout or a WithExpiry
+// that is not positive: these are mistakes in the program, not in its
+// data.
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if kind == "" {
 		panic("litequeue: Handle with an empty kind")
@@ -72,6 +75,9 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	hd.fn = q.chain(h, hd.middleware)
 	if hd.timeout < 0 {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
+	}
+	if err := hd.checkExpiry(); err != nil {
+		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
 	}
 	q.mu.Lock()
 	_, dup := q.handlers[kind]

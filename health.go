@@ -48,7 +48,7 @@ const (
 )
 
 // jobStates are the job states, in the order of a job's life.
-var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled}
+var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled, Expired}
 
 // Health checks the queue's file while others work on it, for an operator
 // or a monitor: SQLite's integrity check, the schema version, the

@@ -48,7 +48,7 @@ func TestQueue_Health(t *testing.T) {
 				name, h.SchemaVersion, h.ApplicationID, h.JournalMode, h.FileBytes)
 		}
 		wantJobs := map[litequeue.State]int{litequeue.Pending: 1, litequeue.Dead: 1,
-			litequeue.Running: 0, litequeue.Completed: 0, litequeue.Discarded: 0, litequeue.Cancelled: 0}
+			litequeue.Running: 0, litequeue.Completed: 0, litequeue.Discarded: 0, litequeue.Cancelled: 0, litequeue.Expired: 0}
 		if diff := cmp.Diff(wantJobs, h.Jobs); diff != "" {
 			t.Errorf("%s: Jobs (-want +got):\n%s", name, diff)
 		}

@@ -34,9 +34,9 @@ type Filter struct {
 // check returns an error naming the field of f that is out of bounds.
 func (f Filter) check() error {
 	switch f.State {
-	case "", Pending, Running, Completed, Dead, Discarded, Cancelled:
+	case "", Pending, Running, Completed, Dead, Discarded, Cancelled, Expired:
 	default:
-		return fmt.Errorf("unknown state %q (want pending, running, completed, dead, discarded or cancelled)", f.State)
+		return fmt.Errorf("unknown state %q (want pending, running, completed, dead, discarded, cancelled or expired)", f.State)
 	}
 	switch {
 	case f.Limit < 0:
@@ -152,7 +152,7 @@ func stateCond(s State, desc bool) (cond string, args []any, index string) {
 		return "state = 'pending'", nil, "litequeue_jobs_claim"
 	case Running:
 		return "state = 'running'", nil, "litequeue_jobs_lease"
-	case Completed, Dead, Discarded, Cancelled:
+	case Completed, Dead, Discarded, Cancelled, Expired:
 		return "state = '" + string(s) + "' AND finished_at IS NOT NULL", nil, ""
 	}
 	return "state = ?", []any{s}, ""

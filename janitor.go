@@ -11,8 +11,10 @@ import (
 // history by the janitor, which RunDue calls after each call's runs and
 // Work at most once a minute on the injected clock. A job finished at T is
 // kept while the clock reads before T+TTL and purged from T+TTL on (the TTL
-// is DeadTTL for dead jobs, KeepFinished for completed, discarded and
-// cancelled ones); an idempotency key is purged once it has expired. The
+// is DeadTTL for dead jobs, KeepFinished for completed, discarded,
+// cancelled and expired ones: the Options' values, or those of the
+// Retention rule of the job's queue or kind, see retention.go; KeepForever
+// purges nothing); an idempotency key is purged once it has expired. The
 // janitor deletes in transactions of at most purgeBatch rows, so that it
 // never holds the write lock for long, and finds what to delete with reads
 // that take no lock, so that with nothing to delete it writes nothing.
@@ -26,18 +28,31 @@ const purgeBatch = 1000
 const sweepEvery = time.Minute
 
 // finishedStates are the terminal states kept for KeepFinished.
-var finishedStates = []State{Completed, Discarded, Cancelled}
+var finishedStates = []State{Completed, Discarded, Cancelled, Expired}
 
-// sweep purges what retention no longer keeps: dead jobs after DeadTTL,
-// other finished jobs after KeepFinished, and expired idempotency keys.
+// sweep expires the pending jobs whose expiry has come (see expire.go),
+// of every kind, and purges what retention no longer keeps: dead jobs
+// after DeadTTL, other finished jobs after KeepFinished, and expired
+// idempotency keys.
 func (q *Queue) sweep(ctx context.Context) error {
-	dead, err := q.purgeJobs(ctx, []State{Dead}, q.opts.DeadTTL)
+	expired, err := q.expireSweep(ctx)
 	if err != nil {
 		return err
 	}
-	finished, err := q.purgeJobs(ctx, finishedStates, q.opts.KeepFinished)
-	if err != nil {
-		return err
+	if expired > 0 {
+		q.opts.Logger.Info("litequeue: expired jobs not started by their expiry", "jobs", expired)
+	}
+	var dead, finished int
+	for _, c := range keepClasses(q.opts.Retention, q.opts.KeepFinished, q.opts.DeadTTL) {
+		n, err := q.purgeClass(ctx, []State{Dead}, c.deadTTL, c)
+		if err != nil {
+			return err
+		}
+		dead += n
+		if n, err = q.purgeClass(ctx, finishedStates, c.keepFinished, c); err != nil {
+			return err
+		}
+		finished += n
 	}
 	keys, err := q.purgeKeys(ctx)
 	if err != nil {
@@ -49,9 +64,13 @@ func (q *Queue) sweep(ctx context.Context) error {
 	return q.eng.compact(ctx, q.write)
 }
 
+// expiredJobsSQL is followed by the class's condition, if any, and
+// purgeLimitSQL.
 const expiredJobsSQL = `SELECT id,
 	(SELECT COUNT(*) FROM litequeue_attempts a WHERE a.job_id = j.id) AS history
-	FROM litequeue_jobs j WHERE state IN (?) AND finished_at <= ? LIMIT ?`
+	FROM litequeue_jobs j WHERE state IN (?) AND finished_at <= ?`
+
+const purgeLimitSQL = ` LIMIT ?`
 
 const deleteJobsSQL = `DELETE FROM litequeue_jobs
 	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id`
@@ -61,6 +80,20 @@ const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
 // purgeJobs deletes, with their history, the jobs in the given terminal
 // states that finished at least age ago, and returns how many it deleted.
 func (q *Queue) purgeJobs(ctx context.Context, states []State, age time.Duration) (int, error) {
+	return q.purgeClass(ctx, states, age, keepClass{})
+}
+
+// purgeClass is purgeJobs for the jobs of class c; it deletes none for an
+// age of KeepForever.
+func (q *Queue) purgeClass(ctx context.Context, states []State, age time.Duration, c keepClass) (int, error) {
+	if age == KeepForever {
+		return 0, nil
+	}
+	query := expiredJobsSQL
+	if c.cond != "" {
+		query += " AND " + c.cond
+	}
+	query += purgeLimitSQL
 	total := 0
 	for {
 		cutoff := ms(q.now().Add(-age))
@@ -68,7 +101,8 @@ func (q *Queue) purgeJobs(ctx context.Context, states []State, age time.Duration
 			ID      int64 `db:"id"`
 			History int   `db:"history"`
 		}
-		if err := selectIn(ctx, q.db, &found, expiredJobsSQL, states, cutoff, purgeBatch); err != nil {
+		args := append(append([]any{states, cutoff}, c.args...), purgeBatch)
+		if err := selectIn(ctx, q.db, &found, query, args...); err != nil {
 			return total, err
 		}
 		// Take jobs while they and their history fit in one batch.

@@ -19,7 +19,8 @@ import (
 //	   └──────────────  dead ──(DeadTTL)──► purged
 //
 // A pending job whose RunAt lies in the future is scheduled, or waiting to
-// retry. A Cancel moves a pending job straight to cancelled.
+// retry. A Cancel moves a pending job straight to cancelled, and a pending
+// job not started by its expiry (see [ExpireAfter]) becomes expired.
 type State string
 
 // The states of a job.
@@ -30,11 +31,12 @@ const (
 	Dead      State = "dead"
 	Discarded State = "discarded"
 	Cancelled State = "cancelled"
+	Expired   State = "expired" // not started by its expiry: see ExpireAfter
 )
 
 // terminal reports whether nothing runs a job in state s again on its own.
 func (s State) terminal() bool {
-	return s == Completed || s == Dead || s == Discarded || s == Cancelled
+	return s == Completed || s == Dead || s == Discarded || s == Cancelled || s == Expired
 }
 
 // Job is one unit of work and its current state, as stored.
@@ -54,6 +56,7 @@ type Job struct {
 	UniqueKey  string
 	Duplicate  bool              // set by Enqueue when UniqueKey matched an existing job
 	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
+	ExpiresAt  time.Time         // not started by then, the job expires (see [ExpireAfter]); zero: never
 
 	token int64 // the fencing token of the lease the caller holds, if any
 }
@@ -69,7 +72,7 @@ func (j *Job) Decode(v any) error {
 // Outcome is how one run of a job ended, as recorded in its history.
 type Outcome string
 
-// The outcomes of a run, of a replay, and of a RunNow.
+// The outcomes of a run, of a replay, of a RunNow, and of an expiry.
 const (
 	OutcomeCompleted    Outcome = "completed"
 	OutcomeFailed       Outcome = "failed"
@@ -81,6 +84,7 @@ const (
 	OutcomeSnoozed      Outcome = "snoozed"
 	OutcomeReplayed     Outcome = "replayed"
 	OutcomeRunNow       Outcome = "run_now" // Queue.RunNow made the pending job due at once
+	OutcomeExpired      Outcome = "expired" // the pending job was not started by its expiry
 )
 
 // Attempt is one row of a job's history: one run, one replay, or one
@@ -142,6 +146,7 @@ func (r *jobRow) job() *Job {
 		LastError:  r.LastError,
 		UniqueKey:  r.UniqueKey.String,
 		Metadata:   r.Metadata,
+		ExpiresAt:  nullTime(r.ExpiresAt),
 		token:      r.Token,
 	}
 }

@@ -47,12 +47,19 @@ type Options struct {
 	VisibilityTimeout time.Duration
 
 	// DeadTTL is how long a dead job is kept for inspection and replay
-	// before it is purged. 0: 14 days.
+	// before it is purged. 0: 14 days; KeepForever: for good.
 	DeadTTL time.Duration
 
-	// KeepFinished is how long completed, discarded and cancelled jobs are
-	// kept before they are purged. 0: 24h.
+	// KeepFinished is how long completed, discarded, cancelled and expired
+	// jobs are kept before they are purged. 0: 24h; KeepForever: for good.
 	KeepFinished time.Duration
+
+	// Retention holds rules that keep the finished jobs of some queues or
+	// kinds for other times than KeepFinished and DeadTTL (see
+	// [Retention]). Open refuses a rule that names neither a queue nor a
+	// kind, or sets neither time, two rules for the same queue and kind,
+	// and a negative time other than KeepForever. nil: none.
+	Retention []Retention
 
 	// Synchronous is SQLite's synchronous setting: "full" makes every
 	// acknowledged write survive a power loss; "normal" survives a crash of
@@ -83,8 +90,8 @@ type Options struct {
 	// before the call that caused it returns, one call at a time. Event.Type
 	// is one of "job.enqueued", "job.started", "job.completed", "job.retry",
 	// "job.snoozed", "job.dead", "job.discarded", "job.cancelled",
-	// "job.replayed", "job.run_now", "job.deleted". A panic in OnEvent is
-	// recovered and logged.
+	// "job.replayed", "job.run_now", "job.deleted", "job.expired". A panic
+	// in OnEvent is recovered and logged.
 	//
 	// OnEvent must not call the Queue's methods that fire events (Enqueue,
 	// EnqueueMany, Cancel, Replay, ReplayDead, RunNow, Delete, RunDue) or
@@ -113,6 +120,11 @@ func (o Options) resolve() (Options, error) {
 	if err := o.checkQueue(); err != nil {
 		return o, err
 	}
+	rules, err := o.resolveRetention()
+	if err != nil {
+		return o, err
+	}
+	o.Retention = rules
 	if o.Clock == nil {
 		o.Clock = clock.New()
 	}
@@ -185,10 +197,10 @@ func (o *Options) checkQueue() *FieldError {
 	switch {
 	case o.VisibilityTimeout < time.Millisecond:
 		return &FieldError{Field: "visibility_timeout", Value: o.VisibilityTimeout, Limit: time.Millisecond, kind: underMinimum}
-	case o.DeadTTL < 0:
-		return &FieldError{Field: "dead_ttl", Value: o.DeadTTL, Limit: time.Duration(0), kind: isNegative}
-	case o.KeepFinished < 0:
-		return &FieldError{Field: "keep_finished", Value: o.KeepFinished, Limit: time.Duration(0), kind: isNegative}
+	case checkTTL("dead_ttl", o.DeadTTL) != nil:
+		return checkTTL("dead_ttl", o.DeadTTL)
+	case checkTTL("keep_finished", o.KeepFinished) != nil:
+		return checkTTL("keep_finished", o.KeepFinished)
 	case o.MaxPayload < 0:
 		return &FieldError{Field: "max_payload", Value: o.MaxPayload, Limit: 0, kind: isNegative}
 	case o.Synchronous != "full" && o.Synchronous != "normal":

@@ -24,6 +24,7 @@ func TestQueryPlans(t *testing.T) {
 		claimSQL + claimOrderSQL:                       {0, []string{"a", "b"}, 1},
 		claimSQL + ` AND queue IN (?)` + claimOrderSQL: {0, []string{"a", "b"}, []string{"q"}, 1},
 		claimUpdateSQL:                                 {0, 0, "w", "[[1,1,1,3,0]]"},
+		dueExpirySQL:                                   {0, 10},
 	}
 	for query, args := range queries {
 		p := planOf(t, q, query, args...)
@@ -40,7 +41,7 @@ func TestQueryPlans(t *testing.T) {
 // use the partial index that holds that state, not every row: the list
 // index for List of terminal states (the CLI's dead list), the finished
 // index for retention, the claim and lease indexes for pending and running
-// jobs.
+// jobs, the expiry index for pending jobs whose expiry has come.
 func TestQueryPlans_PartialIndexes(t *testing.T) {
 	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
@@ -58,7 +59,10 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 		{"list completed on a queue", "", nil, "litequeue_jobs_list"},
 		{"list pending", "", nil, "litequeue_jobs_claim"},
 		{"list running", "", nil, "litequeue_jobs_lease"},
-		{"retention", expiredJobsSQL, []any{[]State{Completed, Discarded}, 0, 10}, "litequeue_jobs_finished"},
+		{"retention", expiredJobsSQL + purgeLimitSQL, []any{[]State{Completed, Discarded}, 0, 10}, "litequeue_jobs_finished"},
+		{"retention by rule", expiredJobsSQL + " AND kind = ? AND NOT (queue = ? AND kind = ?)" + purgeLimitSQL,
+			[]any{[]State{Completed, Discarded}, 0, "k", "q", "k", 10}, "litequeue_jobs_finished"},
+		{"expiry", anyExpirySQL, []any{0}, "litequeue_jobs_expiry"},
 		{"dead purge count", countDeadSQL, []any{0}, "litequeue_jobs_finished"},
 	} {
 		switch tc.name {

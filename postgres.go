@@ -208,8 +208,8 @@ func (e *pgEngine) lockKind(ctx context.Context, tx execer, kind string) error {
 // live job: a duplicate that commits meanwhile in another transaction is
 // waited for, and then skipped, never an error.
 const pgInsertJobsSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata)
-	SELECT ?::text, ?::text, p.payload, 'pending', ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::text, ?::text
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata, expires_at)
+	SELECT ?::text, ?::text, p.payload, 'pending', ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::bigint, ?::text, ?::text, ?::bigint
 	FROM unnest(?::bytea[]) WITH ORDINALITY AS p(payload, n) ORDER BY p.n
 	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'running') DO NOTHING
 	RETURNING id`
@@ -221,7 +221,7 @@ func (e *pgEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, r
 	}
 	var ids []int64
 	err := tx.SelectContext(ctx, &ids, pgInsertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata, payloads)
+		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata, b.expiresAt(runAt), payloads)
 	if err != nil {
 		return nil, err
 	}

@@ -311,6 +311,9 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 		q.emit(ev)
 	}
 	q.emit(gateEvents...)
+	if ask != nil {
+		q.emit(ask.expired...)
+	}
 	if chained != nil {
 		q.emit(startedEvents([]*lease{chained}, ask.at)...)
 	}

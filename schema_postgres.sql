@@ -98,6 +98,10 @@ CREATE OR REPLACE TRIGGER litequeue_jobs_notify
 -- schema.sql.
 
 -- Expiry (expire.go).
+-- Expiry: pending jobs whose expiry has come, at each claim and sweep;
+-- with none, one empty probe. Only jobs with an expiry are in it.
+CREATE INDEX IF NOT EXISTS litequeue_jobs_expiry
+	ON litequeue_jobs (expires_at) WHERE state = 'pending' AND expires_at IS NOT NULL;
 
 -- Pause (pause.go).
 

@@ -147,15 +147,15 @@ func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, leas
 func (e *sqliteEngine) lockKind(context.Context, execer, string) error { return nil }
 
 const insertJobSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata)
-	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata, expires_at)
+	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertJobsSQL adds many jobs in one statement. Its last argument is a
 // JSON array of the payloads, in hex; each new row's id is one more than
 // the one before it, so the ids, in order, follow the array.
 const insertJobsSQL = `INSERT INTO litequeue_jobs
-	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, metadata)
-	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
+	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, metadata, expires_at)
+	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
 	RETURNING id`
 
 // insertJobs inserts one job with one plain statement, and many with
@@ -166,7 +166,7 @@ const insertJobsSQL = `INSERT INTO litequeue_jobs
 func (e *sqliteEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
 	if len(b.payloads) == 1 {
 		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payloadColumn(b.payloads[0]), b.cfg.priority,
-			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata)
+			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata, b.expiresAt(runAt))
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +175,7 @@ func (e *sqliteEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatc
 	}
 	var ids []int64
 	err := tx.SelectContext(ctx, &ids, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), b.cfg.metadata, hexArray(b.payloads))
+		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), b.cfg.metadata, b.expiresAt(runAt), hexArray(b.payloads))
 	if err != nil {
 		return nil, err
 	}

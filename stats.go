@@ -22,12 +22,14 @@ type Stats struct {
 
 // QueueStats counts one queue's jobs by state. Due and Scheduled split the
 // pending jobs at now: Scheduled are those whose RunAt is still to come
-// (waiting to retry, or enqueued with a delay). Completed, Discarded and
-// Cancelled count the finished jobs still kept (KeepFinished), Dead the
+// (waiting to retry, or enqueued with a delay). Completed, Discarded,
+// Cancelled and Expired count the finished jobs still kept (KeepFinished,
+// or the Retention rule of their queue or kind), Dead the
 // dead ones (DeadTTL). OldestDue is how long the longest-waiting due job
 // has been due: 0 when none is.
 type QueueStats struct {
 	Due, Scheduled, Running, Dead, Completed, Discarded, Cancelled int
+	Expired                                                        int // not started by their expiry: see ExpireAfter
 	OldestDue                                                      time.Duration
 }
 
@@ -142,6 +144,8 @@ func (qs *QueueStats) add(g stateGroup, now time.Time) {
 		qs.Discarded = g.N
 	case g.State == Cancelled:
 		qs.Cancelled = g.N
+	case g.State == Expired:
+		qs.Expired = g.N
 	}
 }
 

@@ -19,8 +19,9 @@ type queueRow struct {
 	litequeue.QueueStats
 }
 
-// Finished counts the queue's completed, discarded and cancelled jobs.
-func (r queueRow) Finished() int { return r.Completed + r.Discarded + r.Cancelled }
+// Finished counts the queue's completed, discarded, cancelled and expired
+// jobs.
+func (r queueRow) Finished() int { return r.Completed + r.Discarded + r.Cancelled + r.Expired }
 
 // failureRow is one (kind, error class) line of the overview's last hour.
 type failureRow struct {
@@ -160,7 +161,7 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 
 // states are the states the jobs list filters by.
 var states = []litequeue.State{litequeue.Pending, litequeue.Running, litequeue.Dead,
-	litequeue.Completed, litequeue.Discarded, litequeue.Cancelled}
+	litequeue.Completed, litequeue.Discarded, litequeue.Cancelled, litequeue.Expired}
 
 // job serves GET /jobs/{id}: the job, its payload and its whole history.
 func (h *handler) job(w http.ResponseWriter, r *http.Request) {

@@ -77,7 +77,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for name, qs := range stats.Queues {
 		for state, n := range map[string]int{
 			"due": qs.Due, "scheduled": qs.Scheduled, "running": qs.Running, "dead": qs.Dead,
-			"completed": qs.Completed, "discarded": qs.Discarded, "cancelled": qs.Cancelled,
+			"completed": qs.Completed, "discarded": qs.Discarded, "cancelled": qs.Cancelled, "expired": qs.Expired,
 		} {
 			gauge(jobsDesc, float64(n), name, state)
 		}

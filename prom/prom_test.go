@@ -61,6 +61,7 @@ litequeue_jobs{queue="mail",state="completed"} 0
 litequeue_jobs{queue="mail",state="dead"} 1
 litequeue_jobs{queue="mail",state="discarded"} 0
 litequeue_jobs{queue="mail",state="due"} 1
+litequeue_jobs{queue="mail",state="expired"} 0
 litequeue_jobs{queue="mail",state="running"} 0
 litequeue_jobs{queue="mail",state="scheduled"} 0
 litequeue_jobs{queue="pdf",state="cancelled"} 0
@@ -68,6 +69,7 @@ litequeue_jobs{queue="pdf",state="completed"} 0
 litequeue_jobs{queue="pdf",state="dead"} 0
 litequeue_jobs{queue="pdf",state="discarded"} 0
 litequeue_jobs{queue="pdf",state="due"} 1
+litequeue_jobs{queue="pdf",state="expired"} 0
 litequeue_jobs{queue="pdf",state="running"} 0
 litequeue_jobs{queue="pdf",state="scheduled"} 0
 # HELP litequeue_oldest_due_seconds How long the oldest due job of the queue has been due.

@@ -64,7 +64,7 @@ func stateColor(s litequeue.State) string {
 		return green
 	case litequeue.Running:
 		return blue
-	case litequeue.Cancelled, litequeue.Discarded:
+	case litequeue.Cancelled, litequeue.Discarded, litequeue.Expired:
 		return yellow
 	}
 	return noColor
@@ -191,6 +191,7 @@ type jobJSON struct {
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
 	LastError  string          `json:"last_error,omitempty"`
 	UniqueKey  string          `json:"unique_key,omitempty"`
+	ExpiresAt  *time.Time      `json:"expires_at,omitempty"`
 	// The payload: as is when it is JSON, else in base64.
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 []byte          `json:"payload_base64,omitempty"`
@@ -202,7 +203,7 @@ func toJobJSON(j *litequeue.Job, withPayload bool) jobJSON {
 		ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: j.State,
 		Priority: j.Priority, Attempt: j.Attempt, MaxTries: j.MaxTries,
 		RunAt: optTime(j.RunAt), CreatedAt: j.CreatedAt.UTC(), FinishedAt: optTime(j.FinishedAt),
-		LastError: j.LastError, UniqueKey: j.UniqueKey,
+		LastError: j.LastError, UniqueKey: j.UniqueKey, ExpiresAt: optTime(j.ExpiresAt),
 	}
 	if withPayload {
 		if json.Valid(j.Payload) {

@@ -86,6 +86,9 @@ func (c *cli) showJob(j *litequeue.Job) {
 	fmt.Fprintf(tw, "created\t%s\n", fmtTimeMS(j.CreatedAt))
 	fmt.Fprintf(tw, "run at\t%s\n", fmtTimeMS(dueAt(j)))
 	fmt.Fprintf(tw, "finished\t%s\n", fmtTimeMS(j.FinishedAt))
+	if !j.ExpiresAt.IsZero() {
+		fmt.Fprintf(tw, "expires\t%s\n", fmtTimeMS(j.ExpiresAt))
+	}
 	fmt.Fprintf(tw, "unique key\t%s\n", orDash(j.UniqueKey))
 	fmt.Fprintf(tw, "last error\t%s\n", orDash(oneLine(j.LastError, 200)))
 	tw.Flush()
@@ -162,7 +165,7 @@ func outcomeColor(o litequeue.Outcome) string {
 		return green
 	case litequeue.OutcomeReplayed, litequeue.OutcomeSnoozed, litequeue.OutcomeRunNow:
 		return blue
-	case litequeue.OutcomeDiscarded, litequeue.OutcomeCancelled:
+	case litequeue.OutcomeDiscarded, litequeue.OutcomeCancelled, litequeue.OutcomeExpired:
 		return yellow
 	}
 	return red

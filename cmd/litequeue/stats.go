@@ -30,6 +30,7 @@ type queueStatsJSON struct {
 	Completed   int    `json:"completed"`
 	Discarded   int    `json:"discarded"`
 	Cancelled   int    `json:"cancelled"`
+	Expired     int    `json:"expired"`
 	OldestDueMS *int64 `json:"oldest_due_ms"` // null when none is due
 }
 
@@ -71,7 +72,7 @@ func toStatsJSON(st litequeue.Stats) statsJSON {
 		DeathsByClassLastHour: errorCountsJSON(st.DeathsByClassLastHour),
 	}
 	for name, s := range st.Queues {
-		qs := queueStatsJSON{s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, nil}
+		qs := queueStatsJSON{s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.Expired, nil}
 		if s.Due > 0 {
 			oldest := s.OldestDue.Milliseconds()
 			qs.OldestDueMS = &oldest
@@ -101,13 +102,14 @@ func (c *cli) writeStats(st litequeue.Stats) {
 		fmt.Fprintln(w, "no jobs")
 	} else {
 		tw := newTable(w)
-		fmt.Fprintln(tw, "QUEUE\tDUE\tSCHEDULED\tRUNNING\tDEAD\tCOMPLETED\tDISCARDED\tCANCELLED\tOLDEST DUE")
+		fmt.Fprintln(tw, "QUEUE\tDUE\tSCHEDULED\tRUNNING\tDEAD\tCOMPLETED\tDISCARDED\tCANCELLED\tEXPIRED\tOLDEST DUE")
 		var all litequeue.QueueStats
 		for _, name := range slices.Sorted(maps.Keys(st.Queues)) {
 			s := st.Queues[name]
 			writeQueueStats(tw, name, s)
 			all.Due, all.Scheduled, all.Running, all.Dead = all.Due+s.Due, all.Scheduled+s.Scheduled, all.Running+s.Running, all.Dead+s.Dead
 			all.Completed, all.Discarded, all.Cancelled = all.Completed+s.Completed, all.Discarded+s.Discarded, all.Cancelled+s.Cancelled
+			all.Expired += s.Expired
 			all.OldestDue = max(all.OldestDue, s.OldestDue)
 		}
 		if len(st.Queues) > 1 {
@@ -143,6 +145,6 @@ func writeQueueStats(w io.Writer, name string, s litequeue.QueueStats) {
 	if s.Due > 0 {
 		oldest = fmtAge(s.OldestDue)
 	}
-	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
-		name, s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, oldest)
+	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
+		name, s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.Expired, oldest)
 }

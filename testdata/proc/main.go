@@ -11,6 +11,7 @@
 //	proc apptx DB NAME N HOW     enqueue N "order" jobs and make N app transactions while working, until
 //	                             every "order" job in the file is done; HOW is "writetx" (WriteTx) or "plain" (DB())
 //	proc periodic DB START       fire the schedule "quarter" on a mock clock from START (see periodic.go)
+//	proc expire DB LATE          run due "timed" jobs once, printing "ran ID STATE-OF-LATE" for each (see expire.go)
 //	proc replicate DB CHECKPOINT SECONDS
 //	                             enqueue and work for SECONDS on a file an outside replicator copies, with
 //	                             Options.Checkpoint CHECKPOINT (see replicate.go)
@@ -76,7 +77,7 @@ func open(db string, logs *errorsSeen) (*litequeue.Queue, error) {
 
 func run(args []string) error {
 	if len(args) < 2 {
-		return errors.New("usage: proc enqueue|work|mixed|reopen|apptx|replicate DB ...")
+		return errors.New("usage: proc enqueue|work|mixed|reopen|apptx|expire|replicate DB ...")
 	}
 	logs := &errorsSeen{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}
 	if args[0] == "replicate" {
@@ -109,6 +110,8 @@ func run(args []string) error {
 		return reopen(ctx, q, args[1], args[2])
 	case "periodic":
 		return periodic(ctx, args[1], args[2], logs)
+	case "expire":
+		return expire(ctx, q, args[2:])
 	case "apptx":
 		n, _ := strconv.Atoi(args[3])
 		return appTx(ctx, q, logs, args[2], n, args[4])
