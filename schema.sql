@@ -116,8 +116,25 @@ CREATE INDEX IF NOT EXISTS litequeue_keys_expiry
 -- Expiry (expire.go).
 
 -- Pause (pause.go).
+-- A paused queue (scope 'queue') or kind (scope 'kind'): nothing of it is
+-- claimed until it is resumed. since: when it was first paused.
+CREATE TABLE IF NOT EXISTS litequeue_paused (
+	scope TEXT    NOT NULL,
+	name  TEXT    NOT NULL,
+	since INTEGER NOT NULL,
+	PRIMARY KEY (scope, name)
+);
 
 -- Per-kind limits (limits.go).
+-- The recent starts of each rate-limited kind, one row per run started,
+-- pruned by the claims as they age out of the kind's window.
+CREATE TABLE IF NOT EXISTS litequeue_starts (
+	kind       TEXT    NOT NULL,
+	started_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS litequeue_starts_window
+	ON litequeue_starts (kind, started_at);
 
 -- Circuit breakers (breaker.go).
 
