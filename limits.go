@@ -37,8 +37,11 @@ func MaxRunning(n int) HandlerOption {
 
 // RateLimit lets at most n runs of the handler's kind start in any window
 // of length per on the injected clock (a sliding window, to the
-// millisecond), across every process and Queue on the database; each try
-// of a job is a start. Once n runs started within per, the kind's jobs
+// millisecond), across every process and Queue on the database. A start
+// is a run's claim, counted in the claim's transaction: each try of a job
+// is one, and a job that Work leased ahead of a free slot counts from its
+// claim, so its handler may begin a little later. Once n runs started
+// within per, the kind's jobs
 // wait, and idle workers wake when the oldest of those starts leaves the
 // window. As with [MaxRunning], every process that handles the kind
 // should declare the same limit. A clock set back forgets the starts that
