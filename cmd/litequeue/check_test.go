@@ -43,14 +43,25 @@ func TestCheck(t *testing.T) {
 
 func TestCheck_Corrupt(t *testing.T) {
 	fx := newFixture(t)
-	// Overwrite the b-tree header of the last page: what a failing disk
-	// might leave.
+	// Overwrite the b-tree header of the page of the keys' index, which
+	// their count reads: what a failing disk might leave. (It was the
+	// file's last page until version 5 added tables after it.)
+	ro, err := litequeue.OpenReadOnly(fx.path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int
+	err = ro.DB().Get(&root, `SELECT rootpage FROM sqlite_master WHERE name = 'litequeue_keys_expiry'`)
+	ro.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	data, err := os.ReadFile(fx.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const page = 4096
-	for i := len(data) - page + 1; i < len(data)-page+8; i++ {
+	for i := (root-1)*page + 1; i < (root-1)*page+8; i++ {
 		data[i] = 0xa5
 	}
 	if err := os.WriteFile(fx.path, data, 0o600); err != nil {
