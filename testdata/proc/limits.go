@@ -12,9 +12,10 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// limits enqueues n "mutex" jobs, whose kind has MaxRunning(1), and n
-// "other" jobs, and works them with 8 workers until no job in the file is
-// pending or running; it prints a JSON report. The test made two tables:
+// limits enqueues n "mutex" jobs, whose kind has MaxRunning(1), and
+// "other" jobs until no "mutex" job in the file is pending or running, and
+// works them with 8 workers until no job in the file is; it prints a JSON
+// report. The test made two tables:
 // limit_inside, one row counting the "mutex" runs in progress in every
 // process, and limit_runs, where each run adds a row: its job, this
 // process's name, its kind, and the count of "mutex" runs in progress
@@ -36,7 +37,7 @@ func limits(ctx context.Context, q *litequeue.Queue, logs *errorsSeen, name, cou
 		if err := record(ctx, job, 1); err != nil {
 			return err
 		}
-		time.Sleep(3 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 		return q.WriteTx(ctx, func(tx *sqlx.Tx) error {
 			_, err := tx.ExecContext(ctx, `UPDATE limit_inside SET n = n - 1`)
 			return err
@@ -53,11 +54,18 @@ func limits(ctx context.Context, q *litequeue.Queue, logs *errorsSeen, name, cou
 		done <- q.Work(wctx, litequeue.WorkerOptions{Concurrency: 8, Name: name, ShutdownGrace: time.Second})
 	}()
 	for i := range n {
-		for _, kind := range []string{"mutex", "other"} {
-			if _, err := q.Enqueue(ctx, kind, i); err != nil {
-				return err
-			}
+		if _, err := q.Enqueue(ctx, "mutex", i); err != nil {
+			return err
 		}
+	}
+	// "other" jobs come in while the "mutex" ones run, ahead of them: a
+	// worker that ends a "mutex" run takes one next, which frees the
+	// limit for the claimers of every process.
+	for i := 0; !allDone(ctx, q, "mutex"); i++ {
+		if _, err := q.Enqueue(ctx, "other", i, litequeue.Priority(1)); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	for !allDone(ctx, q, "") {
 		time.Sleep(20 * time.Millisecond)
