@@ -122,7 +122,7 @@ func (q *Queue) limitGate(ctx context.Context, tx execer, g *gate, now time.Time
 // capRunning caps each kind of kinds at its MaxRunning less its running
 // jobs; a kind at its limit opens when a run ends, which writes.
 func (q *Queue) capRunning(ctx context.Context, tx execer, g *gate, kinds []string, byKind map[string]limits) error {
-	if len(kinds) == 0 || !q.flowTables() {
+	if len(kinds) == 0 {
 		return nil
 	}
 	query, args, err := sqlx.In(runningSQL, kinds)

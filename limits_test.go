@@ -216,3 +216,44 @@ func TestWork_RateLimit(t *testing.T) {
 	}
 	t.Logf("RateLimit(1, 10s) under Work: starts at epoch+%v", starts)
 }
+
+// TestWork_MaxRunningWakesOthers runs a kind with MaxRunning(1) under two
+// Queues on one database, each working a queue of its own: while the
+// first runs a job, the second waits with a job due, and takes it once
+// that run ends. On the file the second notices the end at its poll, as
+// the test moves the mock clock on; on PostgreSQL the run's end notifies
+// it, the clock standing still.
+func TestWork_MaxRunningWakesOthers(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q1, path := openQueue(t, litequeue.Options{Clock: clk})
+	q2 := openAt(t, path, litequeue.Options{Clock: clk})
+	g := newGate()
+	q1.Handle("k", g.handle, litequeue.MaxRunning(1))
+	var ran atomic.Bool
+	q2.Handle("k", func(context.Context, *litequeue.Job) error { ran.Store(true); return nil }, litequeue.MaxRunning(1))
+	first := enqueue(t, q1, "k", nil, litequeue.OnQueue("one"))
+	second := enqueue(t, q1, "k", nil, litequeue.OnQueue("two"))
+	stop1 := startWork(t, q1, litequeue.WorkerOptions{Queues: []string{"one"}})
+	defer stop1()
+	<-g.started
+	stop2 := startWork(t, q2, litequeue.WorkerOptions{Queues: []string{"two"}})
+	defer stop2()
+	for range 3 { // the second Queue's polls, while the first runs
+		clk.Add(time.Second)
+	}
+	if got := get(t, q1, second.ID).State; got != litequeue.Pending || ran.Load() {
+		t.Fatalf("the second job is %s while the first runs, want pending", got)
+	}
+	close(g.release)
+	waitFor(t, "the first job to complete", func() bool { return get(t, q1, first.ID).State == litequeue.Completed })
+	waitFor(t, "the second Queue to take its job", func() bool {
+		if ran.Load() {
+			return true
+		}
+		if !onPostgres {
+			clk.Add(100 * time.Millisecond) // the second Queue's poll of the file
+		}
+		return false
+	})
+}

@@ -222,3 +222,27 @@ func TestWork_Pause(t *testing.T) {
 	}
 	waitFor(t, "the resumed kind's job to complete", func() bool { return get(t, q, held.ID).State == litequeue.Completed })
 }
+
+// TestOpenReadOnly_OlderFileNothingPaused reads a file of schema version
+// 3, which OpenReadOnly does not migrate and which has no table of
+// pauses: nothing is paused, and Stats, Paused and NextDue work.
+func TestOpenReadOnly_OlderFileNothingPaused(t *testing.T) {
+	fileOnly(t, "OpenReadOnly opens a file")
+	t.Parallel()
+	ctx := t.Context()
+	ro := openReadOnly(t, oldFile(t, 3))
+	ro.Handle("k", func(context.Context, *litequeue.Job) error { return nil }, litequeue.RateLimit(1, time.Second))
+	st, err := ro.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Paused == nil || len(st.Paused) != 0 {
+		t.Errorf("Stats.Paused = %#v, want empty", st.Paused)
+	}
+	if ps, err := ro.Paused(ctx); err != nil || len(ps) != 0 {
+		t.Errorf("Paused = %v, %v; want none", ps, err)
+	}
+	if _, _, err := ro.NextDue(ctx); err != nil {
+		t.Errorf("NextDue: %v", err)
+	}
+}
