@@ -39,7 +39,7 @@ const (
 func commands() []*command {
 	return []*command{
 		{name: "stats", usage: "stats [--json]", group: inspectGroup, setup: (*cli).stats,
-			short: "jobs per queue and state; retries and deaths in the last hour"},
+			short: "jobs per queue and state; retries and deaths in the last hour; what is paused"},
 		{name: "list", usage: "list [--state S] [--queue Q] [--kind K] [--limit N] [--json]", group: inspectGroup, setup: (*cli).list,
 			short: "jobs, oldest first"},
 		{name: "show", usage: "show ID [--json]", group: inspectGroup, min: 1, max: 1, setup: (*cli).show,
