@@ -12,10 +12,10 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// limits enqueues n "mutex" jobs, whose kind has MaxRunning(1), and
-// "other" jobs until no "mutex" job in the file is pending or running, and
-// works them with 8 workers until no job in the file is; it prints a JSON
-// report. The test made two tables:
+// limits is "proc limits DB NAME N": it enqueues N "mutex" jobs, whose
+// kind has MaxRunning(1), and "other" jobs until no "mutex" job in the
+// file is pending or running, and works them with 8 workers until no job
+// in the file is; it prints a JSON report. The test made two tables:
 // limit_inside, one row counting the "mutex" runs in progress in every
 // process, and limit_runs, where each run adds a row: its job, this
 // process's name, its kind, and the count of "mutex" runs in progress

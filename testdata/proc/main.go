@@ -13,10 +13,6 @@
 //	proc replicate DB CHECKPOINT SECONDS
 //	                             enqueue and work for SECONDS on a file an outside replicator copies, with
 //	                             Options.Checkpoint CHECKPOINT (see replicate.go)
-//	proc pause|resume DB queue|kind NAME
-//	                             pause or resume a queue or a kind (see pause.go)
-//	proc limits DB NAME N        enqueue N jobs of a kind with MaxRunning(1) and N of another, and work
-//	                             them until every job in the file is done (see limits.go)
 package main
 
 import (
@@ -79,7 +75,7 @@ func open(db string, logs *errorsSeen) (*litequeue.Queue, error) {
 
 func run(args []string) error {
 	if len(args) < 2 {
-		return errors.New("usage: proc enqueue|work|mixed|reopen|apptx|replicate|pause|resume|limits DB ...")
+		return errors.New("usage: proc enqueue|work|mixed|reopen|apptx|replicate DB ...")
 	}
 	logs := &errorsSeen{Handler: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}
 	if args[0] == "replicate" {

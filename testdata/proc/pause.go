@@ -7,8 +7,9 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// pause pauses (how "pause") or resumes (how "resume") the queue or the
-// kind (scope "queue" or "kind") name, and prints what it did.
+// pause is "proc pause|resume DB queue|kind NAME": it pauses (how
+// "pause") or resumes (how "resume") the queue or the kind (scope "queue"
+// or "kind") name, and prints what it did.
 func pause(ctx context.Context, q *litequeue.Queue, how, scope, name string) error {
 	var act func(context.Context, string) error
 	switch how + " " + scope {
