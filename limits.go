@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -69,11 +70,16 @@ func (l limits) limited() bool { return l.running > 0 || l.rate > 0 }
 const runningSQL = `SELECT kind, COUNT(*) AS n FROM litequeue_jobs
 	WHERE state = 'running' AND kind IN (?) GROUP BY kind`
 
-// The kind's starts in the window (from, to]: those after to lie ahead of
-// a clock that was set back.
+// startsSQL reads, in one snapshot, how many starts of a kind lie in the
+// window (from, to], and the n-th latest of them (NULL if fewer): once it
+// leaves the window, one more may start. Starts after to lie ahead of a
+// clock that was set back.
+const startsSQL = `SELECT COUNT(*) AS n,
+	(SELECT started_at FROM litequeue_starts WHERE kind = ? AND started_at > ? AND started_at <= ?
+	 ORDER BY started_at DESC LIMIT 1 OFFSET ?) AS nth
+	FROM litequeue_starts WHERE kind = ? AND started_at > ? AND started_at <= ?`
+
 const (
-	startsSQL      = `SELECT COUNT(*) FROM litequeue_starts WHERE kind = ? AND started_at > ? AND started_at <= ?`
-	nthStartSQL    = `SELECT started_at FROM litequeue_starts WHERE kind = ? AND started_at > ? AND started_at <= ? ORDER BY started_at DESC LIMIT 1 OFFSET ?`
 	pruneStartsSQL = `DELETE FROM litequeue_starts WHERE kind = ? AND (started_at <= ? OR started_at > ?)`
 	addStartSQL    = `INSERT INTO litequeue_starts (kind, started_at) VALUES (?, ?)`
 )
@@ -148,7 +154,8 @@ func (q *Queue) capRunning(ctx context.Context, tx execer, g *gate, kinds []stri
 
 // capStarts caps kind at its RateLimit less its starts in the window
 // ending at now; if none is left, the kind opens when the n-th latest
-// start leaves the window.
+// start leaves the window. (Both come from one statement: outside a
+// claim, another process's claim may prune the window between two.)
 func (q *Queue) capStarts(ctx context.Context, tx execer, g *gate, kind string, l limits, now time.Time, claiming bool) error {
 	if !q.flowTables() {
 		return nil
@@ -160,20 +167,17 @@ func (q *Queue) capStarts(ctx context.Context, tx execer, g *gate, kind string, 
 			return fmt.Errorf("prune starts of %q: %w", kind, err)
 		}
 	}
-	var n int
-	if err := tx.GetContext(ctx, &n, startsSQL, kind, from, to); err != nil {
+	var w struct {
+		N   int           `db:"n"`
+		Nth sql.NullInt64 `db:"nth"`
+	}
+	if err := tx.GetContext(ctx, &w, startsSQL, kind, from, to, l.rate-1, kind, from, to); err != nil {
 		return fmt.Errorf("count starts of %q: %w", kind, err)
 	}
-	left := l.rate - n
+	left := l.rate - w.N
 	var opens time.Time
-	if left <= 0 {
-		// The starts after the n-th latest are fewer than n: once it
-		// leaves the window, one more may start.
-		var nth int64
-		if err := tx.GetContext(ctx, &nth, nthStartSQL, kind, from, to, l.rate-1); err != nil {
-			return fmt.Errorf("read starts of %q: %w", kind, err)
-		}
-		opens = fromMS(nth + per)
+	if left <= 0 && w.Nth.Valid {
+		opens = fromMS(w.Nth.Int64 + per)
 	}
 	g.limit(kind, left, opens)
 	return nil

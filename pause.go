@@ -28,7 +28,8 @@ type Pause struct {
 
 // PauseQueue stops every process on the database from claiming jobs of
 // the named queue until [Queue.ResumeQueue]. Runs in progress finish
-// normally; pending jobs, retries waiting included, keep their RunAt, and
+// normally, as do jobs already claimed (Work leases a few ahead of its
+// free slots); pending jobs, retries waiting included, keep their RunAt, and
 // Enqueue still adds jobs to the queue. Pausing a paused queue changes
 // nothing. A claim that began before the pause committed may still start
 // one batch. An empty name is an error; on a Queue from [OpenReadOnly],
