@@ -257,3 +257,23 @@ func TestWork_MaxRunningWakesOthers(t *testing.T) {
 		return false
 	})
 }
+
+// TestQueue_RateLimitClockBack sets the clock back past a start of a kind
+// with RateLimit(1, 1m): the start, now ahead of the clock, is forgotten,
+// so the kind is not held up until the clock catches up with it.
+func TestQueue_RateLimitClockBack(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("k", func(context.Context, *litequeue.Job) error { return nil }, litequeue.RateLimit(1, time.Minute))
+	clk.Set(epoch.Add(time.Hour))
+	enqueue(t, q, "k", nil)
+	if n := runDue(t, q); n != 1 {
+		t.Fatalf("RunDue ran %d, want 1", n)
+	}
+	clk.Set(epoch.Add(time.Hour - time.Second)) // back, before the start
+	enqueue(t, q, "k", nil)
+	if n := runDue(t, q); n != 1 {
+		t.Fatalf("RunDue after the clock went back ran %d, want 1", n)
+	}
+}
