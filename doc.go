@@ -151,6 +151,26 @@
 //	kind = "thumbnail"
 //	keep_finished = "10m"
 //	dead_ttl = "1d"
+
+// # Pause and limits
+//
+// [Queue.PauseQueue] and [Queue.PauseKind] stop every process on the
+// database from claiming a queue's or a kind's jobs, until
+// [Queue.ResumeQueue] or [Queue.ResumeKind]; "litequeue pause --queue Q"
+// and "litequeue resume --kind K" do the same from a shell. Runs in
+// progress finish normally, waiting retries keep their RunAt, and
+// Enqueue still adds jobs; a resume wakes idle workers, those of other
+// processes on the file at their next poll (≤ 1s). [Stats].Paused lists
+// what is paused, and since when.
+//
+// [MaxRunning](n) and [RateLimit](n, per) limit a kind's runs across every
+// process on the database, counted in the claim's transaction: at most n
+// running at once (MaxRunning(1) makes them take turns), at most n started
+// in any window of length per. Workers with free slots take other kinds
+// meanwhile, and nothing polls faster for a kind at its limit: an idle
+// worker looks again when a run ends or when the window slides. Limits are
+// declared with each process's handlers, so every process that handles a
+// kind should declare the same limits.
 //
 // # Idempotency
 //

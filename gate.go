@@ -120,11 +120,15 @@ func (q *Queue) gated(ctx context.Context, tx execer, leases []*lease, now time.
 
 // ran tells the parts of the gate, in the transaction that stored it, of
 // the decision d on a run's end (its history row says how the run ended):
-// a breaker counts a failure, or closes after its probe succeeded. It
-// returns the events to fire after the commit.
+// a limit's idle workers on a server wake, a breaker counts a failure, or
+// closes after its probe succeeded. It returns the events to fire after
+// the commit.
 func (q *Queue) ran(ctx context.Context, tx execer, d *decision, now time.Time) ([]Event, error) {
 	if d.history == nil {
 		return nil, nil
+	}
+	if err := q.limitRan(ctx, tx, d); err != nil {
+		return nil, err
 	}
 	return q.breakerRan(ctx, tx, d, now)
 }

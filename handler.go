@@ -26,6 +26,7 @@ type handler struct {
 	expiry     time.Duration // of WithExpiry; 0: none
 	expirySet  bool
 	middleware []func(Handler) Handler // of WithMiddleware; see chain
+	limits     limits                  // of MaxRunning and RateLimit; see limits.go
 }
 
 // UsePolicy makes the handler use the named policy from Options.Policies
@@ -53,9 +54,9 @@ func WithTimeout(d time.Duration) HandlerOption {
 // on this Queue are claimed by its Work and RunDue; a kind registered while
 // Work runs is claimed from then on, its due jobs at once. Handle panics,
 // like http.ServeMux, on an empty kind, a nil handler, a kind that already
-// has one, an unknown policy name, a negative timeout or a WithExpiry
-// that is not positive: these are mistakes in the program, not in its
-// data.
+// has one, an unknown policy name, a negative timeout, a [WithExpiry]
+// that is not positive or a limit out of range ([MaxRunning],
+// [RateLimit]): these are mistakes in the program, not in its data.
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if kind == "" {
 		panic("litequeue: Handle with an empty kind")
@@ -77,6 +78,9 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
 	}
 	if err := hd.checkExpiry(); err != nil {
+		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
+	}
+	if err := hd.limits.check(); err != nil {
 		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
 	}
 	q.mu.Lock()

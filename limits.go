@@ -2,15 +2,213 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
-// limitGate caps the kinds with a limit on their runs.
+// Per-kind limits: how many runs of a kind may run at once, and start in
+// a window of time, counted across every process on the database in the
+// claim's transaction (see gate.go). The running runs are the kind's jobs
+// in state running; the starts are rows of litequeue_starts, which the
+// claims prune as they age out of the window.
+
+// limits are a handler's limits on its kind's runs; zero fields: none.
+type limits struct {
+	running    int           // MaxRunning's n
+	rate       int           // RateLimit's n
+	per        time.Duration // RateLimit's window
+	runningSet bool          // MaxRunning was given
+	rateSet    bool          // RateLimit was given
+}
+
+// MaxRunning lets at most n runs of the handler's kind run at once, across
+// every process and Queue on the database: MaxRunning(1) makes the kind's
+// runs take turns, a mutex for the kind. Jobs that Work has leased ahead
+// of a free slot count as running, and so does the run of a worker that
+// died, until its lease expires and it is rescued. Workers with free
+// slots take other kinds meanwhile, and an idle one looks again when a run
+// ends. Each process declares its own handlers, so every process that
+// handles the kind should declare the same limit: a process that declares
+// none, or a higher one, starts runs up to its own. Handle panics if n < 1.
+func MaxRunning(n int) HandlerOption {
+	return func(h *handler) { h.limits.running, h.limits.runningSet = n, true }
+}
+
+// RateLimit lets at most n runs of the handler's kind start in any window
+// of length per on the injected clock (a sliding window, to the
+// millisecond), across every process and Queue on the database. A start
+// is a run's claim, counted in the claim's transaction: each try of a job
+// is one, and a job that Work leased ahead of a free slot counts from its
+// claim, so its handler may begin a little later. Once n runs started
+// within per, the kind's jobs wait, and idle workers wake when the oldest
+// of those starts leaves the window. As with [MaxRunning], every process
+// that handles the kind should declare the same limit. A clock set back
+// forgets the starts that lie after it. Handle panics if n < 1 or
+// per < 1ms.
+func RateLimit(n int, per time.Duration) HandlerOption {
+	return func(h *handler) { h.limits.rate, h.limits.per, h.limits.rateSet = n, per, true }
+}
+
+// check returns the mistake in l, if any.
+func (l limits) check() error {
+	switch {
+	case l.runningSet && l.running < 1:
+		return fmt.Errorf("MaxRunning(%d): n must be at least 1", l.running)
+	case l.rateSet && l.rate < 1:
+		return fmt.Errorf("RateLimit(%d, %v): n must be at least 1", l.rate, l.per)
+	case l.rateSet && l.per < time.Millisecond:
+		return fmt.Errorf("RateLimit(%d, %v): per must be at least 1ms", l.rate, l.per)
+	}
+	return nil
+}
+
+// limited reports whether l limits anything.
+func (l limits) limited() bool { return l.running > 0 || l.rate > 0 }
+
+const runningSQL = `SELECT kind, COUNT(*) AS n FROM litequeue_jobs
+	WHERE state = 'running' AND kind IN (?) GROUP BY kind`
+
+// startsSQL reads, in one snapshot, how many starts of a kind lie in the
+// window (from, to], and the n-th latest of them (NULL if fewer): once it
+// leaves the window, one more may start. Starts after to lie ahead of a
+// clock that was set back.
+const startsSQL = `SELECT COUNT(*) AS n,
+	(SELECT started_at FROM litequeue_starts WHERE kind = ? AND started_at > ? AND started_at <= ?
+	 ORDER BY started_at DESC LIMIT 1 OFFSET ?) AS nth
+	FROM litequeue_starts WHERE kind = ? AND started_at > ? AND started_at <= ?`
+
+const (
+	pruneStartsSQL = `DELETE FROM litequeue_starts WHERE kind = ? AND (started_at <= ? OR started_at > ?)`
+	addStartSQL    = `INSERT INTO litequeue_starts (kind, started_at) VALUES (?, ?)`
+)
+
+// limitGate caps the kinds with a limit on their runs: at most MaxRunning
+// less the kind's running jobs, and RateLimit less its starts in the
+// window, which it shuts until the oldest of those leaves the window. When
+// claiming, it first locks each limited kind (see engine.lockKind) and
+// prunes the starts out of the window.
 func (q *Queue) limitGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
+	var limited, capped []string
+	byKind := make(map[string]limits)
+	for _, kind := range g.kinds { // sorted: PostgreSQL's locks are taken in one order
+		h := q.handler(kind)
+		if h == nil || !h.limits.limited() {
+			continue
+		}
+		limited, byKind[kind] = append(limited, kind), h.limits
+		if h.limits.running > 0 {
+			capped = append(capped, kind)
+		}
+	}
+	if len(limited) == 0 {
+		return nil
+	}
+	if claiming {
+		for _, kind := range limited {
+			if err := q.eng.lockKind(ctx, tx, kind); err != nil {
+				return fmt.Errorf("lock kind %q: %w", kind, err)
+			}
+		}
+	}
+	if err := q.capRunning(ctx, tx, g, capped, byKind); err != nil {
+		return err
+	}
+	for _, kind := range limited {
+		if l := byKind[kind]; l.rate > 0 {
+			if err := q.capStarts(ctx, tx, g, kind, l, now, claiming); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// capRunning caps each kind of kinds at its MaxRunning less its running
+// jobs; a kind at its limit opens when a run ends, which writes.
+func (q *Queue) capRunning(ctx context.Context, tx execer, g *gate, kinds []string, byKind map[string]limits) error {
+	if len(kinds) == 0 {
+		return nil
+	}
+	query, args, err := sqlx.In(runningSQL, kinds)
+	if err != nil {
+		return err
+	}
+	var rows []struct {
+		Kind string `db:"kind"`
+		N    int    `db:"n"`
+	}
+	if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
+		return fmt.Errorf("count running jobs: %w", err)
+	}
+	running := make(map[string]int, len(rows))
+	for _, r := range rows {
+		running[r.Kind] = r.N
+	}
+	for _, kind := range kinds {
+		g.limit(kind, byKind[kind].running-running[kind], time.Time{})
+	}
+	return nil
+}
+
+// capStarts caps kind at its RateLimit less its starts in the window
+// ending at now; if none is left, the kind opens when the n-th latest
+// start leaves the window. (Both come from one statement: outside a
+// claim, another process's claim may prune the window between two.)
+func (q *Queue) capStarts(ctx context.Context, tx execer, g *gate, kind string, l limits, now time.Time, claiming bool) error {
+	if !q.flowTables() {
+		return nil
+	}
+	to, per := ms(now), l.per.Milliseconds()
+	from := to - per
+	if claiming {
+		if _, err := tx.ExecContext(ctx, pruneStartsSQL, kind, from, to); err != nil {
+			return fmt.Errorf("prune starts of %q: %w", kind, err)
+		}
+	}
+	var w struct {
+		N   int           `db:"n"`
+		Nth sql.NullInt64 `db:"nth"`
+	}
+	if err := tx.GetContext(ctx, &w, startsSQL, kind, from, to, l.rate-1, kind, from, to); err != nil {
+		return fmt.Errorf("count starts of %q: %w", kind, err)
+	}
+	left := l.rate - w.N
+	var opens time.Time
+	if left <= 0 && w.Nth.Valid {
+		opens = fromMS(w.Nth.Int64 + per)
+	}
+	g.limit(kind, left, opens)
 	return nil
 }
 
 // limitClaimed counts the starts of the claimed runs of rate-limited kinds.
 func (q *Queue) limitClaimed(ctx context.Context, tx execer, leases []*lease, now time.Time) error {
+	for _, l := range leases {
+		if l.h.limits.rate == 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, addStartSQL, l.row.Kind, ms(now)); err != nil {
+			return fmt.Errorf("count the start of job %d: %w", l.row.ID, err)
+		}
+	}
 	return nil
+}
+
+// limitRan wakes, on PostgreSQL, the idle workers of every process at the
+// end of a run of a kind with MaxRunning: its jobs may be claimed again,
+// and nothing else notifies them of it (the trigger only does for a job
+// that becomes pending). On the file, the run's commit is what idle
+// workers watch for.
+func (q *Queue) limitRan(ctx context.Context, tx execer, d *decision) error {
+	if !q.onServer() {
+		return nil
+	}
+	if h := q.handler(d.history.kind); h == nil || h.limits.running == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, pgWakeSQL)
+	return err
 }

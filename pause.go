@@ -2,10 +2,187 @@ package litequeue
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 )
 
-// pauseGate shuts the paused kinds and queues.
+// Pause and resume: an operator stops the claims of a queue or a kind
+// until it is resumed. The state is a row of litequeue_paused, so every
+// process on the database sees it; the gate (gate.go) reads it in each
+// claim's transaction.
+
+// The scopes of litequeue_paused.
+const (
+	scopeQueue = "queue"
+	scopeKind  = "kind"
+)
+
+// Pause is a paused queue or kind, as [Stats] and [Queue.Paused] report it:
+// exactly one of Queue and Kind is set.
+type Pause struct {
+	Queue string    // the paused queue; "" when a kind is paused
+	Kind  string    // the paused kind; "" when a queue is paused
+	Since time.Time // when it was paused first (a second pause keeps it)
+}
+
+// PauseQueue stops every process on the database from claiming jobs of
+// the named queue until [Queue.ResumeQueue]. Runs in progress finish
+// normally, as do jobs already claimed (Work leases a few ahead of its
+// free slots); pending jobs, retries waiting included, keep their RunAt, and
+// Enqueue still adds jobs to the queue. Pausing a paused queue changes
+// nothing. A claim that began before the pause committed may still start
+// one batch. An empty name is an error; on a Queue from [OpenReadOnly],
+// PauseQueue returns [ErrReadOnly].
+func (q *Queue) PauseQueue(ctx context.Context, name string) error {
+	return q.setPaused(ctx, scopeQueue, name, true)
+}
+
+// PauseKind is [Queue.PauseQueue] for the jobs of one kind, in every queue.
+func (q *Queue) PauseKind(ctx context.Context, kind string) error {
+	return q.setPaused(ctx, scopeKind, kind, true)
+}
+
+// ResumeQueue lets the named queue be claimed again, and wakes the idle
+// workers: those of this process at once, those of other processes on the
+// file at their next check (≤ 1s), and, on PostgreSQL, every listening
+// worker at once. Resuming a queue that is not paused changes nothing.
+func (q *Queue) ResumeQueue(ctx context.Context, name string) error {
+	return q.setPaused(ctx, scopeQueue, name, false)
+}
+
+// ResumeKind is [Queue.ResumeQueue] for a kind paused with
+// [Queue.PauseKind].
+func (q *Queue) ResumeKind(ctx context.Context, kind string) error {
+	return q.setPaused(ctx, scopeKind, kind, false)
+}
+
+// Paused lists what is paused: the queues, then the kinds, each sorted by
+// name; never nil.
+func (q *Queue) Paused(ctx context.Context) ([]Pause, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	ps, err := q.pauses(ctx, q.db)
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: paused: %w", err)
+	}
+	return ps, nil
+}
+
+const (
+	pauseSQL = `INSERT INTO litequeue_paused (scope, name, since) VALUES (?, ?, ?)
+	ON CONFLICT (scope, name) DO NOTHING`
+	resumeSQL = `DELETE FROM litequeue_paused WHERE scope = ? AND name = ?`
+	// 'queue' sorts after 'kind': DESC lists the queues first.
+	pausedSQL = `SELECT scope, name, since FROM litequeue_paused ORDER BY scope DESC, name`
+	// pgWakeSQL wakes every listening worker at the commit, as the
+	// trigger does for a job that becomes pending (schema_postgres.sql).
+	pgWakeSQL = `SELECT pg_notify('litequeue', '')`
+)
+
+// setPaused pauses (paused) or resumes the queue or kind name of scope.
+func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) error {
+	op := "resume"
+	if paused {
+		op = "pause"
+	}
+	if name == "" {
+		return fmt.Errorf("litequeue: %s %s: the %s's name is empty", op, scope, scope)
+	}
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	var changed bool
+	err = q.write(ctx, func(tx execer) error {
+		query, args := resumeSQL, []any{scope, name}
+		if paused {
+			query, args = pauseSQL, append(args, ms(q.now()))
+		}
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if changed = n > 0; err != nil || !changed || paused || !q.onServer() {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, pgWakeSQL)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("litequeue: %s %s %q: %w", op, scope, name, err)
+	}
+	if changed {
+		q.opts.Logger.Info("litequeue: "+op+"d", scope, name)
+		if !paused {
+			q.notify()
+		}
+	}
+	return nil
+}
+
+// pauseRow is a row of litequeue_paused.
+type pauseRow struct {
+	Scope string `db:"scope"`
+	Name  string `db:"name"`
+	Since int64  `db:"since"`
+}
+
+// pauses reads what is paused, in tx; never nil.
+func (q *Queue) pauses(ctx context.Context, tx execer) ([]Pause, error) {
+	rows, err := q.pausedRows(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	ps := make([]Pause, len(rows))
+	for i, r := range rows {
+		ps[i].Since = fromMS(r.Since)
+		if r.Scope == scopeQueue {
+			ps[i].Queue = r.Name
+		} else {
+			ps[i].Kind = r.Name
+		}
+	}
+	return ps, nil
+}
+
+// pausedRows reads litequeue_paused in tx; nothing from a file of an older
+// schema opened read-only, which has no such table (see flowTables).
+func (q *Queue) pausedRows(ctx context.Context, tx execer) ([]pauseRow, error) {
+	if !q.flowTables() {
+		return nil, nil
+	}
+	var rows []pauseRow
+	err := tx.SelectContext(ctx, &rows, pausedSQL)
+	return rows, err
+}
+
+// flowTables reports whether the database has the tables of flow control
+// (schema version 5): only a file of an older version that OpenReadOnly
+// opened, without migrating it, has not; its jobs then read expires_at as
+// NULL (see fileJobColumns).
+func (q *Queue) flowTables() bool {
+	return !strings.Contains(q.jobs, "NULL AS expires_at")
+}
+
+// pauseGate shuts the paused kinds and puts the paused queues in g.paused.
 func (q *Queue) pauseGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
+	rows, err := q.pausedRows(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		switch r.Scope {
+		case scopeQueue:
+			g.paused = append(g.paused, r.Name)
+		case scopeKind:
+			g.shut(r.Name, time.Time{}) // until a resume, which writes
+		}
+	}
 	return nil
 }

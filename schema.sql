@@ -120,8 +120,25 @@ CREATE INDEX IF NOT EXISTS litequeue_jobs_expiry
 	ON litequeue_jobs (expires_at) WHERE state = 'pending' AND expires_at IS NOT NULL;
 
 -- Pause (pause.go).
+-- A paused queue (scope 'queue') or kind (scope 'kind'): nothing of it is
+-- claimed until it is resumed. since: when it was first paused.
+CREATE TABLE IF NOT EXISTS litequeue_paused (
+	scope TEXT    NOT NULL,
+	name  TEXT    NOT NULL,
+	since INTEGER NOT NULL,
+	PRIMARY KEY (scope, name)
+);
 
 -- Per-kind limits (limits.go).
+-- The recent starts of each rate-limited kind, one row per run started,
+-- pruned by the claims as they age out of the kind's window.
+CREATE TABLE IF NOT EXISTS litequeue_starts (
+	kind       TEXT    NOT NULL,
+	started_at INTEGER NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS litequeue_starts_window
+	ON litequeue_starts (kind, started_at);
 
 -- Circuit breakers (breaker.go).
 

@@ -18,6 +18,9 @@ type Stats struct {
 	// DeathsByClassLastHour splits DeathsLastHour by the error class of
 	// each job's last run, most first: what killed them.
 	DeathsByClassLastHour []ErrorCount
+	// Paused lists the paused queues, then the paused kinds, each sorted
+	// by name (see [Queue.PauseQueue]).
+	Paused []Pause
 }
 
 // QueueStats counts one queue's jobs by state. Due and Scheduled split the
@@ -97,6 +100,9 @@ func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	s.DeathsLastHour = map[string]int{}
 	for _, d := range s.DeathsByClassLastHour {
 		s.DeathsLastHour[d.Kind] += d.Count
+	}
+	if s.Paused, err = q.pauses(ctx, tx); err != nil {
+		return Stats{}, err
 	}
 	return s, nil
 }

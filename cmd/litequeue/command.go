@@ -39,7 +39,7 @@ const (
 func commands() []*command {
 	return []*command{
 		{name: "stats", usage: "stats [--json]", group: inspectGroup, setup: (*cli).stats,
-			short: "jobs per queue and state; retries and deaths in the last hour"},
+			short: "jobs per queue and state; retries and deaths in the last hour; what is paused"},
 		{name: "list", usage: "list [--state S] [--queue Q] [--kind K] [--limit N] [--json]", group: inspectGroup, setup: (*cli).list,
 			short: "jobs, oldest first"},
 		{name: "show", usage: "show ID [--json]", group: inspectGroup, min: 1, max: 1, setup: (*cli).show,
@@ -69,6 +69,10 @@ func commands() []*command {
 			short: "cancel pending or running jobs"},
 		{name: "run-now", usage: "run-now ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).runNow,
 			short: "make pending jobs (scheduled, waiting to retry) due now"},
+		{name: "pause", usage: "pause --queue Q | --kind K", group: changeGroup, setup: (*cli).pauseCmd,
+			short: "stop every worker from claiming a queue's or a kind's jobs"},
+		{name: "resume", usage: "resume --queue Q | --kind K", group: changeGroup, setup: (*cli).resumeCmd,
+			short: "let the workers claim a paused queue or kind again"},
 		{name: "delete", usage: "delete ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).deleteJobs,
 			short: "delete finished or dead jobs and their history"},
 		{name: "enqueue", usage: "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--json]",

@@ -19,6 +19,7 @@ type statsJSON struct {
 	DeathsLastHour  map[string]int            `json:"deaths_last_hour"` // per kind
 	// DeathsByClassLastHour is per kind and error class.
 	DeathsByClassLastHour []errorCountJSON `json:"deaths_by_class_last_hour"`
+	Paused                []pauseJSON      `json:"paused,omitempty"` // absent: nothing is paused
 }
 
 // queueStatsJSON is one queue's counts in "stats --json".
@@ -70,6 +71,7 @@ func toStatsJSON(st litequeue.Stats) statsJSON {
 		RetriesLastHour:       errorCountsJSON(st.RetriesLastHour),
 		DeathsLastHour:        st.DeathsLastHour,
 		DeathsByClassLastHour: errorCountsJSON(st.DeathsByClassLastHour),
+		Paused:                pausesJSON(st.Paused),
 	}
 	for name, s := range st.Queues {
 		qs := queueStatsJSON{s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.Expired, nil}
@@ -95,7 +97,8 @@ func errorCountsJSON(counts []litequeue.ErrorCount) []errorCountJSON {
 }
 
 // writeStats writes st as tables: the jobs of each queue by state, then
-// the last hour's retries, and its deaths per kind and error class.
+// the last hour's retries, and its deaths per kind and error class, and a
+// line of what is paused, if anything is.
 func (c *cli) writeStats(st litequeue.Stats) {
 	w := c.stdout
 	if len(st.Queues) == 0 {
@@ -120,6 +123,7 @@ func (c *cli) writeStats(st litequeue.Stats) {
 
 	writeErrorCounts(w, "retries", st.RetriesLastHour)
 	writeErrorCounts(w, "deaths", st.DeathsByClassLastHour)
+	writePaused(w, st.Paused)
 }
 
 // writeErrorCounts writes the last hour's counts of what (retries or

@@ -115,6 +115,10 @@ func run(args []string) error {
 	case "apptx":
 		n, _ := strconv.Atoi(args[3])
 		return appTx(ctx, q, logs, args[2], n, args[4])
+	case "pause", "resume":
+		return pause(ctx, q, args[0], args[2], args[3])
+	case "limits":
+		return limits(ctx, q, logs, args[2], args[3])
 	}
 	return fmt.Errorf("unknown mode %q", args[0])
 }

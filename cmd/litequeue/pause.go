@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/litequeue/litequeue"
+)
+
+// pauseTarget are the flags of "pause" and "resume": the queue or the
+// kind, exactly one of them.
+type pauseTarget struct{ queue, kind *string }
+
+// pauseFlags defines --queue and --kind of "pause" or "resume" (how).
+func (fs *flagSet) pauseFlags(how string) pauseTarget {
+	return pauseTarget{
+		queue: fs.String("queue", "", how+" this `queue`: none of its jobs is claimed while paused"),
+		kind:  fs.String("kind", "", how+" this `kind`, in every queue"),
+	}
+}
+
+// pauseCmd defines the flags of "pause" and returns the command: no
+// process claims jobs of the queue or kind until "resume".
+func (c *cli) pauseCmd(fs *flagSet) runFunc {
+	t := fs.pauseFlags("pause")
+	return func(ctx context.Context, _ []string) error {
+		return c.setPaused(ctx, fs, t, true)
+	}
+}
+
+// resumeCmd defines the flags of "resume" and returns the command.
+func (c *cli) resumeCmd(fs *flagSet) runFunc {
+	t := fs.pauseFlags("resume")
+	return func(ctx context.Context, _ []string) error {
+		return c.setPaused(ctx, fs, t, false)
+	}
+}
+
+// setPaused pauses or resumes the queue or kind of t, through the
+// library's write path, and says what it did.
+func (c *cli) setPaused(ctx context.Context, fs *flagSet, t pauseTarget, pause bool) error {
+	queue, kind := fs.isSet("queue"), fs.isSet("kind")
+	if queue == kind {
+		return fs.usageError(fmt.Errorf("name the queue (--queue) or the kind (--kind), one of them"))
+	}
+	q, err := c.openWrite()
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	var act func(context.Context, string) error
+	scope, name := "queue", *t.queue
+	switch {
+	case queue && pause:
+		act = q.PauseQueue
+	case queue:
+		act = q.ResumeQueue
+	case pause:
+		act, scope, name = q.PauseKind, "kind", *t.kind
+	default:
+		act, scope, name = q.ResumeKind, "kind", *t.kind
+	}
+	if err := act(ctx, name); err != nil {
+		return err
+	}
+	if pause {
+		fmt.Fprintf(c.stdout, "paused %s %s: no worker claims its jobs until 'litequeue resume --%s %s'\n", scope, name, scope, name)
+	} else {
+		fmt.Fprintf(c.stdout, "resumed %s %s\n", scope, name)
+	}
+	return nil
+}
+
+// writePaused writes a line of what is paused, if anything is.
+func writePaused(w io.Writer, ps []litequeue.Pause) {
+	if len(ps) == 0 {
+		return
+	}
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		what := "queue " + p.Queue
+		if p.Kind != "" {
+			what = "kind " + p.Kind
+		}
+		parts[i] = fmt.Sprintf("%s (since %s)", what, fmtTimeMS(p.Since))
+	}
+	fmt.Fprintf(w, "\npaused: %s\n", strings.Join(parts, ", "))
+}
+
+// pauseJSON is a paused queue or kind in "stats --json".
+type pauseJSON struct {
+	Queue   string `json:"queue,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	SinceMS int64  `json:"since_ms"` // Unix milliseconds
+}
+
+// pausesJSON is the JSON form of ps; nil if nothing is paused.
+func pausesJSON(ps []litequeue.Pause) []pauseJSON {
+	var out []pauseJSON
+	for _, p := range ps {
+		out = append(out, pauseJSON{p.Queue, p.Kind, p.Since.UnixMilli()})
+	}
+	return out
+}
