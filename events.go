@@ -16,6 +16,12 @@ const (
 	eventReplayed  = "job.replayed"
 	eventRunNow    = "job.run_now"
 	eventDeleted   = "job.deleted"
+
+	// A kind's circuit breaker opened (see Breaker): Job is the run that
+	// opened it, Err its failure, Delay the cool-down. Closed: Job is the
+	// probe that completed.
+	eventBreakerOpened = "job.breaker_opened"
+	eventBreakerClosed = "job.breaker_closed"
 )
 
 // Event reports one committed state change to Options.OnEvent.

@@ -24,6 +24,7 @@ type handler struct {
 	policy     Policy
 	timeout    time.Duration
 	middleware []func(Handler) Handler // of WithMiddleware; see chain
+	breaker    *Breaker                // of WithBreaker, resolved; nil: none
 }
 
 // UsePolicy makes the handler use the named policy from Options.Policies
@@ -51,8 +52,8 @@ func WithTimeout(d time.Duration) HandlerOption {
 // on this Queue are claimed by its Work and RunDue; a kind registered while
 // Work runs is claimed from then on, its due jobs at once. Handle panics,
 // like http.ServeMux, on an empty kind, a nil handler, a kind that already
-// has one, an unknown policy name or a negative timeout: these are
-// mistakes in the program, not in its data.
+// has one, an unknown policy name, a negative timeout or a [Breaker] out
+// of its limits: these are mistakes in the program, not in its data.
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if kind == "" {
 		panic("litequeue: Handle with an empty kind")
@@ -72,6 +73,13 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	hd.fn = q.chain(h, hd.middleware)
 	if hd.timeout < 0 {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
+	}
+	if hd.breaker != nil {
+		b, err := hd.breaker.resolve()
+		if err != nil {
+			panic(fmt.Sprintf("litequeue: Handle(%q): WithBreaker: %v", kind, err))
+		}
+		hd.breaker = &b
 	}
 	q.mu.Lock()
 	_, dup := q.handlers[kind]

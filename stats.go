@@ -18,6 +18,9 @@ type Stats struct {
 	// DeathsByClassLastHour splits DeathsLastHour by the error class of
 	// each job's last run, most first: what killed them.
 	DeathsByClassLastHour []ErrorCount
+	// Breakers holds the circuit breakers that are not closed, per kind
+	// (see Breaker): open, or half-open with their probe running.
+	Breakers map[string]BreakerStats
 }
 
 // QueueStats counts one queue's jobs by state. Due and Scheduled split the
@@ -95,6 +98,9 @@ func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	s.DeathsLastHour = map[string]int{}
 	for _, d := range s.DeathsByClassLastHour {
 		s.DeathsLastHour[d.Kind] += d.Count
+	}
+	if s.Breakers, err = q.breakerStats(ctx, tx); err != nil {
+		return Stats{}, err
 	}
 	return s, nil
 }

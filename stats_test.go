@@ -95,6 +95,7 @@ func TestQueue_Stats(t *testing.T) {
 		},
 		DeathsLastHour:        map[string]int{"send": 1},
 		DeathsByClassLastHour: []litequeue.ErrorCount{{Kind: "send", ErrorClass: "*errors.errorString", Count: 1}},
+		Breakers:              map[string]litequeue.BreakerStats{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Stats (-want +got):\n%s", diff)
@@ -118,6 +119,7 @@ func TestQueue_StatsEmpty(t *testing.T) {
 		RetriesLastHour:       []litequeue.ErrorCount{},
 		DeathsLastHour:        map[string]int{},
 		DeathsByClassLastHour: []litequeue.ErrorCount{},
+		Breakers:              map[string]litequeue.BreakerStats{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Stats (-want +got):\n%s", diff)

@@ -43,15 +43,27 @@ func TestCheck(t *testing.T) {
 
 func TestCheck_Corrupt(t *testing.T) {
 	fx := newFixture(t)
-	// Overwrite the b-tree header of the last page: what a failing disk
-	// might leave.
+	// Overwrite the b-tree headers of the keys table and its indexes:
+	// what a failing disk might leave.
+	q, err := litequeue.OpenReadOnly(fx.path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roots []int
+	err = q.DB().Select(&roots, `SELECT rootpage FROM sqlite_master WHERE tbl_name = 'litequeue_keys'`)
+	q.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	data, err := os.ReadFile(fx.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const page = 4096
-	for i := len(data) - page + 1; i < len(data)-page+8; i++ {
-		data[i] = 0xa5
+	for _, root := range roots {
+		for i := (root-1)*page + 1; i < (root-1)*page+8; i++ {
+			data[i] = 0xa5
+		}
 	}
 	if err := os.WriteFile(fx.path, data, 0o600); err != nil {
 		t.Fatal(err)
