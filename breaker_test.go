@@ -56,6 +56,19 @@ func attempts(tb testing.TB, q *litequeue.Queue, jobs []*litequeue.Job) map[int6
 	return out
 }
 
+// receive returns the next value on ch, failing the test after a
+// real-time deadline.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
 // dependency is a handler whose runs fail until the dependency is up; it
 // records the job of each run.
 type dependency struct {
@@ -320,7 +333,8 @@ func TestBreaker_CooldownCap(t *testing.T) {
 
 // TestBreaker_ProbeNeutral checks that a probe that is cancelled or
 // discarded leaves the breaker open with its cool-down over: the next
-// job is the next probe, at once.
+// job is the next probe, at once, and its failure opens the breaker for
+// twice as long, as a failed probe does.
 func TestBreaker_ProbeNeutral(t *testing.T) {
 	t.Parallel()
 	for _, what := range []string{"cancel", "discard"} {
@@ -332,7 +346,7 @@ func TestBreaker_ProbeNeutral(t *testing.T) {
 			q.Handle("k", outcomeHandler, litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: 30 * time.Second}))
 			trip(t, q, clk, 1)
 			neutral := enqueue(t, q, "k", what)
-			ok := enqueue(t, q, "k", "ok")
+			next := enqueue(t, q, "k", "fail")
 			clk.Add(30 * time.Second)
 			if n := runDue(t, q); n != 2 {
 				t.Fatalf("RunDue ran %d, want 2: the %s probe, then another", n, what)
@@ -340,14 +354,15 @@ func TestBreaker_ProbeNeutral(t *testing.T) {
 			if h := history(t, q, neutral.ID); len(h) != 1 || h[0].StartedAt.Before(clk.Now()) {
 				t.Fatalf("history of the first probe %+v, want one run now", h)
 			}
-			if got := get(t, q, ok.ID).State; got != litequeue.Completed {
-				t.Fatalf("second probe %s, want completed", got)
+			if h := history(t, q, next.ID); len(h) != 1 || h[0].Outcome != litequeue.OutcomeFailed {
+				t.Fatalf("history of the second probe %+v, want one failed run", h)
 			}
-			if b := breakers(t, q); len(b) != 0 {
-				t.Fatalf("breakers %+v, want closed by the second probe", b)
+			want := litequeue.BreakerStats{State: "open", OpenedAt: epoch, Until: clk.Now().Add(time.Minute), Trips: 2}
+			if diff := cmp.Diff(want, breakers(t, q)["k"]); diff != "" {
+				t.Fatalf("breaker after the second probe failed (-want +got):\n%s", diff)
 			}
-			if got := ev.count("job.breaker_opened"); got != 1 {
-				t.Fatalf("job.breaker_opened fired %d times, want 1: a neutral probe opens nothing", got)
+			if got := ev.count("job.breaker_opened"); got != 2 {
+				t.Fatalf("job.breaker_opened fired %d times, want 2: the trip and the failed second probe", got)
 			}
 		})
 	}
@@ -375,17 +390,16 @@ func TestBreaker_ProbeReleased(t *testing.T) {
 	waiting := enqueue(t, q1, "k", "wait")
 	clk.Add(30 * time.Second)
 	done := runDueAsync(q1)
-	if id := <-started; id != waiting.ID {
-		t.Fatalf("probe %d, want job %d", id, waiting.ID)
-	}
-	if got := breakers(t, q1)["k"].State; got != "half_open" {
-		t.Fatalf("breaker %s while its probe runs, want half_open", got)
-	}
+	id := receive(t, started, "the probe to start")
+	state := breakers(t, q1)["k"].State // checked once the run is shut down
 	closed := make(chan struct{})
 	go func() { q1.Close(); close(closed) }()
 	stepUntilClosed(t, clk, "Close to release the probe", closed, time.Second)
 	if r := <-done; !errors.Is(r.err, litequeue.ErrClosed) {
 		t.Fatalf("RunDue = %d, %v; want ErrClosed", r.n, r.err)
+	}
+	if id != waiting.ID || state != "half_open" {
+		t.Fatalf("probe %d, breaker %s while it ran; want job %d, half_open", id, state, waiting.ID)
 	}
 
 	q2 := openAt(t, path, opts)
@@ -431,7 +445,10 @@ func TestBreaker_ProbeLost(t *testing.T) {
 	probe := enqueue(t, q1, "k", "wait")
 	clk1.Add(30 * time.Second)
 	done := runDueAsync(q1)
-	<-started
+	var once sync.Once
+	returned := func() { once.Do(func() { close(release); <-done }) }
+	defer returned()
+	receive(t, started, "the probe to start")
 
 	// q1's clock stands still, so its lease is not renewed; q2's passes it.
 	clk2.Set(clk1.Now().Add(litequeue.DefaultVisibilityTimeout))
@@ -447,8 +464,7 @@ func TestBreaker_ProbeLost(t *testing.T) {
 	if got := ev.count("job.breaker_opened"); got != 1 {
 		t.Fatalf("job.breaker_opened fired %d times on the rescuer, want 1", got)
 	}
-	close(release)
-	<-done
+	returned()
 	if diff := cmp.Diff(want, breakers(t, q2)["k"]); diff != "" {
 		t.Fatalf("breaker after the lost run returned (-want +got):\n%s", diff)
 	}
