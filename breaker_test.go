@@ -377,13 +377,14 @@ func TestBreaker_ProbeReleased(t *testing.T) {
 	opts := litequeue.Options{Clock: clk, Retry: dieAtOnce}
 	b := litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: 30 * time.Second})
 	q1, path := openQueue(t, opts)
-	started := make(chan int64, 1)
+	started, cancelled := make(chan int64, 1), make(chan struct{})
 	q1.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
 		if string(job.Payload) == `"fail"` {
 			return errDown
 		}
 		started <- job.ID
 		<-ctx.Done()
+		close(cancelled)
 		return ctx.Err()
 	}, b)
 	trip(t, q1, clk, 1)
@@ -394,7 +395,10 @@ func TestBreaker_ProbeReleased(t *testing.T) {
 	state := breakers(t, q1)["k"].State // checked once the run is shut down
 	closed := make(chan struct{})
 	go func() { q1.Close(); close(closed) }()
-	stepUntilClosed(t, clk, "Close to release the probe", closed, time.Second)
+	// The clock stops once the grace is over: stepped on, it would reach
+	// the moment a run that has not yet returned is abandoned.
+	stepUntilClosed(t, clk, "the shutdown to cancel the probe", cancelled, time.Second)
+	receive(t, closed, "Close to release the probe")
 	if r := <-done; !errors.Is(r.err, litequeue.ErrClosed) {
 		t.Fatalf("RunDue = %d, %v; want ErrClosed", r.n, r.err)
 	}
