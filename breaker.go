@@ -62,10 +62,12 @@ const (
 // ≥ 1, Ratio in (0, 1], Window > 0, Cooldown > 0, MaxCooldown ≥ Cooldown
 // (zero fields take their defaults first).
 //
-// The breaker's state is kept in the database and shared by every Queue
-// on it: each claims no job of a kind whose breaker is open, whether or
-// not its own handler has one, and ends a probe it ran. Only the Queues
-// whose handler has the breaker count failures and open it.
+// The breaker's state is kept in the database and shared by the Queues
+// on it whose handler of the kind has a breaker: one opens it, and none
+// claims the kind while it is open. Give every process the same options:
+// a Queue whose handler has none claims the kind as if it had no breaker
+// (and so pays nothing for the feature), though it still counts a lost
+// probe that it rescues.
 func WithBreaker(b Breaker) HandlerOption {
 	return func(h *handler) { h.breaker = &b }
 }
@@ -151,13 +153,16 @@ func (r *breakerRow) shutFor(now time.Time) (bool, time.Time) {
 // a probe it locks the kind (see engine.lockKind) and reads its breaker
 // again, so that claimers in other transactions take no second probe.
 func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
+	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
+		return nil
+	}
 	var rows []breakerRow
 	if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
 		return fmt.Errorf("read breakers: %w", err)
 	}
 	for i := range rows {
 		r := &rows[i]
-		if !slices.Contains(g.kinds, r.Kind) {
+		if !slices.Contains(g.kinds, r.Kind) || !q.hasBreaker(r.Kind) {
 			continue
 		}
 		if shut, opens := r.shutFor(now); shut {
@@ -183,6 +188,12 @@ func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Ti
 		g.probes = append(g.probes, r.Kind)
 	}
 	return nil
+}
+
+// hasBreaker reports whether the handler of kind has a breaker.
+func (q *Queue) hasBreaker(kind string) bool {
+	hd := q.handler(kind)
+	return hd != nil && hd.breaker != nil
 }
 
 const breakerProbeSQL = `UPDATE litequeue_breakers SET state = 'half_open', probe = ? WHERE kind = ?`
@@ -285,9 +296,10 @@ func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, d *decis
 	if failed < b.Failures {
 		return nil, nil
 	}
-	// Up to this many completed runs, the failures are at least Ratio.
-	most := int(math.Floor(float64(failed)/b.Ratio)) - failed
-	if err := tx.GetContext(ctx, &completed, breakerCompletedSQL, since, h.kind, most+1); err != nil {
+	// Up to this many completed runs, the failures are at least Ratio;
+	// one more is enough to keep the breaker closed.
+	most := min(math.Floor(float64(failed)/b.Ratio)-float64(failed), math.MaxInt32)
+	if err := tx.GetContext(ctx, &completed, breakerCompletedSQL, since, h.kind, int64(most)+1); err != nil {
 		return nil, fmt.Errorf("count runs: %w", err)
 	}
 	if float64(failed) < b.Ratio*float64(failed+completed) {

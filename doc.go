@@ -138,7 +138,7 @@
 // A handler has no breaker unless it is given one: a breaker that trips
 // where none was asked for would surprise, and hold back retries the
 // program counts on. The breaker's state is kept in the database, so every
-// process on it stops claiming the kind. The events job.breaker_opened
+// process on it whose handler has the breaker stops claiming the kind. The events job.breaker_opened
 // (Job is the run that opened it, Err its failure, Delay the cool-down)
 // and job.breaker_closed fire after the change commits, and an opening is
 // logged as a warning. [Stats].Breakers and "litequeue stats" show each
