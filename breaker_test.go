@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,7 +106,9 @@ func TestBreaker_Timeline(t *testing.T) {
 	var ev events
 	var q *litequeue.Queue
 	committed := make(map[string]bool) // at each breaker event, whether Stats already showed it
-	q, _ = openQueue(t, litequeue.Options{Clock: clk, Retry: breakerRetry, OnEvent: func(e litequeue.Event) {
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	q, _ = openQueue(t, litequeue.Options{Clock: clk, Retry: breakerRetry, Logger: logger, OnEvent: func(e litequeue.Event) {
 		ev.record(e)
 		if strings.HasPrefix(e.Type, "job.breaker_") {
 			_, open := breakers(t, q)["k"]
@@ -212,8 +215,25 @@ func TestBreaker_Timeline(t *testing.T) {
 	if diff := cmp.Diff(map[string]bool{"job.breaker_opened": true, "job.breaker_closed": true}, committed); diff != "" {
 		t.Errorf("committed when fired (-want +got):\n%s", diff)
 	}
+	warned := 0
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, "circuit breaker opened") && strings.Contains(line, "kind=k") {
+			warned++
+		}
+	}
+	if warned != 2 {
+		t.Errorf("%d warnings of an opened breaker, want 2:\n%s", warned, logs.String())
+	}
 	t.Logf("timeline: opened at +%v (5th failure), probe at +%v (failed), re-opened at +%v for 1m, probe at +%v (completed), closed at +%v; tries used by waiting jobs while open: %d",
 		opened.Sub(epoch), probe1At.Sub(epoch), reopened.Sub(epoch), probe2At.Sub(epoch), closed.Sub(epoch), used)
+}
+
+// dropTime leaves the wall-clock time out of a log line.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 {
+		return slog.Attr{}
+	}
+	return a
 }
 
 // outcomeHandler fails, completes, discards, cancels or snoozes each job
