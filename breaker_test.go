@@ -642,3 +642,14 @@ func TestBreaker_Invalid(t *testing.T) {
 	// A zero MaxCooldown under a long Cooldown takes the Cooldown.
 	q.Handle("long", outcomeHandler, litequeue.WithBreaker(litequeue.Breaker{Cooldown: time.Hour}))
 }
+
+// TestBreaker_StatsOfOlderFile reads the Stats of a file of version 3,
+// which has no breakers' table, without migrating it: no breakers.
+func TestBreaker_StatsOfOlderFile(t *testing.T) {
+	t.Parallel()
+	fileOnly(t, "OpenReadOnly reads a file")
+	ro := openReadOnly(t, oldFile(t, 3))
+	if b := breakers(t, ro); b == nil || len(b) != 0 {
+		t.Fatalf("Stats.Breakers = %#v, want empty", b)
+	}
+}
