@@ -227,9 +227,11 @@ const breakerFailedSQL = `SELECT COUNT(*) FROM litequeue_attempts
 const breakerCompletedSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM litequeue_attempts
 	WHERE finished_at > ? AND kind = ? AND outcome = 'completed' LIMIT ?) AS c`
 
+// breakerOpenSQL opens a closed breaker; one that another transaction
+// opened meanwhile stays as it is.
 const breakerOpenSQL = `INSERT INTO litequeue_breakers
 	(kind, state, opened_at, open_until, trips, probe, cooldown, max_cooldown)
-	VALUES (?, 'open', ?, ?, 1, 0, ?, ?)`
+	VALUES (?, 'open', ?, ?, 1, 0, ?, ?) ON CONFLICT (kind) DO NOTHING`
 
 const breakerReopenSQL = `UPDATE litequeue_breakers
 	SET state = 'open', open_until = ?, trips = ?, probe = 0, cooldown = ?
@@ -240,7 +242,9 @@ const breakerCloseSQL = `DELETE FROM litequeue_breakers WHERE kind = ?`
 // breakerRan counts the end of a run of a kind with a breaker, and opens
 // or closes the breaker; it returns the events of a change. On PostgreSQL
 // it locks the kind first (see engine.lockKind), so that the failures of
-// two runs ending at once are both counted and open the breaker once.
+// two runs ending at once are both counted (each would not see the
+// other's), and a probe's end is not undone by another's; the breaker
+// opens once even without (breakerOpenSQL).
 func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
 	var b *Breaker
@@ -306,9 +310,13 @@ func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, d *decis
 		return nil, nil
 	}
 	until := now.Add(b.Cooldown)
-	if _, err := tx.ExecContext(ctx, breakerOpenSQL, h.kind, ms(now), ms(until),
-		b.Cooldown.Milliseconds(), b.MaxCooldown.Milliseconds()); err != nil {
+	res, err := tx.ExecContext(ctx, breakerOpenSQL, h.kind, ms(now), ms(until),
+		b.Cooldown.Milliseconds(), b.MaxCooldown.Milliseconds())
+	if err != nil {
 		return nil, fmt.Errorf("open breaker: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return nil, err
 	}
 	return []Event{{Type: eventBreakerOpened, Job: *d.after.job(), Err: h.Error, Delay: b.Cooldown, At: now}}, nil
 }

@@ -653,3 +653,54 @@ func TestBreaker_StatsOfOlderFile(t *testing.T) {
 		t.Fatalf("Stats.Breakers = %#v, want empty", b)
 	}
 }
+
+// TestBreaker_TripsOnce fails the runs of two Queues' Work loops, 4
+// workers each, at once: the breaker opens once, every run's end is
+// stored (none is left running by a failed write), and the jobs not yet
+// claimed wait.
+func TestBreaker_TripsOnce(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	var ev events
+	b := litequeue.WithBreaker(litequeue.Breaker{Failures: 5, Cooldown: time.Hour})
+	q1, path := openQueue(t, litequeue.Options{Clock: clk, Retry: dieAtOnce, OnEvent: ev.record})
+	q2 := openAt(t, path, litequeue.Options{Clock: clk, Retry: dieAtOnce, OnEvent: ev.record})
+	var runs atomic.Int32
+	h := func(ctx context.Context, job *litequeue.Job) error {
+		runs.Add(1)
+		return errDown
+	}
+	q1.Handle("k", h, b)
+	q2.Handle("k", h, b)
+	const jobs = 80
+	for range jobs {
+		enqueue(t, q1, "k", nil)
+	}
+	stop1 := startWork(t, q1, litequeue.WorkerOptions{Concurrency: 4})
+	stop2 := startWork(t, q2, litequeue.WorkerOptions{Concurrency: 4})
+	waitFor(t, "the breaker to open", func() bool { return len(breakers(t, q1)) == 1 })
+	waitFor(t, "the runs in flight to end", func() bool {
+		s, err := q1.Stats(t.Context())
+		return err == nil && s.Queues["default"].Running == 0
+	})
+	if err := stop1(); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ev.count("job.breaker_opened"); got != 1 {
+		t.Fatalf("job.breaker_opened fired %d times, want 1", got)
+	}
+	s, err := q1.Stats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Jobs claimed before the breaker opened still run: up to 4 times
+	// Concurrency per Work loop, which leases ahead for short handlers;
+	// about 5+2·4·4 of the 80 run.
+	if got, want := s.Queues["default"].Dead, int(runs.Load()); got != want || got < 5 || got >= jobs {
+		t.Fatalf("%d dead jobs after %d runs, want one per run, at least 5 and fewer than %d", got, want, jobs)
+	}
+	t.Logf("%d runs of %d jobs before the breaker held the rest back", runs.Load(), jobs)
+}
