@@ -2,22 +2,420 @@ package litequeue
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
 	"time"
 )
 
+// Circuit breakers: a kind whose runs fail in a burst is paused, not run
+// into the dead-letter queue. The state is a row of litequeue_breakers per
+// kind that is not closed, so that every process on the database sees it;
+// a closed breaker has no row. The row holds what any process needs to
+// end a probe — its cool-down and the cap on its doubling — as a claim
+// writes what a rescuer needs (see decide.go).
+
+// Breaker configures the circuit breaker of a kind's handler (see
+// [WithBreaker]). Zero fields take the defaults given with each.
+//
+// The breaker is closed at first. It opens at the end of a failed run
+// (failed, panicked, timed_out or lease_expired: a Permanent failure
+// counts) when, in the Window up to that moment, at least Failures of the
+// kind's runs failed and they are at least Ratio of its runs that count: the
+// failed ones and the completed ones. Discarded, cancelled and snoozed runs
+// count neither way: they say nothing about a dependency.
+//
+// While open, no run of the kind starts: its pending jobs wait, using no
+// tries, their RunAt unchanged. Once Cooldown has passed the breaker is
+// half-open: one job is claimed as its probe, and nothing else of the kind
+// until it ends. A probe that completes closes the breaker; one that fails
+// opens it again for twice the last cool-down, at most MaxCooldown. A probe
+// that ends otherwise (released at a shutdown, cancelled, discarded,
+// snoozed) leaves the breaker open with its cool-down over, so that the
+// next claim takes another probe.
+//
+// With the defaults, 20 failed runs in a minute, half of the runs or more,
+// open the breaker for 30s, then 1m, 2m, 4m, 8m and 10m after each failed
+// probe.
+type Breaker struct {
+	Failures    int           // failed runs in the Window that open the breaker; 0: 20
+	Ratio       float64       // the least share of the Window's runs that failed, in (0, 1]; 0: 0.5
+	Window      time.Duration // how far back runs count; 0: 1m
+	Cooldown    time.Duration // how long the breaker stays open before its first probe; 0: 30s
+	MaxCooldown time.Duration // the cap on the cool-down, doubled after each failed probe; 0: 10m, or Cooldown if longer
+}
+
+// The defaults of a Breaker's zero fields.
+const (
+	DefaultBreakerFailures    = 20
+	DefaultBreakerRatio       = 0.5
+	DefaultBreakerWindow      = time.Minute
+	DefaultBreakerCooldown    = 30 * time.Second
+	DefaultBreakerMaxCooldown = 10 * time.Minute
+)
+
+// WithBreaker gives the handler a circuit breaker (see [Breaker]). A
+// handler has none unless it is given one: a breaker that trips where
+// none was asked for would surprise, holding back jobs whose retries the
+// program counts on. Handle panics on a field out of its limits: Failures
+// ≥ 1, Ratio in (0, 1], Window > 0, Cooldown > 0, MaxCooldown ≥ Cooldown
+// (zero fields take their defaults first).
+//
+// The breaker's state is kept in the database and shared by the Queues
+// on it whose handler of the kind has a breaker: one opens it, and none
+// claims the kind while it is open. Give every process the same options:
+// a Queue whose handler has none claims the kind as if it had no breaker
+// (and so pays nothing for the feature), though it still counts a lost
+// probe that it rescues.
+func WithBreaker(b Breaker) HandlerOption {
+	return func(h *handler) { h.breaker = &b }
+}
+
+// resolve fills the zero fields of b and checks it.
+func (b Breaker) resolve() (Breaker, error) {
+	if b.Failures == 0 {
+		b.Failures = DefaultBreakerFailures
+	}
+	if b.Ratio == 0 {
+		b.Ratio = DefaultBreakerRatio
+	}
+	if b.Window == 0 {
+		b.Window = DefaultBreakerWindow
+	}
+	if b.Cooldown == 0 {
+		b.Cooldown = DefaultBreakerCooldown
+	}
+	if b.MaxCooldown == 0 {
+		b.MaxCooldown = max(DefaultBreakerMaxCooldown, b.Cooldown)
+	}
+	switch {
+	case b.Failures < 1:
+		return b, fmt.Errorf("Failures %d is under the minimum of 1", b.Failures)
+	case !(b.Ratio > 0 && b.Ratio <= 1):
+		return b, fmt.Errorf("Ratio %v is outside (0, 1]", b.Ratio)
+	case b.Window < 0:
+		return b, fmt.Errorf("Window %v must be positive", b.Window)
+	case b.Cooldown < 0:
+		return b, fmt.Errorf("Cooldown %v must be positive", b.Cooldown)
+	case b.MaxCooldown < b.Cooldown:
+		return b, fmt.Errorf("MaxCooldown %v is under Cooldown %v", b.MaxCooldown, b.Cooldown)
+	}
+	return b, nil
+}
+
+// The states of a breaker's row.
+const (
+	breakerOpen     = "open"
+	breakerHalfOpen = "half_open"
+)
+
+// breakerRow is a row of litequeue_breakers, with the state of its probe's
+// job ("" if none).
+type breakerRow struct {
+	Kind        string `db:"kind"`
+	State       string `db:"state"`
+	OpenedAt    int64  `db:"opened_at"`
+	OpenUntil   int64  `db:"open_until"`
+	Trips       int    `db:"trips"`
+	Probe       int64  `db:"probe"`
+	Cooldown    int64  `db:"cooldown"`
+	MaxCooldown int64  `db:"max_cooldown"`
+	ProbeState  State  `db:"probe_state"`
+}
+
+const breakerRowsSQL = `SELECT b.kind, b.state, b.opened_at, b.open_until, b.trips, b.probe,
+	b.cooldown, b.max_cooldown, COALESCE(j.state, '') AS probe_state
+	FROM litequeue_breakers AS b LEFT JOIN litequeue_jobs AS j ON j.id = b.probe`
+
+const breakerRowSQL = breakerRowsSQL + ` WHERE b.kind = ?`
+
+// probing reports whether a probe of the breaker is running.
+func (r *breakerRow) probing() bool {
+	return r.State == breakerHalfOpen && r.ProbeState == Running
+}
+
+// shutFor reports whether the breaker keeps its kind shut at now, and
+// until when (zero: until its probe ends). A breaker that does not may let
+// one probe through.
+func (r *breakerRow) shutFor(now time.Time) (bool, time.Time) {
+	switch {
+	case r.probing():
+		return true, time.Time{}
+	case r.State == breakerOpen && r.OpenUntil > ms(now):
+		return true, fromMS(r.OpenUntil)
+	}
+	return false, time.Time{}
+}
+
 // breakerGate shuts the kinds whose breaker is open, and lets one probe
-// through a breaker whose cool-down is over.
+// through a breaker whose cool-down is over. Before it lets a claim take
+// a probe it locks the kind (see engine.lockKind) and reads its breaker
+// again, so that claimers in other transactions take no second probe.
 func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
+	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
+		return nil
+	}
+	var rows []breakerRow
+	if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
+		return fmt.Errorf("read breakers: %w", err)
+	}
+	for i := range rows {
+		r := &rows[i]
+		if !slices.Contains(g.kinds, r.Kind) || !q.hasBreaker(r.Kind) {
+			continue
+		}
+		if shut, opens := r.shutFor(now); shut {
+			g.shut(r.Kind, opens)
+			continue
+		}
+		if !claiming {
+			continue
+		}
+		if err := q.eng.lockKind(ctx, tx, r.Kind); err != nil {
+			return err
+		}
+		if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); errors.Is(err, errNoRows) {
+			continue // closed meanwhile
+		} else if err != nil {
+			return fmt.Errorf("read breaker: %w", err)
+		}
+		if shut, opens := r.shutFor(now); shut {
+			g.shut(r.Kind, opens)
+			continue
+		}
+		g.limit(r.Kind, 1, time.Time{})
+		g.probes = append(g.probes, r.Kind)
+	}
 	return nil
 }
 
-// breakerClaimed marks the probe of a half-open breaker.
-func (q *Queue) breakerClaimed(ctx context.Context, tx execer, leases []*lease, now time.Time) error {
+// hasBreaker reports whether the handler of kind has a breaker.
+func (q *Queue) hasBreaker(kind string) bool {
+	hd := q.handler(kind)
+	return hd != nil && hd.breaker != nil
+}
+
+const breakerProbeSQL = `UPDATE litequeue_breakers SET state = 'half_open', probe = ? WHERE kind = ?`
+
+// breakerClaimed marks the probe of a half-open breaker: the first run
+// the claim took of a kind whose breaker let one through.
+func (q *Queue) breakerClaimed(ctx context.Context, tx execer, g *gate, leases []*lease, now time.Time) error {
+	for _, kind := range g.probes {
+		for _, l := range leases {
+			if l.job.Kind != kind {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, breakerProbeSQL, l.job.ID, kind); err != nil {
+				return fmt.Errorf("mark probe: %w", err)
+			}
+			q.opts.Logger.Info("litequeue: circuit breaker half-open: probe started", "kind", kind, "job", l.job.ID)
+			break
+		}
+	}
 	return nil
 }
+
+// breakerFailedSQL counts the failed runs of a kind since a moment,
+// through litequeue_attempts_failed.
+const breakerFailedSQL = `SELECT COUNT(*) FROM litequeue_attempts
+	WHERE kind = ? AND finished_at > ? AND outcome IN ('failed', 'panicked', 'timed_out', 'lease_expired')`
+
+// breakerCompletedSQL counts the completed runs of a kind since a moment,
+// up to a limit: read only once the failures reached the breaker's
+// threshold, and no further than the count that keeps it closed.
+const breakerCompletedSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM litequeue_attempts
+	WHERE finished_at > ? AND kind = ? AND outcome = 'completed' LIMIT ?) AS c`
+
+// breakerOpenSQL opens a closed breaker; one that another transaction
+// opened meanwhile stays as it is.
+const breakerOpenSQL = `INSERT INTO litequeue_breakers
+	(kind, state, opened_at, open_until, trips, probe, cooldown, max_cooldown)
+	VALUES (?, 'open', ?, ?, 1, 0, ?, ?) ON CONFLICT (kind) DO NOTHING`
+
+const breakerReopenSQL = `UPDATE litequeue_breakers
+	SET state = 'open', open_until = ?, trips = ?, probe = 0, cooldown = ?
+	WHERE kind = ?`
+
+const breakerCloseSQL = `DELETE FROM litequeue_breakers WHERE kind = ?`
 
 // breakerRan counts the end of a run of a kind with a breaker, and opens
-// or closes the breaker; it returns the events of a change.
+// or closes the breaker; it returns the events of a change. On PostgreSQL
+// it locks the kind first (see engine.lockKind), so that the failures of
+// two runs ending at once are both counted (each would not see the
+// other's), and a probe's end is not undone by another's; the breaker
+// opens once even without (breakerOpenSQL).
 func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time.Time) ([]Event, error) {
+	h := d.history
+	var b *Breaker
+	if hd := q.handler(h.kind); hd != nil {
+		b = hd.breaker
+	}
+	if b == nil && h.Outcome != OutcomeLeaseExpired {
+		return nil, nil // a rescuer ends a lost probe of any kind
+	}
+	r, err := q.breakerRow(ctx, tx, h.kind)
+	if err != nil {
+		return nil, err
+	}
+	probe := r != nil && r.State == breakerHalfOpen && r.Probe == h.jobID
+	if !probe && (r != nil || b == nil || !failure(h.Outcome)) {
+		return nil, nil
+	}
+	if err := q.eng.lockKind(ctx, tx, h.kind); err != nil {
+		return nil, err
+	}
+	if r, err = q.breakerRow(ctx, tx, h.kind); err != nil {
+		return nil, err
+	}
+	switch {
+	case r == nil && b != nil && failure(h.Outcome):
+		return q.breakerTrip(ctx, tx, b, d, now)
+	case r == nil || r.State != breakerHalfOpen || r.Probe != h.jobID:
+		return nil, nil // opened meanwhile, or the end of a run that began before
+	}
+	return q.breakerProbed(ctx, tx, r, d, now)
+}
+
+// breakerRow reads the breaker of kind; nil if it is closed.
+func (q *Queue) breakerRow(ctx context.Context, tx execer, kind string) (*breakerRow, error) {
+	r := new(breakerRow)
+	if err := tx.GetContext(ctx, r, breakerRowSQL, kind); errors.Is(err, errNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("read breaker: %w", err)
+	}
+	return r, nil
+}
+
+// breakerTrip opens the closed breaker b of the run d ended, a failure,
+// if the failures in its window reach its threshold.
+func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, d *decision, now time.Time) ([]Event, error) {
+	h := d.history
+	since := ms(now.Add(-b.Window))
+	var failed, completed int
+	if err := tx.GetContext(ctx, &failed, breakerFailedSQL, h.kind, since); err != nil {
+		return nil, fmt.Errorf("count failures: %w", err)
+	}
+	if failed < b.Failures {
+		return nil, nil
+	}
+	// Up to this many completed runs, the failures are at least Ratio;
+	// one more is enough to keep the breaker closed.
+	most := min(math.Floor(float64(failed)/b.Ratio)-float64(failed), math.MaxInt32)
+	if err := tx.GetContext(ctx, &completed, breakerCompletedSQL, since, h.kind, int64(most)+1); err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	if float64(failed) < b.Ratio*float64(failed+completed) {
+		return nil, nil
+	}
+	until := now.Add(b.Cooldown)
+	res, err := tx.ExecContext(ctx, breakerOpenSQL, h.kind, ms(now), ms(until),
+		b.Cooldown.Milliseconds(), b.MaxCooldown.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("open breaker: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return nil, err
+	}
+	return []Event{{Type: eventBreakerOpened, Job: *d.after.job(), Err: h.Error, Delay: b.Cooldown, At: now}}, nil
+}
+
+// breakerProbed ends the half-open breaker r whose probe's run d ended:
+// closed if it completed, open again for twice as long (at most the cap)
+// if it failed, else open with its cool-down over.
+func (q *Queue) breakerProbed(ctx context.Context, tx execer, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
+	h := d.history
+	switch {
+	case h.Outcome == OutcomeCompleted:
+		if _, err := tx.ExecContext(ctx, breakerCloseSQL, r.Kind); err != nil {
+			return nil, fmt.Errorf("close breaker: %w", err)
+		}
+		return []Event{{Type: eventBreakerClosed, Job: *d.after.job(), At: now}}, nil
+	case failure(h.Outcome):
+		cooldown := min(2*r.Cooldown, r.MaxCooldown)
+		if r.Cooldown > math.MaxInt64/2 {
+			cooldown = r.MaxCooldown
+		}
+		if _, err := tx.ExecContext(ctx, breakerReopenSQL, ms(now)+cooldown, r.Trips+1, cooldown, r.Kind); err != nil {
+			return nil, fmt.Errorf("open breaker: %w", err)
+		}
+		delay := time.Duration(cooldown) * time.Millisecond
+		return []Event{{Type: eventBreakerOpened, Job: *d.after.job(), Err: h.Error, Delay: delay, At: now}}, nil
+	}
+	_, err := tx.ExecContext(ctx, breakerReopenSQL, ms(now), r.Trips, r.Cooldown, r.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("reopen breaker: %w", err)
+	}
 	return nil, nil
+}
+
+// emitRan logs the breakers that the events of ran opened, then fires
+// the events: after the commit, once.
+func (q *Queue) emitRan(events []Event) {
+	for _, e := range events {
+		if e.Type == eventBreakerOpened {
+			q.opts.Logger.Warn("litequeue: circuit breaker opened", "kind", e.Job.Kind,
+				"job", e.Job.ID, "cooldown", e.Delay, "err", e.Err)
+		}
+	}
+	q.emit(events...)
+}
+
+// BreakerStats is the state of a kind's circuit breaker that is not
+// closed, in [Stats].Breakers.
+type BreakerStats struct {
+	State    string    // "open" or "half_open" (its probe running)
+	OpenedAt time.Time // when it last left closed
+	Until    time.Time // the end of its cool-down: open, it lets a probe through from then on
+	Trips    int       // times it opened since it was last closed: 1, then one more per failed probe
+}
+
+// breakerStats reads, in tx, the breakers that are not closed, by kind:
+// none in a file older than version 5 that OpenReadOnly reads without
+// migrating it.
+func (q *Queue) breakerStats(ctx context.Context, tx execer) (map[string]BreakerStats, error) {
+	out := make(map[string]BreakerStats)
+	if q.readOnly() {
+		var n int
+		err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_breakers'`)
+		if err != nil || n == 0 {
+			return out, err
+		}
+	}
+	var rows []breakerRow
+	if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		state := breakerOpen // a half-open breaker whose probe was released waits for another
+		if r.probing() {
+			state = breakerHalfOpen
+		}
+		out[r.Kind] = BreakerStats{State: state, OpenedAt: fromMS(r.OpenedAt), Until: fromMS(r.OpenUntil), Trips: r.Trips}
+	}
+	return out, nil
+}
+
+// ResetBreaker closes the circuit breaker of kind by hand, as a probe that
+// completed would, so that its jobs are claimed again at once. A breaker
+// that is closed stays so. It fires no event.
+func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	err = q.write(ctx, func(tx execer) error {
+		if err := q.eng.lockKind(ctx, tx, kind); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, breakerCloseSQL, kind)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)
+	}
+	q.notify()
+	return nil
 }

@@ -114,7 +114,7 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 			break
 		}
 	}
-	if err := q.gated(ctx, tx, leases, now); err != nil {
+	if err := q.gated(ctx, tx, g, leases, now); err != nil {
 		return nil, nil, err
 	}
 	return leases, expired, nil

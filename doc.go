@@ -171,6 +171,33 @@
 // worker looks again when a run ends or when the window slides. Limits are
 // declared with each process's handlers, so every process that handles a
 // kind should declare the same limits.
+// # Circuit breaker
+//
+// When a dependency goes down every job of a kind fails, and retries pile
+// up until they die. [WithBreaker] gives a kind's handler a breaker that
+// turns that into a paused kind: at the end of a failed run, if Failures
+// of the kind's runs in the last Window failed and they are at least Ratio
+// of its completed and failed runs (with the defaults, 20 in a minute, at
+// least half), the breaker opens. A Permanent failure, a panic, a timeout
+// and a lost lease are failures; discarded, cancelled and snoozed runs
+// count neither way. While open, no job of the kind is claimed — its jobs
+// wait, using no tries, their RunAt unchanged — and [Queue.NextDue]
+// reports the cool-down's end (30s by default). Then one job runs as its
+// probe: if it completes the breaker closes; if it fails the breaker opens
+// again for twice as long, at most MaxCooldown (10m by default). A probe
+// released at a shutdown, or cancelled, leaves the breaker open with its
+// cool-down over, so the next claim takes another probe; a probe whose
+// lease expires counts as failed.
+//
+// A handler has no breaker unless it is given one: a breaker that trips
+// where none was asked for would surprise, and hold back retries the
+// program counts on. The breaker's state is kept in the database, so every
+// process on it whose handler has the breaker stops claiming the kind. The events job.breaker_opened
+// (Job is the run that opened it, Err its failure, Delay the cool-down)
+// and job.breaker_closed fire after the change commits, and an opening is
+// logged as a warning. [Stats].Breakers and "litequeue stats" show each
+// breaker that is not closed; [Queue.ResetBreaker] and "litequeue breaker
+// reset <kind>" close one by hand.
 //
 // # Idempotency
 //

@@ -17,6 +17,12 @@ const (
 	eventRunNow    = "job.run_now"
 	eventDeleted   = "job.deleted"
 	eventExpired   = "job.expired"
+
+	// A kind's circuit breaker opened (see Breaker): Job is the run that
+	// opened it, Err its failure, Delay the cool-down. Closed: Job is the
+	// probe that completed.
+	eventBreakerOpened = "job.breaker_opened"
+	eventBreakerClosed = "job.breaker_closed"
 )
 
 // Event reports one committed state change to Options.OnEvent.

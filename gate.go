@@ -23,6 +23,7 @@ type gate struct {
 	paused []string       // queues nothing is claimed from
 	caps   map[string]int // kind: at most this many more runs may start now; absent: no cap
 	opens  time.Time      // the earliest moment a shut kind opens again by itself; zero: none
+	probes []string       // kinds whose half-open breaker takes its probe in this claim (breaker.go)
 }
 
 // gate reads, in tx at now, what the claims of the given kinds may take.
@@ -108,14 +109,14 @@ func (g *gate) spent() bool {
 // gated tells the parts of the gate, in the claim's transaction, of the
 // runs it let start: a rate limit counts them, a half-open breaker marks
 // its probe.
-func (q *Queue) gated(ctx context.Context, tx execer, leases []*lease, now time.Time) error {
+func (q *Queue) gated(ctx context.Context, tx execer, g *gate, leases []*lease, now time.Time) error {
 	if len(leases) == 0 {
 		return nil
 	}
 	if err := q.limitClaimed(ctx, tx, leases, now); err != nil {
 		return err
 	}
-	return q.breakerClaimed(ctx, tx, leases, now)
+	return q.breakerClaimed(ctx, tx, g, leases, now)
 }
 
 // ran tells the parts of the gate, in the transaction that stored it, of

@@ -27,6 +27,7 @@ type handler struct {
 	expirySet  bool
 	middleware []func(Handler) Handler // of WithMiddleware; see chain
 	limits     limits                  // of MaxRunning and RateLimit; see limits.go
+	breaker    *Breaker                // of WithBreaker, resolved; nil: none
 }
 
 // UsePolicy makes the handler use the named policy from Options.Policies
@@ -55,8 +56,9 @@ func WithTimeout(d time.Duration) HandlerOption {
 // Work runs is claimed from then on, its due jobs at once. Handle panics,
 // like http.ServeMux, on an empty kind, a nil handler, a kind that already
 // has one, an unknown policy name, a negative timeout, a [WithExpiry]
-// that is not positive or a limit out of range ([MaxRunning],
-// [RateLimit]): these are mistakes in the program, not in its data.
+// that is not positive, a limit out of range ([MaxRunning],
+// [RateLimit]) or a [Breaker] out of its limits: these are mistakes in
+// the program, not in its data.
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if kind == "" {
 		panic("litequeue: Handle with an empty kind")
@@ -82,6 +84,13 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	}
 	if err := hd.limits.check(); err != nil {
 		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
+	}
+	if hd.breaker != nil {
+		b, err := hd.breaker.resolve()
+		if err != nil {
+			panic(fmt.Sprintf("litequeue: Handle(%q): WithBreaker: %v", kind, err))
+		}
+		hd.breaker = &b
 	}
 	q.mu.Lock()
 	_, dup := q.handlers[kind]

@@ -92,6 +92,8 @@ type Options struct {
 	// "job.snoozed", "job.dead", "job.discarded", "job.cancelled",
 	// "job.replayed", "job.run_now", "job.deleted", "job.expired". A panic
 	// in OnEvent is recovered and logged.
+	// A kind with a Breaker also fires "job.breaker_opened" and
+	// "job.breaker_closed".
 	//
 	// OnEvent must not call the Queue's methods that fire events (Enqueue,
 	// EnqueueMany, Cancel, Replay, ReplayDead, RunNow, Delete, RunDue) or

@@ -38,10 +38,10 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 	}
 	total := 0
 	for {
-		var events []Event
+		var events, gated []Event
 		more := false
 		err := q.write(ctx, func(tx execer) (err error) {
-			events, more, err = q.rescueSome(ctx, tx, seen, events[:0])
+			events, gated, more, err = q.rescueSome(ctx, tx, seen, events[:0], gated[:0])
 			return err
 		})
 		if err != nil {
@@ -51,6 +51,7 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 			q.opts.Logger.Warn("litequeue: rescued an expired lease", "job", ev.Job.ID, "kind", ev.Job.Kind, "state", ev.Job.State)
 		}
 		q.emit(events...)
+		q.emitRan(gated)
 		total += len(events)
 		if !more || len(events) == 0 {
 			if total > 0 {
@@ -63,19 +64,20 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 
 // rescueSome rescues, in tx, up to rescueBatch expired leases, having cut
 // the leases that lie too far ahead. It appends their events to events,
-// and reports whether more may be expired.
-func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, events []Event) ([]Event, bool, error) {
+// and those of the gate (see Queue.ran) to gated, and reports whether more
+// may be expired.
+func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, events, gated []Event) ([]Event, []Event, bool, error) {
 	now := q.now()
 	limit := ms(now.Add(q.opts.VisibilityTimeout))
 	if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
-		return events, false, err
+		return events, gated, false, err
 	}
 	// Room for the rows that are skipped: those of our own leases, and
 	// those seen expired too recently to rescue.
 	batch := rescueBatch + q.holding() + seen.waiting()
 	var rows []jobRow
 	if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), batch); err != nil {
-		return events, false, err
+		return events, gated, false, err
 	}
 	for i := range rows {
 		r := &rows[i]
@@ -87,16 +89,16 @@ func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, even
 		}
 		d := decide(r, end{kind: endExpired, started: fromMS(r.StartedAt), worker: r.Worker}, now)
 		if err := store(ctx, tx, &d); err != nil {
-			return events, false, err
+			return events, gated, false, err
 		}
 		events = append(events, d.event)
 		more, err := q.ran(ctx, tx, &d, now)
 		if err != nil {
-			return events, false, err
+			return events, gated, false, err
 		}
-		events = append(events, more...)
+		gated = append(gated, more...)
 	}
-	return events, len(rows) == batch, nil
+	return events, gated, len(rows) == batch, nil
 }
 
 // sightings are the expired leases a Work loop has seen and not yet

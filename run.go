@@ -310,7 +310,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 	if ev.Type != "" {
 		q.emit(ev)
 	}
-	q.emit(gateEvents...)
+	q.emitRan(gateEvents)
 	if ask != nil {
 		q.emit(ask.expired...)
 	}

@@ -126,6 +126,25 @@ CREATE INDEX IF NOT EXISTS litequeue_starts_window
 
 -- Circuit breakers (breaker.go).
 
+-- A row per kind whose breaker is not closed; a closed one has none.
+CREATE TABLE IF NOT EXISTS litequeue_breakers (
+	kind         TEXT    PRIMARY KEY,
+	state        TEXT    NOT NULL,           -- 'open' or 'half_open'
+	opened_at    BIGINT  NOT NULL,           -- when it last left closed
+	open_until   BIGINT  NOT NULL,           -- the cool-down's end: from then on, a probe may start
+	trips        BIGINT  NOT NULL,           -- times opened since it was last closed
+	probe        BIGINT  NOT NULL DEFAULT 0, -- half_open: the job ID of its probe
+	cooldown     BIGINT  NOT NULL,           -- ms, the current cool-down
+	max_cooldown BIGINT  NOT NULL            -- ms, the cap on its doubling
+);
+
+-- Breaker: a kind's failed runs in the window, at each failure of a kind
+-- with a breaker. Only failed rows are in it: a completed run, the common
+-- case, costs no write here.
+CREATE INDEX IF NOT EXISTS litequeue_attempts_failed
+	ON litequeue_attempts (kind, finished_at)
+	WHERE outcome IN ('failed', 'panicked', 'timed_out', 'lease_expired');
+
 -- Periodic jobs (periodic.go).
 
 -- One row per schedule registered with Queue.Periodic, by name: its

@@ -21,6 +21,9 @@ type Stats struct {
 	// Paused lists the paused queues, then the paused kinds, each sorted
 	// by name (see [Queue.PauseQueue]).
 	Paused []Pause
+	// Breakers holds the circuit breakers that are not closed, per kind
+	// (see Breaker): open, or half-open with their probe running.
+	Breakers map[string]BreakerStats
 }
 
 // QueueStats counts one queue's jobs by state. Due and Scheduled split the
@@ -102,6 +105,9 @@ func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 		s.DeathsLastHour[d.Kind] += d.Count
 	}
 	if s.Paused, err = q.pauses(ctx, tx); err != nil {
+		return Stats{}, err
+	}
+	if s.Breakers, err = q.breakerStats(ctx, tx); err != nil {
 		return Stats{}, err
 	}
 	return s, nil

@@ -96,6 +96,7 @@ func TestQueue_Stats(t *testing.T) {
 		DeathsLastHour:        map[string]int{"send": 1},
 		DeathsByClassLastHour: []litequeue.ErrorCount{{Kind: "send", ErrorClass: "*errors.errorString", Count: 1}},
 		Paused:                []litequeue.Pause{},
+		Breakers:              map[string]litequeue.BreakerStats{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Stats (-want +got):\n%s", diff)
@@ -120,6 +121,7 @@ func TestQueue_StatsEmpty(t *testing.T) {
 		DeathsLastHour:        map[string]int{},
 		DeathsByClassLastHour: []litequeue.ErrorCount{},
 		Paused:                []litequeue.Pause{},
+		Breakers:              map[string]litequeue.BreakerStats{},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Stats (-want +got):\n%s", diff)

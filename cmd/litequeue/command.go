@@ -75,6 +75,10 @@ func commands() []*command {
 			short: "let the workers claim a paused queue or kind again"},
 		{name: "delete", usage: "delete ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).deleteJobs,
 			short: "delete finished or dead jobs and their history"},
+		{name: "breaker", usage: "breaker reset KIND", short: "circuit breakers: close one by hand", subs: []*command{
+			{name: "breaker reset", usage: "breaker reset KIND", group: changeGroup, min: 1, max: 1, setup: (*cli).breakerReset,
+				short: "close a kind's circuit breaker: its jobs are claimed again at once"},
+		}},
 		{name: "enqueue", usage: "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--json]",
 			group: changeGroup, min: 1, max: 2, setup: (*cli).enqueue,
 			short: "add a job"},

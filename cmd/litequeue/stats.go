@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/litequeue/litequeue"
 )
@@ -20,6 +21,16 @@ type statsJSON struct {
 	// DeathsByClassLastHour is per kind and error class.
 	DeathsByClassLastHour []errorCountJSON `json:"deaths_by_class_last_hour"`
 	Paused                []pauseJSON      `json:"paused,omitempty"` // absent: nothing is paused
+	// Breakers are the circuit breakers that are not closed, per kind.
+	Breakers map[string]breakerJSON `json:"breakers,omitempty"`
+}
+
+// breakerJSON is a circuit breaker that is not closed, in "stats --json".
+type breakerJSON struct {
+	State    string    `json:"state"`
+	OpenedAt time.Time `json:"opened_at"`
+	Until    time.Time `json:"until"`
+	Trips    int       `json:"trips"`
 }
 
 // queueStatsJSON is one queue's counts in "stats --json".
@@ -84,6 +95,12 @@ func toStatsJSON(st litequeue.Stats) statsJSON {
 	if out.DeathsLastHour == nil {
 		out.DeathsLastHour = map[string]int{}
 	}
+	for kind, b := range st.Breakers {
+		if out.Breakers == nil {
+			out.Breakers = make(map[string]breakerJSON)
+		}
+		out.Breakers[kind] = breakerJSON(b)
+	}
 	return out
 }
 
@@ -124,6 +141,17 @@ func (c *cli) writeStats(st litequeue.Stats) {
 	writeErrorCounts(w, "retries", st.RetriesLastHour)
 	writeErrorCounts(w, "deaths", st.DeathsByClassLastHour)
 	writePaused(w, st.Paused)
+	writeBreakers(w, st.Breakers)
+}
+
+// writeBreakers writes a line per circuit breaker that is not closed;
+// nothing when all are.
+func writeBreakers(w io.Writer, breakers map[string]litequeue.BreakerStats) {
+	for _, kind := range slices.Sorted(maps.Keys(breakers)) {
+		b := breakers[kind]
+		fmt.Fprintf(w, "\nbreaker %s: %s since %s, cool-down until %s, %s\n",
+			kind, b.State, fmtTime(b.OpenedAt), fmtTime(b.Until), plural(b.Trips, "trip"))
+	}
 }
 
 // writeErrorCounts writes the last hour's counts of what (retries or
