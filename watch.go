@@ -30,11 +30,14 @@ import (
 // whose notification was lost, and every pollInterval without one.
 const notifiedPoll = time.Minute
 
-// After a burst of changes, the notifier asks data_version first after
-// settleFirst, and then after twice the previous wait, until settleMax
-// after the burst's last event.
+// After a burst of changes the notifier asks data_version settleFirst
+// after its events, and then at intervals that double, of at most
+// settleGap for settleFast after the last event, until settleMax after it
+// (see settle).
 const (
 	settleFirst = 500 * time.Microsecond
+	settleGap   = 2 * time.Millisecond
+	settleFast  = 50 * time.Millisecond
 	settleMax   = 2 * time.Second
 )
 
@@ -103,18 +106,22 @@ func (n *notifier) run() {
 	}
 }
 
-// settle asks data_version, at growing intervals from settleFirst on,
-// until settleMax after the burst's last event, and wakes the loops each
-// time it says that someone committed. An event during the wait starts
-// the intervals again: its commit may become visible after a change that
-// an earlier commit made, so the first change is not the end. While
-// events keep coming (a busy writer), it asks every settleFirst. It
+// settle asks data_version after each event, and again at growing
+// intervals, until settleMax after the burst's last event, and wakes the
+// loops each time it says that someone committed: a commit may become
+// visible after a change that an earlier one made, so the first change is
+// not the end. The first ask comes settleFirst after an event; the
+// intervals double from there, but stay at most settleGap for settleFast
+// after an event, when the commit is most likely to land, and asks come
+// at most every settleGap while events keep coming (a busy writer). It
 // reports false if the watcher closed.
 func (n *notifier) settle() bool {
-	t := time.NewTimer(settleFirst)
+	now := time.Now()
+	event, asked := now, now.Add(-settleGap) // the last event, the last ask
+	wait := settleFirst
+	next := now.Add(wait) // when the timer fires
+	t := time.NewTimer(wait)
 	defer t.Stop()
-	wait, left := settleFirst, settleMax
-	next := time.Now().Add(wait) // when the timer fires
 	for {
 		select {
 		case _, ok := <-n.w.Events:
@@ -131,23 +138,36 @@ func (n *notifier) settle() bool {
 				n.last = v
 				n.wake()
 			}
-			if left -= wait; left <= 0 {
+			asked = time.Now()
+			since := asked.Sub(event)
+			if since >= settleMax {
 				return true
 			}
-			wait *= 2
-			next = time.Now().Add(min(wait, left))
-			t.Reset(min(wait, left))
+			if wait *= 2; since < settleFast {
+				wait = min(wait, settleGap)
+			}
+			wait = min(wait, settleMax-since)
+			next = asked.Add(wait)
+			t.Reset(wait)
 			continue
 		}
-		// An event: ask again within settleFirst, and for settleMax
-		// more; a timer due sooner is kept, so that events that keep
-		// coming do not keep it from firing.
-		wait, left = settleFirst, settleMax
-		if time.Until(next) > settleFirst {
-			next = time.Now().Add(settleFirst)
-			t.Reset(settleFirst)
+		// An event: ask soon, but not sooner than settleGap after the
+		// last ask.
+		now = time.Now()
+		event, wait = now, settleFirst
+		if at := later(now.Add(settleFirst), asked.Add(settleGap)); at.Before(next) {
+			next = at
+			t.Reset(at.Sub(now))
 		}
 	}
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // ours reports whether ev is a change of the database or its -wal (a
