@@ -282,8 +282,6 @@ func TestQueue_CompleteTxKeepsContext(t *testing.T) {
 
 func testCompleteTxKeepsContext(t *testing.T, under string) {
 	q, _ := openOrders(t, litequeue.Options{Clock: clock.New()})
-	// The file system's notifications are I/O that the bubble cannot wait on.
-	litequeue.SetWatch(q, false, 0)
 	after := make(chan error, 1) // the follow-up work's error
 	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
 		if err := placeOrder(ctx, q, job); err != nil {

@@ -310,8 +310,9 @@ type watch struct {
 }
 
 // watch returns a new watch of the file, with a notifier that calls wake
-// for changes of the file, unless notifications are off or cannot start
-// (then the watch polls every pollInterval, and says so in the log).
+// for changes of the file, unless notifications are off, Work runs in a
+// testing/synctest bubble (see inBubble), or they cannot start (then the
+// watch polls every pollInterval, and says so in the log).
 func (e *sqliteEngine) watch(wake func()) (changes, error) {
 	db, err := openDB(e.path, readAccess, e.synchronous, e.checkpoint, 1)
 	if err != nil {
@@ -330,7 +331,7 @@ func (e *sqliteEngine) watch(wake func()) (changes, error) {
 	if e.poll > 0 {
 		w.polls = [2]time.Duration{e.poll, e.poll}
 	}
-	if !e.notifyOff {
+	if !e.notifyOff && !inBubble() {
 		if w.n, err = notify(e.path, w.notifiedVersion, wake); err != nil {
 			e.logger.Warn("litequeue: cannot watch the file for other processes' writes: looking for them every "+w.polls[0].String(), "path", e.path, "err", err)
 		}

@@ -342,8 +342,6 @@ func TestWork_HandleWakes(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		q, _ := openQueue(t, litequeue.Options{Clock: clock.New()})
-		// The file system's notifications are I/O that the bubble cannot wait on.
-		litequeue.SetWatch(q, false, 0)
 		ok := func(ctx context.Context, job *litequeue.Job) error { return nil }
 		q.Handle("early", ok)
 		late := enqueue(t, q, "late", nil)
