@@ -13,7 +13,7 @@ import (
 // Queue) from the file system: a notifier watches the directory of the
 // database — a watch of the file itself is lost when the file is replaced
 // — for changes to the database file and its -wal, and wakes the Work
-// loops once per burst of changes, once the burst's commit can be read.
+// loops when a commit of those changes can be read, not once per event.
 // The file system tells of a commit's frames as they are written to the
 // -wal, before the fsync and the update of the -shm that make them
 // visible (through shared memory, of which it does not tell): so after a
