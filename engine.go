@@ -65,8 +65,11 @@ type claimQuery struct {
 }
 
 // changes tells whether anyone committed to the database since the last
-// call of changed; true on the first.
+// call of changed; true on the first. poll is how long an idle Work may
+// sleep without looking: short where no one wakes it for other
+// processes' writes.
 type changes interface {
 	changed(ctx context.Context) (bool, error)
+	poll() time.Duration
 	close() error
 }

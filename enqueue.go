@@ -119,7 +119,9 @@ func (q *Queue) EnqueueMany(ctx context.Context, kind string, payloads []any, op
 
 // EnqueueTx adds a job inside the caller's transaction, begun on DB(): the
 // job exists if and only if the caller commits. It fires no event, and
-// workers notice the job at their next check (within about a second).
+// idle workers notice the job at once where they are told of the commit
+// (on a file, by the file system) and otherwise at their next look (see
+// Work).
 func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {

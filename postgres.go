@@ -316,6 +316,10 @@ func (w *pgWatch) changed(context.Context) (bool, error) {
 	return w.dirty.Swap(false) || !w.up.Load(), nil
 }
 
+// poll is pollInterval: Work looks that often also while notifications
+// come.
+func (w *pgWatch) poll() time.Duration { return pollInterval }
+
 func (w *pgWatch) close() error {
 	w.cancel()
 	<-w.done

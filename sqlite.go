@@ -30,7 +30,9 @@ type sqliteEngine struct {
 	db          *sqlx.DB  // litequeue's own reads
 	flock       *fileLock // nil on a Queue from OpenReadOnly
 	logger      *slog.Logger
-	walWarned   atomic.Int64 // the -wal size last warned about (see walGrowth)
+	walWarned   atomic.Int64  // the -wal size last warned about (see walGrowth)
+	notifyOff   bool          // Work polls only, without file notifications (tests: export_test.go)
+	poll        time.Duration // Work's poll, with or without notifications; 0: the defaults (see watch)
 }
 
 func (e *sqliteEngine) lock() error { return e.flock.lock() }
@@ -304,16 +306,24 @@ func (e *sqliteEngine) lost(error) bool { return false }
 // connection of the watch's own, changes whenever another connection
 // commits — this Queue's writer, another Queue, another process, or the
 // app's EnqueueTx. Only then, or when a time it already knows of comes,
-// does the loop run its indexed look for due jobs and expired leases.
+// does the loop run its indexed look for due jobs and expired leases. Its
+// notifier (watch.go), if it runs, wakes the loop when the file changes,
+// so that the loop need not look often on its own (see poll).
 type watch struct {
-	db      *sqlx.DB   // one query_only connection
-	stmt    *sqlx.Stmt // PRAGMA data_version, prepared once
-	version int64
-	started bool
+	db       *sqlx.DB   // one query_only connection
+	stmt     *sqlx.Stmt // PRAGMA data_version, prepared once
+	version  int64
+	notified *sqlx.Stmt // the same, for the notifier
+	started  bool
+	n        *notifier        // nil: none could start, or notifications are off
+	polls    [2]time.Duration // poll's answer without and with the notifier
 }
 
-// watch returns a new watch of the file.
-func (e *sqliteEngine) watch(func()) (changes, error) {
+// watch returns a new watch of the file, with a notifier that calls wake
+// for changes of the file, unless notifications are off, Work runs in a
+// testing/synctest bubble (see inBubble), or they cannot start (then the
+// watch polls every pollInterval, and says so in the log).
+func (e *sqliteEngine) watch(wake func()) (changes, error) {
 	db, err := openDB(e.path, readAccess, e.synchronous, e.checkpoint, 1)
 	if err != nil {
 		return nil, err
@@ -323,7 +333,28 @@ func (e *sqliteEngine) watch(func()) (changes, error) {
 		db.Close()
 		return nil, err
 	}
-	return &watch{db: db, stmt: stmt}, nil
+	w := &watch{db: db, stmt: stmt, polls: [2]time.Duration{pollInterval, notifiedPoll}}
+	if w.notified, err = db.Preparex(`PRAGMA data_version`); err != nil {
+		w.close()
+		return nil, err
+	}
+	if e.poll > 0 {
+		w.polls = [2]time.Duration{e.poll, e.poll}
+	}
+	if !e.notifyOff && !inBubble() {
+		if w.n, err = notify(e.path, w.notifiedVersion, wake); err != nil {
+			e.logger.Warn("litequeue: cannot watch the file for other processes' writes: looking for them every "+w.polls[0].String(), "path", e.path, "err", err)
+		}
+	}
+	return w, nil
+}
+
+// notifiedVersion is data_version, for the notifier, on the watch's
+// connection.
+func (w *watch) notifiedVersion() (int64, error) {
+	var v int64
+	err := w.notified.Get(&v)
+	return v, err
 }
 
 // changed reports whether anyone committed to the file since the last call;
@@ -338,7 +369,19 @@ func (w *watch) changed(ctx context.Context) (bool, error) {
 	return changed, nil
 }
 
+// poll is notifiedPoll while the notifier runs, pollInterval otherwise.
+func (w *watch) poll() time.Duration {
+	if w.n.running() {
+		return w.polls[1]
+	}
+	return w.polls[0]
+}
+
 func (w *watch) close() error {
+	err := w.n.close()
 	w.stmt.Close()
-	return w.db.Close()
+	if w.notified != nil {
+		w.notified.Close()
+	}
+	return errors.Join(err, w.db.Close())
 }

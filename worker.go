@@ -24,7 +24,9 @@ const (
 )
 
 // pollInterval bounds how long an idle worker sleeps before it looks again
-// for jobs written by other processes (or by EnqueueTx), which cannot wake it.
+// for jobs written by other processes (or by EnqueueTx), where nothing
+// wakes it for them (see changes.poll, and notifiedPoll where something
+// does).
 const pollInterval = time.Second
 
 // errorBackoff is how long the loop waits after a failed claim or rescue.
@@ -39,9 +41,14 @@ const errorBackoff = time.Second
 // their leases renewed) while they wait for a handler slot, so that a
 // worker starts its next job while the commit that records its last one
 // is under way, and many runs share one commit. An idle Work wakes at once
-// on an Enqueue or a Handle in this process, within a second for writes by
-// other processes, and otherwise sleeps until the next RunAt or lease
-// expiry on the injected clock. Any worker rescues expired leases, and
+// on an Enqueue or a Handle in this process, and for writes by other
+// processes or the app's EnqueueTx: on a file, when the file system tells
+// of a change of the file or its -wal (it watches the file's directory),
+// or else at its next look, every minute while the file system's
+// notifications come and every second when they cannot; on PostgreSQL, on
+// a notification, or else within a second. Otherwise it sleeps until the
+// next RunAt, lease expiry or retention sweep on the injected clock. Any
+// worker rescues expired leases, and
 // enforces retention (DeadTTL, KeepFinished, expired idempotency keys) at
 // most once a minute on the injected clock.
 //
@@ -184,7 +191,10 @@ func (p *pool) loop(ctx context.Context) {
 		case again:
 			continue
 		}
-		if !p.sleep(ctx, wake, p.q.untilSlot(wait, slot)) {
+		if wait = min(p.q.untilSlot(wait, slot), p.untilSweep(swept)); wait <= 0 {
+			continue
+		}
+		if !p.sleep(ctx, wake, wait) {
 			return
 		}
 	}
@@ -204,12 +214,18 @@ func (p *pool) sweep(ctx context.Context, swept time.Time) time.Time {
 	return now
 }
 
+// untilSweep is how long from now the janitor, which last ran at swept, is
+// due again.
+func (p *pool) untilSweep(swept time.Time) time.Duration {
+	return swept.Add(sweepEvery).Sub(p.q.now())
+}
+
 // claimFree claims jobs for the free places, if any, and says what the
 // loop does next: look again at once, stop (Work is stopping and cut the
 // claim short), or wait up to wait.
 func (p *pool) claimFree(ctx context.Context) (wait time.Duration, again, stop bool) {
 	q := p.q
-	wait = pollInterval
+	wait = p.watch.poll()
 	free := p.limit() - int(p.running.Load())
 	if free <= 0 {
 		return wait, false, false

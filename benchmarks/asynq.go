@@ -31,12 +31,15 @@ func openAsynq(ctx context.Context, cfg config, t *tracker) (system, error) {
 	if cfg.workload == "batch" {
 		return nil, fmt.Errorf("%w: asynq v0.26.0 has no batch enqueue", errUnsupported)
 	}
-	// A fresh store for every run.
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
-	err := rdb.FlushAll(ctx).Err()
-	rdb.Close()
-	if err != nil {
-		return nil, fmt.Errorf("flush redis: %w", err)
+	// A fresh store for every run (but the pickup producer's, which
+	// enqueues on the store of its run's workers).
+	if !cfg.producer {
+		rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
+		err := rdb.FlushAll(ctx).Err()
+		rdb.Close()
+		if err != nil {
+			return nil, fmt.Errorf("flush redis: %w", err)
+		}
 	}
 	opt := asynq.RedisClientOpt{Addr: cfg.redisAddr}
 	srvCfg := asynq.Config{
@@ -56,7 +59,7 @@ func openAsynq(ctx context.Context, cfg config, t *tracker) (system, error) {
 		if err := json.Unmarshal(task.Payload(), &args); err != nil {
 			return err
 		}
-		return t.run(args.Seq)
+		return t.run(args)
 	})
 	return &asynqSystem{
 		opt:    opt,

@@ -52,10 +52,10 @@ func openBacklite(ctx context.Context, cfg config, t *tracker) (system, error) {
 		return nil, err
 	}
 	client.Register(backlite.NewQueue(func(ctx context.Context, task blTask) error {
-		return t.run(task.Seq)
+		return t.run(task.jobArgs)
 	}))
 	client.Register(backlite.NewQueue(func(ctx context.Context, task blRetryTask) error {
-		return t.run(task.Seq)
+		return t.run(task.jobArgs)
 	}))
 	return &backliteSystem{db: db, client: client, retry: cfg.retry()}, nil
 }

@@ -263,7 +263,7 @@ func (s *bareSystem) handle(j bareJob) bareRun {
 	var args jobArgs
 	err := json.Unmarshal(j.payload, &args)
 	if err == nil {
-		err = s.t.run(args.Seq)
+		err = s.t.run(args)
 	}
 	if err != nil {
 		r.outcome = "failed"

@@ -51,9 +51,11 @@ func openGoqite(ctx context.Context, cfg config, t *tracker) (system, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.ExecContext(ctx, goqiteSchema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("schema: %w", err)
+	if !cfg.producer { // the pickup producer's store has the table already
+		if _, err := db.ExecContext(ctx, goqiteSchema); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("schema: %w", err)
+		}
 	}
 	opts := goqite.NewOpts{DB: db, Name: "jobs"} // defaults: timeout 5s, 3 receives
 	if cfg.retry() {
@@ -70,7 +72,7 @@ func openGoqite(ctx context.Context, cfg config, t *tracker) (system, error) {
 		if err := json.Unmarshal(m, &args); err != nil {
 			return err
 		}
-		return t.run(args.Seq)
+		return t.run(args)
 	})
 	return s, nil
 }

@@ -31,6 +31,8 @@ type config struct {
 	latencyFor time.Duration
 	rate       int
 	cpuprofile string
+	profileHz  int
+	producer   bool // the pickup workload's producer: the store exists, only enqueue
 }
 
 // retry reports whether jobs must fail twice before they succeed.
@@ -72,15 +74,24 @@ type opener func(ctx context.Context, cfg config, t *tracker) (system, error)
 
 // jobArgs is every job's payload: about 100 bytes of JSON.
 type jobArgs struct {
-	Seq      int    `json:"seq"`
-	UserID   int    `json:"user_id"`
-	Email    string `json:"email"`
-	Template string `json:"template"`
-	Locale   string `json:"locale"`
+	Seq        int    `json:"seq"`
+	UserID     int    `json:"user_id"`
+	Email      string `json:"email"`
+	Template   string `json:"template"`
+	Locale     string `json:"locale"`
+	EnqueuedAt int64  `json:"enqueued_at,omitempty"` // pickup: the wall clock (Unix ns) at the enqueue call
 }
 
+// stampPayloads makes newArgs stamp each payload with the wall clock. The
+// pickup workload's producer process sets it once, before it opens its peer.
+var stampPayloads bool
+
 func newArgs(seq int) jobArgs {
-	return jobArgs{Seq: seq, UserID: 100000 + seq, Email: "someone@example.com", Template: "welcome", Locale: "en-GB"}
+	a := jobArgs{Seq: seq, UserID: 100000 + seq, Email: "someone@example.com", Template: "welcome", Locale: "en-GB"}
+	if stampPayloads {
+		a.EnqueuedAt = time.Now().UnixNano()
+	}
+	return a
 }
 
 // tracker counts the handler runs of every job, so that a run can prove
@@ -95,6 +106,7 @@ type tracker struct {
 	enqueued []atomic.Int64 // latency: ns after t0 when Enqueue was called
 	returned []atomic.Int64 // latency: ns after t0 when Enqueue returned
 	started  []atomic.Int64 // latency: ns after t0 when the handler first started
+	pickedUp []atomic.Int64 // pickup: ns from the enqueue call (in the payload) to the first start
 }
 
 func newTracker(n int, want int32) *tracker {
@@ -113,6 +125,12 @@ func (t *tracker) trackLatency() {
 	t.started = make([]atomic.Int64, len(t.counts))
 }
 
+// trackPickup makes the tracker record, from the payloads' stamps, the
+// time from each enqueue call to its handler's first start.
+func (t *tracker) trackPickup() {
+	t.pickedUp = make([]atomic.Int64, len(t.counts))
+}
+
 // markEnqueue records that job seq is about to be enqueued.
 func (t *tracker) markEnqueue(seq int) {
 	t.enqueued[seq].Store(int64(time.Since(t.t0)))
@@ -123,15 +141,19 @@ func (t *tracker) markReturn(seq int) {
 	t.returned[seq].Store(int64(time.Since(t.t0)))
 }
 
-// run is called by every handler run of job seq: it fails the runs that
-// must fail and counts them all.
-func (t *tracker) run(seq int) error {
+// run is called by every handler run of a job, with its payload: it fails
+// the runs that must fail and counts them all.
+func (t *tracker) run(args jobArgs) error {
+	seq := args.Seq
 	if seq < 0 || seq >= len(t.counts) {
 		return fmt.Errorf("benchmark: unknown job %d", seq)
 	}
 	c := t.counts[seq].Add(1)
 	if c == 1 && t.started != nil {
 		t.started[seq].Store(int64(time.Since(t.t0)))
+	}
+	if c == 1 && t.pickedUp != nil {
+		t.pickedUp[seq].Store(time.Now().UnixNano() - args.EnqueuedAt)
 	}
 	if c < t.want {
 		return errRetry
@@ -181,6 +203,18 @@ func (t *tracker) latencies(mark []atomic.Int64) (p50, p99 float64) {
 	return round(q(0.50), 3), round(q(0.99), 3)
 }
 
+// pickups returns the p50 and p99, in ms, of the time from each job's
+// enqueue call, in the producer process, to its handler's first start.
+func (t *tracker) pickups() (p50, p99 float64) {
+	d := make([]float64, len(t.pickedUp))
+	for i := range d {
+		d[i] = float64(t.pickedUp[i].Load()) / 1e6
+	}
+	sort.Float64s(d)
+	q := func(p float64) float64 { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	return round(q(0.50), 3), round(q(0.99), 3)
+}
+
 // workload is one of the measured scenarios.
 type workload struct {
 	jobs int // default job count
@@ -196,6 +230,7 @@ var workloads = map[string]workload{
 	"latency":   {0, runLatency}, // rate × duration
 	"retry":     {500, runDrain},
 	"idle":      {workers, runIdle},
+	"pickup":    {0, runPickup}, // rate × duration
 }
 
 func runWorkload(ctx context.Context, open opener, w workload, cfg config) (result, error) {
@@ -487,6 +522,24 @@ func runLatency(ctx context.Context, open opener, cfg config) (result, error) {
 	res.AfterP50ms, res.AfterP99ms = s.t.latencies(s.t.returned)
 	res.Verified, err = s.finish(ctx)
 	return res, err
+}
+
+// pace calls enq(seq) for seq 0…n-1 at rate a second, each from its own
+// goroutine (an open loop: a slow enqueue does not delay the next), and
+// waits for them all.
+func pace(n, rate int, enq func(seq int) error) error {
+	interval := time.Second / time.Duration(rate)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	begin := time.Now()
+	for seq := range n {
+		if d := time.Until(begin.Add(time.Duration(seq) * interval)); d > 0 {
+			time.Sleep(d)
+		}
+		wg.Go(func() { errs[seq] = enq(seq) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // runIdle: 16 idle workers, CPU measured over idleFor after a second to

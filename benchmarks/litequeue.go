@@ -41,7 +41,7 @@ func lqOptions(cfg config) litequeue.Options {
 // after q's Close.
 func newLQSystem(q *litequeue.Queue, drop func() error, t *tracker) *lqSystem {
 	q.Handle(lqKind, litequeue.JSON(func(ctx context.Context, job *litequeue.Job, args jobArgs) error {
-		return t.run(args.Seq)
+		return t.run(args)
 	}))
 	return &lqSystem{q: q, drop: drop}
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -32,6 +33,7 @@ var peers = map[string]opener{
 	"river-postgres":     openRiverPostgres,
 	"backlite":           openBacklite,
 	"asynq":              openAsynq,
+	"asynq-nopersist":    openAsynq, // run.sh gives it a Redis without persistence
 	"bare":               openBare,
 }
 
@@ -67,6 +69,8 @@ func main() {
 		rate       = flag.Int("rate", 200, "latency workload: enqueues per second")
 		timeout    = flag.Duration("timeout", 5*time.Minute, "fail if the workload has not finished by then")
 		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of the timed phase to this file")
+		produceN   = flag.Int("produce", 0, "pickup workload: be the producer process and enqueue this many jobs on the store in -dir (run.sh does not use it: pickup runs it)")
+		profileHz  = flag.Int("profile-hz", 100, "samples per second of -cpuprofile (more for an idle phase, which uses little CPU)")
 		report     = flag.String("report", "", "report mode: read this file of result lines and write RESULTS.md to stdout")
 		machine    = flag.String("machine", "", "report mode: a Markdown file appended to the report (machine, settings)")
 	)
@@ -115,8 +119,17 @@ func main() {
 		latencyFor: *latencyFor,
 		rate:       *rate,
 		cpuprofile: *cpuprofile,
+		profileHz:  *profileHz,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	if *produceN > 0 {
+		err := produce(ctx, open, cfg, *produceN)
+		cancel()
+		if err != nil {
+			fatalf("%s producer: %v", *peer, err)
+		}
+		return
+	}
 	res, err := runWorkload(ctx, open, w, cfg)
 	cancel()
 	res.Peer, res.Workload = *peer, *workload
@@ -159,6 +172,11 @@ func startPhase(cfg config) (*phase, error) {
 		f, err := os.Create(cfg.cpuprofile)
 		if err != nil {
 			return nil, err
+		}
+		if cfg.profileHz != 100 {
+			// Set before StartCPUProfile, whose own setting of 100 Hz
+			// then fails with a warning on stderr and leaves this one.
+			runtime.SetCPUProfileRate(cfg.profileHz)
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			f.Close()

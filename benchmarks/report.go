@@ -16,7 +16,7 @@ import (
 
 // peerOrder is the order of the table's columns: the file-based peers, then
 // the peers on a PostgreSQL server.
-var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "bare", "litequeue-postgres", "river-postgres"}
+var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "asynq-nopersist", "bare", "litequeue-postgres", "river-postgres"}
 
 type runs struct {
 	ok          []result
@@ -165,6 +165,8 @@ var tableRows = []row{
 	{"latency p99, ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P99ms }},
 	{"latency p50, ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP50ms }},
 	{"latency p99, ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP99ms }},
+	{"pickup p50, ms (enqueued by another process)", "pickup", func(r result) float64 { return r.P50ms }},
+	{"pickup p99, ms (enqueued by another process)", "pickup", func(r result) float64 { return r.P99ms }},
 	{"retry: 3 tries each, jobs/s", "retry", rate},
 	{"idle: 16 workers, CPU ms per 10 s", "idle", idlePer10s},
 	{"drain100k: jobs/s", "drain100k", rate},
@@ -189,6 +191,20 @@ func ratioTarget(peer, name, workload string, metric func(result) float64, refPe
 		}
 		ratio := a.med / b.med
 		return fmt.Sprintf("%s / %s = %.2f× (want ≥ %g×)", num(a.med), num(b.med), ratio, min), ratio >= min, true
+	}}
+}
+
+// atMostTarget compares peer's median to a reference median of the same
+// run: met when peer/ref ≤ max.
+func atMostTarget(name, workload string, metric func(result) float64, refPeer string, max float64) target {
+	return target{"litequeue", name, func(rs results) (string, bool, bool) {
+		a, ok1 := rs.stat("litequeue", workload, metric)
+		b, ok2 := rs.stat(refPeer, workload, metric)
+		if !ok1 || !ok2 || b.med == 0 {
+			return "no data", false, false
+		}
+		ratio := a.med / b.med
+		return fmt.Sprintf("%s / %s = %.2f× (want ≤ %g×)", num(a.med), num(b.med), ratio, max), ratio <= max, true
 	}}
 }
 
@@ -223,6 +239,9 @@ var targets = []target{
 	maxTarget("latency p99 ≤ 5 ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP99ms }, 5, "ms"),
 	ratioTarget("litequeue", "retries ≥ 4× asynq", "retry", rate, "asynq", "retry", 4),
 	maxTarget("idle ≤ 2 ms CPU per 10 s", "idle", idlePer10s, 2, "ms"),
+	atMostTarget("idle CPU ≤ backlite's", "idle", idlePer10s, "backlite", 1),
+	maxTarget("pickup p50 ≤ 5 ms (a job of another process)", "pickup", func(r result) float64 { return r.P50ms }, 5, "ms"),
+	maxTarget("pickup p99 ≤ 20 ms (a job of another process)", "pickup", func(r result) float64 { return r.P99ms }, 20, "ms"),
 	maxTarget("peak RSS ≤ 30 MB draining 100,000 jobs", "drain100k", rss, 30, "MB"),
 	ratioTarget("litequeue-postgres", "drain ≥ River on PostgreSQL", "drain", rate, "river-postgres", "drain", 1),
 	ratioTarget("litequeue-postgres", "enqueue16 ≥ River on PostgreSQL", "enqueue16", rate, "river-postgres", "enqueue16", 1),

@@ -26,7 +26,7 @@ type riverWorker struct {
 }
 
 func (w *riverWorker) Work(ctx context.Context, job *river.Job[riverArgs]) error {
-	return w.t.run(job.Args.Seq)
+	return w.t.run(job.Args.jobArgs)
 }
 
 // NextRetry sets the retry workload's constant 10ms delay; the zero time

@@ -6,16 +6,17 @@
 #   RUNS=3         runs per (peer, workload); the table shows medians, min–max
 #   QUICK=1        tiny sizes, for a CI smoke test (RESULTS.md is not written
 #                  unless OUT is given)
-#   PEERS="…"      a subset of: litequeue goqite river backlite asynq bare
-#                  litequeue-postgres river-postgres
-#   WORKLOADS="…"  a subset of: enqueue enqueue16 batch drain latency retry idle drain100k
+#   PEERS="…"      a subset of: litequeue goqite river backlite asynq
+#                  asynq-nopersist bare litequeue-postgres river-postgres
+#   WORKLOADS="…"  a subset of: enqueue enqueue16 batch drain latency pickup retry idle drain100k
 #   REDIS_FSYNC=always   asynq's Redis: appendfsync always (like SQLite's
-#                  synchronous=FULL), everysec or no
+#                  synchronous=FULL), everysec or no; asynq-nopersist's
+#                  Redis has no persistence at all (no AOF, no RDB)
 #   NOTE="…"       a note added to RESULTS.md (e.g. "the machine was shared")
 #   OUT=dir        where to write RESULTS.md and results.jsonl (default: here)
 #
-# asynq needs redis-server: run.sh starts one on a free loopback port and
-# stops it by its pid. If it is missing, run.sh tries apt-get (as root) and
+# asynq needs redis-server: run.sh starts one on a free loopback port (two:
+# asynq-nopersist has its own, without persistence) and stops it by its pid. If it is missing, run.sh tries apt-get (as root) and
 # otherwise runs asynq's workloads as "—" with a message.
 #
 # litequeue-postgres and river-postgres need a PostgreSQL server: the one LITEQUEUE_BENCH_POSTGRES
@@ -30,8 +31,8 @@ cd "$here"
 
 RUNS=${RUNS:-3}
 QUICK=${QUICK:-0}
-PEERS=${PEERS:-litequeue goqite river backlite asynq bare litequeue-postgres river-postgres}
-WORKLOADS=${WORKLOADS:-enqueue enqueue16 batch drain latency retry idle drain100k}
+PEERS=${PEERS:-litequeue goqite river backlite asynq asynq-nopersist bare litequeue-postgres river-postgres}
+WORKLOADS=${WORKLOADS:-enqueue enqueue16 batch drain latency pickup retry idle drain100k}
 REDIS_FSYNC=${REDIS_FSYNC:-always}
 NOTE=${NOTE:-}
 if [[ $QUICK == 1 ]]; then
@@ -41,13 +42,13 @@ else
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/lqbench-run.XXXXXX")
-redis_pid=""
+redis_pids=()
 pg_dir="" # the PostgreSQL cluster run.sh started, if it did
 cleanup() {
-	if [[ -n $redis_pid ]]; then
-		kill "$redis_pid" 2>/dev/null || true
-		wait "$redis_pid" 2>/dev/null || true
-	fi
+	for pid in "${redis_pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
 	if [[ -n $pg_dir ]]; then
 		../.ci/postgres stop "$pg_dir" || true
 	fi
@@ -68,18 +69,24 @@ if [[ $QUICK == 1 ]]; then
 	size[drain100k]="-n 3000"
 	size[retry]="-n 60"
 	size[latency]="-latency-for 1s"
+	size[pickup]="-latency-for 1s"
 	size[idle]="-idle 1s"
 	timeout=180
 else
 	size[latency]="-latency-for 5s"
+	size[pickup]="-latency-for 5s"
 	size[idle]="-idle 10s"
 	timeout=900
 fi
 
-# start_redis starts redis-server on a free loopback port and sets
-# redis_addr; it returns 1 (asynq is then skipped) if there is none.
-redis_addr=""
+# start_redis VAR NAME ARGS… starts redis-server for the peer NAME on a free
+# loopback port with the persistence ARGS, and sets VAR to its address; it
+# returns 1 (the peer is then skipped) if there is none.
+redis_addr=""    # asynq's: appendfsync $REDIS_FSYNC
+redis_np_addr="" # asynq-nopersist's: no AOF, no RDB
 start_redis() {
+	local var=$1 name=$2
+	shift 2
 	if ! command -v redis-server >/dev/null 2>&1; then
 		if command -v apt-get >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
 			echo "run.sh: installing redis-server for asynq" >&2
@@ -100,29 +107,31 @@ start_redis() {
 		fi
 	done
 	if [[ -z $port ]]; then
-		echo "run.sh: no free port for Redis: asynq is skipped" >&2
+		echo "run.sh: no free port for Redis: $name is skipped" >&2
 		return 1
 	fi
-	mkdir -p "$work/redis"
-	redis-server --port "$port" --bind 127.0.0.1 --save '' \
-		--appendonly yes --appendfsync "$REDIS_FSYNC" \
-		--dir "$work/redis" --logfile "$work/redis/log" --daemonize no &
-	redis_pid=$!
+	mkdir -p "$work/redis-$name"
+	redis-server --port "$port" --bind 127.0.0.1 --save '' "$@" \
+		--dir "$work/redis-$name" --logfile "$work/redis-$name/log" --daemonize no &
+	local pid=$!
+	redis_pids+=("$pid")
 	for _ in $(seq 50); do
 		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			redis_addr="127.0.0.1:$port"
-			echo "run.sh: redis-server (pid $redis_pid) on $redis_addr, appendfsync $REDIS_FSYNC" >&2
+			echo "run.sh: redis-server for $name (pid $pid) on 127.0.0.1:$port, $*" >&2
+			printf -v "$var" '%s' "127.0.0.1:$port"
 			return 0
 		fi
 		sleep 0.1
 	done
-	echo "run.sh: redis-server did not start: asynq is skipped" >&2
-	kill "$redis_pid" 2>/dev/null || true
-	redis_pid=""
+	echo "run.sh: redis-server did not start: $name is skipped" >&2
+	kill "$pid" 2>/dev/null || true
 	return 1
 }
 if [[ " $PEERS " == *" asynq "* ]]; then
-	start_redis || true
+	start_redis redis_addr asynq --appendonly yes --appendfsync "$REDIS_FSYNC" || true
+fi
+if [[ " $PEERS " == *" asynq-nopersist "* ]]; then
+	start_redis redis_np_addr asynq-nopersist --appendonly no || true
 fi
 
 # The PostgreSQL peers' server: the one named in the environment, or one
@@ -168,7 +177,11 @@ for run in $(seq "$RUNS"); do
 			peer=${peers[$(((i + run - 1) % ${#peers[@]}))]}
 			# shellcheck disable=SC2206
 			args=(-peer "$peer" -workload "$wl" ${size[$wl]:-} -timeout "$((timeout - 60))s")
-			if [[ -n $redis_addr ]]; then
+			if [[ $peer == asynq-nopersist ]]; then
+				if [[ -n $redis_np_addr ]]; then
+					args+=(-redis "$redis_np_addr")
+				fi
+			elif [[ -n $redis_addr ]]; then
 				args+=(-redis "$redis_addr")
 			fi
 			if [[ -n $pg_dsn ]]; then
@@ -202,21 +215,21 @@ cat >"$work/machine.md" <<EOF
 - kernel: $(uname -srm)
 - filesystem of the database files: $dbfs
 - load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
-- Redis: $(if [[ -n $redis_addr ]]; then redis-server --version | cut -d' ' -f3 | sed 's/^v=//'; else echo "none (asynq skipped)"; fi)
+- Redis: $(if [[ -n $redis_addr$redis_np_addr ]]; then redis-server --version | cut -d' ' -f3 | sed 's/^v=//'; else echo "none (asynq skipped)"; fi)
 - PostgreSQL: $(if [[ -n $pg_dsn ]]; then echo "$(pg_setting server_version), $pg_from"; else echo "none (the PostgreSQL peers skipped)"; fi)
 ${NOTE:+- note: $NOTE}
 
 ## Settings
 
 - runs per (peer, workload): $RUNS, interleaved (each run round goes through every workload and peer, the peers' order rotated from round to round); one process per run, with a fresh database file (or a flushed Redis) in a temp dir.
-- sizes: $(if [[ $QUICK == 1 ]]; then echo "QUICK (tiny: a smoke test, not figures)"; else echo "enqueue 2,000 jobs; enqueue16 4,000 jobs from 16 goroutines; batch 20 calls × 1,000; drain 3,000 pre-enqueued jobs; latency 200 jobs/s for 5 s, each Enqueue from its own goroutine, after 0.5 s of idle workers; retry 500 jobs × 3 tries; idle 10 s after 1 s to settle; drain100k 100,000 jobs (litequeue only)"; fi).
+- sizes: $(if [[ $QUICK == 1 ]]; then echo "QUICK (tiny: a smoke test, not figures)"; else echo "enqueue 2,000 jobs; enqueue16 4,000 jobs from 16 goroutines; batch 20 calls × 1,000; drain 3,000 pre-enqueued jobs; latency 200 jobs/s for 5 s, each Enqueue from its own goroutine, after 0.5 s of idle workers; pickup the same rate and length, enqueued by a second process (the benchmark binary again) on the same store, timed from the enqueue call there (wall clock, stamped into the payload) to the handler's start here; retry 500 jobs × 3 tries; idle 10 s after 1 s to settle; drain100k 100,000 jobs (litequeue only)"; fi).
 - payload: about 100 bytes of JSON; every handler decodes it and does nothing else.
 - workers: 16 everywhere (litequeue Concurrency, goqite Limit, River MaxWorkers, backlite NumWorkers, asynq Concurrency).
 - SQLite peers (goqite, River, backlite, bare): modernc.org/sqlite v1.62.0, one connection (as goqite's and River's docs advise), journal_mode=WAL, synchronous=FULL, busy_timeout=10s, BEGIN IMMEDIATE. litequeue opens its file itself with its defaults (WAL, synchronous=FULL).
 - retry: 10 ms constant delay, no jitter, 3 tries. litequeue: Policy{Constant, 10ms, 10ms, 3, NoJitter}; River: worker NextRetry = now + 10 ms, MaxAttempts 3; backlite: Backoff 10 ms, MaxAttempts 3; goqite: message Timeout 10 ms (its retry delay is the visibility timeout), MaxReceive 3; asynq: RetryDelayFunc 10 ms, MaxRetry(2), and DelayedTaskCheckInterval 10 ms (default 5 s: retries wait in a set that is only forwarded that often).
 - polling: every peer's defaults otherwise (goqite PollInterval 100 ms; River, on either driver, FetchCooldown 100 ms and FetchPollInterval 1 s, which bound its drain near 16 jobs per 100 ms; asynq TaskCheckInterval 1 s; backlite and litequeue wake on in-process enqueues).
 - PostgreSQL peers (litequeue-postgres, river-postgres): $(if [[ -n $pg_dsn ]]; then echo "fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit) (a commit is on disk when it returns, as with synchronous=FULL), shared_buffers $(pg_setting shared_buffers), on loopback TCP; a fresh database per run. litequeue-postgres: postgres.Open, its tables created at Open, database/sql's default pool, the same Options as litequeue. river-postgres: River's tables from rivermigrate; a pgxpool of 16 connections, one per worker or producer (pgxpool's default is max(4, cores)). Their CPU and peak RSS are the client process's only, without the server"; else echo "not available"; fi).
-- asynq: Redis $(if [[ -n $redis_addr ]]; then echo "on loopback, no RDB snapshots, appendonly yes, appendfsync $REDIS_FSYNC"; else echo "not available"; fi). Its peak RSS is asynq's process only, without Redis.
+- asynq: Redis $(if [[ -n $redis_addr ]]; then echo "on loopback, no RDB snapshots, appendonly yes, appendfsync $REDIS_FSYNC"; else echo "not available"; fi). asynq-nopersist: the same asynq on a Redis of its own $(if [[ -n $redis_np_addr ]]; then echo "on loopback without persistence (no RDB snapshots, appendonly no): an acknowledged enqueue is in memory only"; else echo "(not available)"; fi). Their peak RSS is asynq's process only, without Redis.
 - times: the timed phase only (wall clock); CPU is getrusage user+sys of the process over the timed phase; peak RSS is the process's Maxrss.
 - latency is measured twice: from the Enqueue call (which includes the durable commit: an fsync) and from Enqueue's return, to the handler's start.
 - checks: drain, retry, latency and idle runs fail unless every job's handler ran exactly once (3 times in retry) and the store holds no unfinished job after the workers stop; enqueue, enqueue16 and batch runs fail unless reading the payloads back from the store finds every job exactly once.

@@ -1,0 +1,205 @@
+package litequeue
+
+import (
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Wake-ups for writes by other processes. An idle Work learns of another
+// process's commit (or of the app's EnqueueTx, which commits outside the
+// Queue) from the file system: a notifier watches the directory of the
+// database — a watch of the file itself is lost when the file is replaced
+// — for changes to the database file and its -wal, and wakes the Work
+// loops when a commit of those changes can be read, not once per event.
+// The file system tells of a commit's frames as they are written to the
+// -wal, before the fsync and the update of the -shm that make them
+// visible (through shared memory, of which it does not tell): so after a
+// burst the notifier asks PRAGMA data_version, again and again at growing
+// intervals for settleMax, and wakes the loops each time it says that
+// someone committed. Each loop asks data_version again (see watch in
+// sqlite.go) before it looks for jobs.
+//
+// Notifications can fail to come: the notifier could not start (no
+// inotify instance or watch left), it stopped on an error, or the writer
+// is where the file system does not tell (another machine's kernel on a
+// network file system). So the loop also looks on its own: every
+// notifiedPoll while the notifier runs, which bounds the delay of a job
+// whose notification was lost, and every pollInterval without one.
+const notifiedPoll = time.Minute
+
+// After a burst of changes the notifier asks data_version settleFirst
+// after its events, and then at intervals that double, of at most
+// settleGap for settleFast after the last event, until settleMax after it
+// (see settle).
+const (
+	settleFirst = 500 * time.Microsecond
+	settleGap   = 2 * time.Millisecond
+	settleFast  = 50 * time.Millisecond
+	settleMax   = 2 * time.Second
+)
+
+// inBubble reports whether the time package's clock reads before 2001:
+// in a testing/synctest bubble, whose fake clock starts at 2000-01-01
+// UTC. A notifier waits on the file system's I/O, which a bubble cannot
+// wait on (its clock would stop for good), so Work polls there as it does
+// without one; so it does on a machine whose clock was never set.
+func inBubble() bool { return time.Now().Unix() < bubbleEnd }
+
+const bubbleEnd = 978307200 // 2001-01-01 00:00:00 UTC
+
+// notifier wakes the Work loops when the database file or its -wal
+// changes (see above). It runs one goroutine, which close ends.
+type notifier struct {
+	w       *fsnotify.Watcher
+	names   [2]string             // the base names of the database and its -wal
+	version func() (int64, error) // PRAGMA data_version on a connection of the watch
+	last    int64                 // what version said last
+	wake    func()
+	up      atomic.Bool // the goroutine still reads events
+	done    chan struct{}
+}
+
+// notify starts a notifier of changes to the database at path, which calls
+// wake once per burst of committed changes, as version (data_version on a
+// connection to the file) tells.
+func notify(path string, version func() (int64, error), wake func()) (*notifier, error) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // the -wal is beside the file the link names
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		w.Close()
+		return nil, err
+	}
+	base := filepath.Base(path)
+	n := &notifier{w: w, names: [2]string{base, base + "-wal"}, version: version, wake: wake, done: make(chan struct{})}
+	if n.last, err = version(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	n.up.Store(true)
+	go n.run()
+	return n, nil
+}
+
+// run reads events until the watcher closes or fails, and settles each
+// burst.
+func (n *notifier) run() {
+	defer close(n.done)
+	defer n.up.Store(false)
+	for {
+		select {
+		case ev, ok := <-n.w.Events:
+			if !ok {
+				return
+			}
+			if !n.ours(ev) {
+				continue
+			}
+		case _, ok := <-n.w.Errors:
+			if !ok {
+				return
+			}
+			// An overflow of the kernel's queue, or a read that failed:
+			// changes may have been missed, so look.
+		}
+		if !n.settle() {
+			return
+		}
+	}
+}
+
+// settle asks data_version after each event, and again at growing
+// intervals, until settleMax after the burst's last event, and wakes the
+// loops each time it says that someone committed: a commit may become
+// visible after a change that an earlier one made, so the first change is
+// not the end. The first ask comes settleFirst after an event; the
+// intervals double from there, but stay at most settleGap for settleFast
+// after an event, when the commit is most likely to land, and asks come
+// at most every settleGap while events keep coming (a busy writer). It
+// reports false if the watcher closed.
+func (n *notifier) settle() bool {
+	now := time.Now()
+	event, asked := now, now.Add(-settleGap) // the last event, the last ask
+	wait := settleFirst
+	next := now.Add(wait) // when the timer fires
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-n.w.Events:
+			if !ok {
+				return false
+			}
+		case _, ok := <-n.w.Errors:
+			if !ok {
+				return false
+			}
+		case <-t.C:
+			v, err := n.version()
+			if err != nil || v != n.last {
+				n.last = v
+				n.wake()
+			}
+			asked = time.Now()
+			since := asked.Sub(event)
+			if since >= settleMax {
+				return true
+			}
+			if wait *= 2; since < settleFast {
+				wait = min(wait, settleGap)
+			}
+			wait = min(wait, settleMax-since)
+			next = asked.Add(wait)
+			t.Reset(wait)
+			continue
+		}
+		// An event: ask soon, but not sooner than settleGap after the
+		// last ask.
+		now = time.Now()
+		event, wait = now, settleFirst
+		if at := later(now.Add(settleFirst), asked.Add(settleGap)); at.Before(next) {
+			next = at
+			t.Reset(at.Sub(now))
+		}
+	}
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// ours reports whether ev is a change of the database or its -wal (a
+// write, or the file created, removed or renamed), not of the -shm, whose
+// writes through shared memory the kernel does not report, nor of another
+// file in the directory.
+func (n *notifier) ours(ev fsnotify.Event) bool {
+	if ev.Op == fsnotify.Chmod {
+		return false
+	}
+	name := filepath.Base(ev.Name)
+	return name == n.names[0] || name == n.names[1]
+}
+
+// running reports whether notifications still come.
+func (n *notifier) running() bool { return n != nil && n.up.Load() }
+
+// close stops the notifier and waits for its goroutine to end.
+func (n *notifier) close() error {
+	if n == nil {
+		return nil
+	}
+	err := n.w.Close()
+	<-n.done
+	return err
+}
