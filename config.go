@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -468,7 +469,7 @@ func (c *configReader) integer(path []string, v any) int {
 }
 
 // float returns v as a float64 (an integer will do), or records that it
-// is not a number or is zero.
+// is not a number (nan is not) or is zero.
 func (c *configReader) float(path []string, v any) float64 {
 	var f float64
 	switch n := v.(type) {
@@ -480,7 +481,10 @@ func (c *configReader) float(path []string, v any) float64 {
 		c.errorf(path, "%s is not a number", describe(v))
 		return 0
 	}
-	if f == 0 {
+	switch {
+	case math.IsNaN(f):
+		c.errorf(path, "nan is not a number")
+	case f == 0:
 		c.zero(path, v)
 	}
 	return f

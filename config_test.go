@@ -465,6 +465,8 @@ func TestLoadConfig_KindErrors(t *testing.T) {
 			`:2: kinds.report.expire_after: "0s" is not allowed: omit the key to have none`},
 		{"breaker false", "[kinds.report]\nbreaker = false\n",
 			`:2: kinds.report.breaker: false is not allowed: omit the key to have none`},
+		{"nan ratio", "[kinds.report.breaker]\nratio = nan\n",
+			`:2: kinds.report.breaker.ratio: nan is not a number`},
 		{"zero failures", "[kinds.report.breaker]\nfailures = 0\n",
 			`:2: kinds.report.breaker.failures: 0 is not allowed: omit the key to keep the default`},
 		{"zero ratio", "[kinds.report.breaker]\nratio = 0.0\n",

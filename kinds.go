@@ -13,6 +13,12 @@ import (
 // zero field sets nothing. As with the HandlerOptions, limits and breakers
 // are honoured by the processes that declare them: give every process on
 // the database the same file.
+//
+// Open and LoadConfig refuse what Handle would panic on given the same
+// HandlerOption, with an error that names the kind and wraps a
+// *[FieldError] whose Field is the key of litequeue.toml: "max_running",
+// "rate_limit", "rate_per" or "expire_after", or, in "kinds.NAME.breaker",
+// "failures", "ratio", "window", "cooldown" or "max_cooldown".
 type KindOptions struct {
 	// MaxRunning is [MaxRunning]'s n: at most this many runs of the kind
 	// at once. 0: no limit.
