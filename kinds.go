@@ -106,7 +106,8 @@ func (o *Options) resolveKinds() []*kindError {
 // resolve checks k with the checks Handle makes of the HandlerOptions it
 // stands for, and returns it with its Breaker filled in. Those checks say
 // whether a value is refused; the *FieldError says so in the words of
-// litequeue.toml.
+// litequeue.toml. RateLimit's n is asked of alone beside a window of an
+// hour, which RateLimit takes, since its check asks of n first.
 func (k KindOptions) resolve() (KindOptions, *kindError) {
 	refused := func(opt HandlerOption) bool {
 		var h handler

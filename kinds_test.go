@@ -128,33 +128,39 @@ func TestOpen_KindsNames(t *testing.T) {
 	}
 }
 
-// runningAtOnce handles "report" on q with opts, under a Work of 6
-// workers, enqueues 4 of its jobs ahead of 3 of another kind, and returns
-// how many of the report jobs run (are leased) at once, once the other
-// kind's jobs ran and at least least report runs started. Without a
-// limit, the workers claim the report jobs first, all 4.
-func runningAtOnce(t *testing.T, q *litequeue.Queue, least int, opts ...litequeue.HandlerOption) int {
+// runningAtOnce handles "report" on each of qs (Queues on one file) with
+// opts, under a Work of 6 workers each, enqueues 4 of its jobs ahead of 3
+// of another kind, and returns how many of the report jobs run (are
+// leased) at once, once the other kind's jobs ran and at least least
+// report runs started. Without a limit, the workers claim the report jobs
+// first, all 4.
+func runningAtOnce(t *testing.T, qs []*litequeue.Queue, least int, opts ...litequeue.HandlerOption) int {
 	t.Helper()
 	release := make(chan struct{})
 	var started, others atomic.Int32
-	q.Handle("report", func(ctx context.Context, job *litequeue.Job) error {
-		started.Add(1)
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}, opts...)
-	q.Handle("other", func(context.Context, *litequeue.Job) error { others.Add(1); return nil })
+	for _, q := range qs {
+		q.Handle("report", func(ctx context.Context, job *litequeue.Job) error {
+			started.Add(1)
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, opts...)
+		q.Handle("other", func(context.Context, *litequeue.Job) error { others.Add(1); return nil })
+	}
+	q := qs[0]
 	for range 4 {
 		enqueue(t, q, "report", nil)
 	}
 	for range 3 {
 		enqueue(t, q, "other", nil)
 	}
-	stop := startWork(t, q, litequeue.WorkerOptions{Concurrency: 6})
-	defer stop()
+	for _, q := range qs {
+		stop := startWork(t, q, litequeue.WorkerOptions{Concurrency: 6})
+		defer stop()
+	}
 	defer close(release) // first: the runs end, and Work stops
 	waitFor(t, "the other kind's runs, and the report runs to start", func() bool {
 		return others.Load() == 3 && started.Load() >= int32(least)
@@ -175,14 +181,24 @@ func TestHandle_KindsMaxRunning(t *testing.T) {
 	t.Run("from the file", func(t *testing.T) {
 		t.Parallel()
 		q, _, _ := openConfigured(t, file)
-		if got := runningAtOnce(t, q, 1); got != 1 {
+		if got := runningAtOnce(t, []*litequeue.Queue{q}, 1); got != 1 {
 			t.Errorf("%d report runs at once, want 1 (max_running)", got)
+		}
+	})
+	t.Run("two Queues from the file", func(t *testing.T) {
+		t.Parallel()
+		q, clk, path := openConfigured(t, file)
+		opts := loadConfig(t, file)
+		opts.Clock = clk
+		other := openAt(t, path, opts)
+		if got := runningAtOnce(t, []*litequeue.Queue{q, other}, 1); got != 1 {
+			t.Errorf("%d report runs at once under two Queues, want 1 (max_running)", got)
 		}
 	})
 	t.Run("MaxRunning wins", func(t *testing.T) {
 		t.Parallel()
 		q, _, _ := openConfigured(t, file)
-		if got := runningAtOnce(t, q, 2, litequeue.MaxRunning(2)); got != 2 {
+		if got := runningAtOnce(t, []*litequeue.Queue{q}, 2, litequeue.MaxRunning(2)); got != 2 {
 			t.Errorf("%d report runs at once, want 2 (MaxRunning(2) over max_running = 1)", got)
 		}
 	})
@@ -191,7 +207,7 @@ func TestHandle_KindsMaxRunning(t *testing.T) {
 		opts := loadConfig(t, file)
 		q, _ := openQueue(t, opts)
 		opts.Kinds["report"] = litequeue.KindOptions{MaxRunning: 3}
-		if got := runningAtOnce(t, q, 1); got != 1 {
+		if got := runningAtOnce(t, []*litequeue.Queue{q}, 1); got != 1 {
 			t.Errorf("%d report runs at once, want 1: the Kinds that Open was given", got)
 		}
 	})
