@@ -169,6 +169,7 @@ func runningAtOnce(t *testing.T, qs []*litequeue.Queue, least int, opts ...liteq
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("4 report jobs under %d Queue(s) × 6 workers: %d leased at once, %d started; 3 other runs meanwhile", len(qs), len(running), started.Load())
 	return len(running)
 }
 
