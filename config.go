@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -40,11 +41,28 @@ import (
 //	keep_finished = "forever"
 //	dead_ttl = "90d"       # an omitted time takes that of [queue]
 //
+//	[kinds.report]         # Options.Kinds["report"]: see KindOptions
+//	max_running = 1        # MaxRunning(1)
+//	rate_limit = 100       # RateLimit(100, time.Minute): rate_limit starts
+//	rate_per = "1m"        # in any window of rate_per; give both or neither
+//	expire_after = "5m"    # WithExpiry(5 * time.Minute)
+//	breaker = true         # WithBreaker(Breaker{}), or a table:
+//
+//	[kinds.charge.breaker] # WithBreaker(Breaker{…}); omitted keys: the defaults
+//	failures = 20
+//	ratio = 0.5
+//	window = "1m"
+//	cooldown = "30s"
+//	max_cooldown = "10m"
+//
 // Durations take Go syntax ("1h30m") with d for days of 24 hours as a
 // leading unit ("14d", "1d12h", "1.5d"); negative durations are refused.
 // keep_finished and dead_ttl, in [queue] and in [[retention]], also take
 // "forever" ([KeepForever]). A rule's error names it by its place among
-// the rules, from 0, as in "retention[1].dead_ttl".
+// the rules, from 0, as in "retention[1].dead_ttl". A table of [kinds]
+// sets, for its kind's handler, what the HandlerOptions beside each key
+// would, and those given to Handle win over it (see [Queue.Handle]); its
+// limits are those of the HandlerOptions.
 // A key that is omitted takes its default, and an omitted key of a named
 // policy inherits the value of [retry]. A key set to a zero value (0, "0s",
 // "") is an error: in Options zero means "unset", so in a file it would
@@ -91,6 +109,10 @@ func LoadConfig(path string) (Options, error) {
 		return Options{}, c.retentionError(err)
 	}
 	o.Retention = rules
+	c.kindErrors(o.resolveKinds())
+	if err := c.first(); err != nil {
+		return Options{}, err
+	}
 	return o, nil
 }
 
@@ -164,6 +186,8 @@ func (c *configReader) options(doc map[string]any) Options {
 			c.queue(&o, path, c.table(path, v))
 		case "retention":
 			c.retention(&o, path, v)
+		case "kinds":
+			c.kinds(&o, path, c.table(path, v))
 		default:
 			c.unknown(path, v)
 		}
@@ -293,6 +317,85 @@ func (c *configReader) retentionError(err error) error {
 	return c.error(configError{c.lines[key], key, re.Err})
 }
 
+// kinds reads [kinds]: a table per kind.
+func (c *configReader) kinds(o *Options, path []string, t map[string]any) {
+	for kind, v := range t {
+		kindPath := append(slices.Clip(path), kind)
+		t, ok := v.(map[string]any)
+		switch {
+		case !ok:
+			c.errorf(kindPath, "%s is not a table", describe(v))
+			continue
+		case kind == "":
+			c.errorf(kindPath, "a kind needs a name")
+			continue
+		}
+		var k KindOptions
+		for key, v := range t {
+			keyPath := append(slices.Clip(kindPath), key)
+			switch key {
+			case "max_running":
+				k.MaxRunning = c.integer(keyPath, v)
+			case "rate_limit":
+				k.RateLimit = c.integer(keyPath, v)
+			case "rate_per":
+				k.RatePer = c.duration(keyPath, v)
+			case "expire_after":
+				k.ExpireAfter = c.duration(keyPath, v)
+			case "breaker":
+				k.Breaker = c.breaker(keyPath, v)
+			default:
+				c.unknown(keyPath, v)
+			}
+		}
+		if o.Kinds == nil {
+			o.Kinds = make(map[string]KindOptions)
+		}
+		o.Kinds[kind] = k
+	}
+}
+
+// breaker reads the breaker of a kind: true for the defaults, or a table.
+func (c *configReader) breaker(path []string, v any) *Breaker {
+	var b Breaker
+	switch v := v.(type) {
+	case bool:
+		if !v {
+			c.zero(path, v)
+		}
+		return &b
+	case map[string]any:
+		for key, v := range v {
+			keyPath := append(slices.Clip(path), key)
+			switch key {
+			case "failures":
+				b.Failures = c.integer(keyPath, v)
+			case "ratio":
+				b.Ratio = c.float(keyPath, v)
+			case "window":
+				b.Window = c.duration(keyPath, v)
+			case "cooldown":
+				b.Cooldown = c.duration(keyPath, v)
+			case "max_cooldown":
+				b.MaxCooldown = c.duration(keyPath, v)
+			default:
+				c.unknown(keyPath, v)
+			}
+		}
+		return &b
+	}
+	c.errorf(path, "%s is neither true nor a table", describe(v))
+	return nil
+}
+
+// kindErrors records the problems of the kinds of [kinds], each on the
+// line of its field, or of its table.
+func (c *configReader) kindErrors(errs []*kindError) {
+	for _, err := range errs {
+		c.errs = append(c.errs, c.fieldError(err.path(), err.Err))
+	}
+}
+
 // policyErrors records the problems of the policies, each on the line of
 // its policy's table or of a key of it.
 func (c *configReader) policyErrors(errs []*FieldError) {
@@ -365,6 +468,28 @@ func (c *configReader) integer(path []string, v any) int {
 	return int(n)
 }
 
+// float returns v as a float64 (an integer will do), or records that it
+// is not a number (nan is not) or is zero.
+func (c *configReader) float(path []string, v any) float64 {
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case int64:
+		f = float64(n)
+	default:
+		c.errorf(path, "%s is not a number", describe(v))
+		return 0
+	}
+	switch {
+	case math.IsNaN(f):
+		c.errorf(path, "nan is not a number")
+	case f == 0:
+		c.zero(path, v)
+	}
+	return f
+}
+
 // ttl is duration for a retention time, which may also be "forever":
 // KeepForever.
 func (c *configReader) ttl(path []string, v any) time.Duration {
@@ -401,6 +526,8 @@ func (c *configReader) zero(path []string, v any) {
 		instead = "inherit the value of [retry]"
 	case path[0] == "retention":
 		instead = "take the value of [queue]"
+	case path[0] == "kinds" && len(path) == 3:
+		instead = "have none"
 	}
 	c.errorf(path, "%s is not allowed: omit the key to %s", describe(v), instead)
 }

@@ -371,3 +371,152 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadConfig_Kinds reads each key of a [kinds.NAME] table, written as
+// tables, dotted keys and inline tables: a breaker = true takes the
+// defaults, and a breaker table's omitted keys too.
+func TestLoadConfig_Kinds(t *testing.T) {
+	t.Parallel()
+	got := loadConfig(t, `
+[kinds.report]
+max_running = 1
+rate_limit = 100
+rate_per = "1m"
+expire_after = "5m"
+breaker = true
+
+[kinds.charge.breaker]
+failures = 5
+ratio = 1
+window = "2m"
+cooldown = "15s"
+max_cooldown = "1h"
+
+[kinds."sms.code"]
+expire_after = "1d"
+breaker = { ratio = 0.25 }
+
+[kinds]
+thumbnail.max_running = 4
+`)
+	defaults := litequeue.Breaker{
+		Failures:    litequeue.DefaultBreakerFailures,
+		Ratio:       litequeue.DefaultBreakerRatio,
+		Window:      litequeue.DefaultBreakerWindow,
+		Cooldown:    litequeue.DefaultBreakerCooldown,
+		MaxCooldown: litequeue.DefaultBreakerMaxCooldown,
+	}
+	quarter := defaults
+	quarter.Ratio = 0.25
+	want := defaultOptions()
+	want.Kinds = map[string]litequeue.KindOptions{
+		"report":    {MaxRunning: 1, RateLimit: 100, RatePer: time.Minute, ExpireAfter: 5 * time.Minute, Breaker: &defaults},
+		"charge":    {Breaker: &litequeue.Breaker{Failures: 5, Ratio: 1, Window: 2 * time.Minute, Cooldown: 15 * time.Second, MaxCooldown: time.Hour}},
+		"sms.code":  {ExpireAfter: 24 * time.Hour, Breaker: &quarter},
+		"thumbnail": {MaxRunning: 4},
+	}
+	if diff := diffOptions(want, got); diff != "" {
+		t.Errorf("LoadConfig mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadConfig_KindErrors checks the errors of [kinds], each on the line
+// of the key at fault, or of its table where the key is missing.
+func TestLoadConfig_KindErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, text string
+		want       string // after the file name
+	}{
+		// Keys and tables that mean nothing.
+		{"unknown key", "[kinds.report]\nmax_running = 1\nmax_runing = 2\n",
+			`:3: kinds.report.max_runing: unknown key`},
+		{"unknown breaker key", "[kinds.report.breaker]\nfailures = 3\nthreshold = 3\n",
+			`:3: kinds.report.breaker.threshold: unknown key`},
+		{"table in kind", "[kinds.report]\n[kinds.report.limits]\nmax = 1\n",
+			`:2: kinds.report.limits: unknown table`},
+		{"table in breaker", "[kinds.report.breaker.probe]\n",
+			`:1: kinds.report.breaker.probe: unknown table`},
+		{"kinds not a table", "\nkinds = 3\n",
+			`:2: kinds: 3 is not a table`},
+		{"kind not a table", "[kinds]\nreport = 1\n",
+			`:2: kinds.report: 1 is not a table`},
+		{"kind without a name", "[kinds.\"\"]\nmax_running = 1\n",
+			`:1: kinds."": a kind needs a name`},
+
+		// Values of the wrong type, and zeros.
+		{"string for max_running", "[kinds.report]\nmax_running = \"1\"\n",
+			`:2: kinds.report.max_running: "1" is not an integer`},
+		{"duration for rate_limit", "[kinds.report]\nrate_limit = \"100/1m\"\n",
+			`:2: kinds.report.rate_limit: "100/1m" is not an integer`},
+		{"integer for rate_per", "[kinds.report]\nrate_limit = 100\nrate_per = 60\n",
+			`:3: kinds.report.rate_per: 60 is not a duration string such as "90s" or "14d"`},
+		{"bad expire_after", "[kinds.report]\nexpire_after = \"5 min\"\n",
+			`:2: kinds.report.expire_after: "5 min" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"negative expire_after", "[kinds.report]\nexpire_after = \"-5m\"\n",
+			`:2: kinds.report.expire_after: duration "-5m" is negative`},
+		{"string for breaker", "[kinds.report]\nbreaker = \"on\"\n",
+			`:2: kinds.report.breaker: "on" is neither true nor a table`},
+		{"string for ratio", "[kinds.report.breaker]\nratio = \"half\"\n",
+			`:2: kinds.report.breaker.ratio: "half" is not a number`},
+		{"zero max_running", "[kinds.report]\nmax_running = 0\n",
+			`:2: kinds.report.max_running: 0 is not allowed: omit the key to have none`},
+		{"zero expire_after", "[kinds.report]\nexpire_after = \"0s\"\n",
+			`:2: kinds.report.expire_after: "0s" is not allowed: omit the key to have none`},
+		{"breaker false", "[kinds.report]\nbreaker = false\n",
+			`:2: kinds.report.breaker: false is not allowed: omit the key to have none`},
+		{"nan ratio", "[kinds.report.breaker]\nratio = nan\n",
+			`:2: kinds.report.breaker.ratio: nan is not a number`},
+		{"zero failures", "[kinds.report.breaker]\nfailures = 0\n",
+			`:2: kinds.report.breaker.failures: 0 is not allowed: omit the key to keep the default`},
+		{"zero ratio", "[kinds.report.breaker]\nratio = 0.0\n",
+			`:2: kinds.report.breaker.ratio: 0 is not allowed: omit the key to keep the default`},
+
+		// Values out of their limits: the key is the table, the problem
+		// names the field.
+		{"negative max_running", "[kinds.report]\nexpire_after = \"1m\"\nmax_running = -1\n",
+			`:3: kinds.report: max_running -1 is under the minimum of 1`},
+		{"dotted max_running", "\n\nkinds.report.max_running = -2\n",
+			`:3: kinds.report: max_running -2 is under the minimum of 1`},
+		{"negative rate_limit", "[kinds.report]\nrate_per = \"1m\"\nrate_limit = -5\n",
+			`:3: kinds.report: rate_limit -5 is under the minimum of 1`},
+		{"rate_per too short", "[kinds.report]\nrate_limit = 5\nrate_per = \"500us\"\n",
+			`:3: kinds.report: rate_per 500µs is under the minimum of 1ms`},
+		{"rate_limit without rate_per", "\n[kinds.report]\nrate_limit = 5\n",
+			`:2: kinds.report: rate_per 0s is under the minimum of 1ms`},
+		{"rate_per without rate_limit", "[kinds.report]\nrate_per = \"1m\"\n",
+			`:1: kinds.report: rate_limit 0 is under the minimum of 1`},
+		{"negative failures", "[kinds.report.breaker]\nwindow = \"1m\"\nfailures = -1\n",
+			`:3: kinds.report.breaker: failures -1 is under the minimum of 1`},
+		{"ratio over 1", "[kinds.report.breaker]\nratio = 1.5\n",
+			`:2: kinds.report.breaker: ratio 1.5 is over the limit of 1`},
+		{"negative ratio", "[kinds.report.breaker]\nratio = -0.5\n",
+			`:2: kinds.report.breaker: ratio -0.5 must be positive`},
+		{"max_cooldown under cooldown", "[kinds.report.breaker]\ncooldown = \"1h\"\nmax_cooldown = \"1m\"\n",
+			`:3: kinds.report.breaker: max_cooldown 1m0s is under the minimum of 1h0m0s`},
+		{"inline breaker", "[kinds]\nreport = { breaker = { ratio = 2.0 } }\n",
+			`:2: kinds.report.breaker: ratio 2 is over the limit of 1`},
+		{"quoted kind", "[kinds.\"sms.code\"]\nmax_running = -1\n",
+			`:2: kinds."sms.code": max_running -1 is under the minimum of 1`},
+
+		// The first problem in the file wins, not the first kind by name.
+		{"first of several", "[kinds.b]\nmax_running = -1\n[kinds.a]\nmax_running = -2\n",
+			`:2: kinds.b: max_running -1 is under the minimum of 1`},
+		// Limits are checked once the policies pass, as those of
+		// [[retention]] are.
+		{"retry before kinds", "[kinds.a]\nmax_running = -1\n[retry]\nmax_tries = 99\n",
+			`:4: retry: max_tries 99 is over the limit of 50`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := writeConfig(t, tt.text)
+			_, err := litequeue.LoadConfig(path)
+			if err == nil {
+				t.Fatalf("LoadConfig(%q): no error, want %q", tt.text, tt.want)
+			}
+			if got, want := err.Error(), path+tt.want; got != want {
+				t.Errorf("LoadConfig(%q):\ngot  %s\nwant %s", tt.text, got, want)
+			}
+		})
+	}
+}

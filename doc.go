@@ -77,8 +77,9 @@
 // Options.Retry is the default policy; Options.Policies holds named ones,
 // chosen per kind with [UsePolicy]. Zero fields take the defaults, and a
 // named policy's zero fields inherit from Options.Retry. [MaxTries] sets a
-// single job's tries. [LoadConfig] reads all of this, and the settings of
-// the queue, from a litequeue.toml file.
+// single job's tries. [LoadConfig] reads all of this, the settings of the
+// queue, and the flow control of kinds (Options.Kinds: limits, expiry and
+// breaker per kind, see [KindOptions]), from a litequeue.toml file.
 //
 // # Leases
 //
@@ -170,7 +171,9 @@
 // meanwhile, and nothing polls faster for a kind at its limit: an idle
 // worker looks again when a run ends or when the window slides. Limits are
 // declared with each process's handlers, so every process that handles a
-// kind should declare the same limits.
+// kind should declare the same limits: Options.Kinds, which [LoadConfig]
+// reads from the [kinds.NAME] tables of litequeue.toml, gives them to
+// every process that reads the file, and Handle starts from it.
 // # Circuit breaker
 //
 // When a dependency goes down every job of a kind fails, and retries pile

@@ -198,8 +198,8 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 		return nil, errors.New("litequeue: enqueue: empty kind")
 	}
 	h := q.handler(kind)
-	if h != nil && h.expiry > 0 && !cfg.expireSet {
-		cfg.expireAfter = h.expiry
+	if d := q.kindExpiry(kind); d > 0 && !cfg.expireSet {
+		cfg.expireAfter = d
 	}
 	fail := func(format string, args ...any) (*enqueueBatch, error) {
 		return nil, fmt.Errorf("litequeue: enqueue %s: "+format, append([]any{kind}, args...)...)

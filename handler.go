@@ -59,6 +59,12 @@ func WithTimeout(d time.Duration) HandlerOption {
 // that is not positive, a limit out of range ([MaxRunning],
 // [RateLimit]) or a [Breaker] out of its limits: these are mistakes in
 // the program, not in its data.
+//
+// The handler starts from the kind's entry in Options.Kinds, if any (see
+// [KindOptions]), and opts are applied after it, so each of them wins
+// over the field it sets: MaxRunning(3) over the entry's MaxRunning,
+// leaving its RateLimit, ExpireAfter and Breaker in force; a
+// [WithBreaker] replaces the entry's Breaker as a whole.
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if kind == "" {
 		panic("litequeue: Handle with an empty kind")
@@ -67,7 +73,7 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 		panic(fmt.Sprintf("litequeue: Handle(%q) with a nil handler", kind))
 	}
 	hd := &handler{fn: h}
-	for _, o := range opts {
+	for _, o := range append(q.opts.Kinds[kind].options(), opts...) {
 		o(hd)
 	}
 	policy, err := q.policy(hd.policyName)

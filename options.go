@@ -21,7 +21,8 @@ const (
 
 // Options configure a Queue. The zero Options is valid: every field's zero
 // value selects the default named beside it. Open copies the Options; later
-// changes to the caller's value, or to its Policies map, have no effect.
+// changes to the caller's value, or to its Policies and Kinds maps, have no
+// effect.
 type Options struct {
 	// Clock supplies every timestamp the queue stores or compares, and every
 	// timer it waits on. nil: the real clock. Tests pass clock.NewMock().
@@ -60,6 +61,14 @@ type Options struct {
 	// kind, or sets neither time, two rules for the same queue and kind,
 	// and a negative time other than KeepForever. nil: none.
 	Retention []Retention
+
+	// Kinds holds the flow control of kinds by name — limits, expiry and
+	// breaker (see [KindOptions]) — that [Queue.Handle] starts each
+	// kind's handler from, before its own HandlerOptions, which win field
+	// by field. Open refuses an empty kind and a field out of the limits
+	// its HandlerOption has, with an error that names the kind and wraps
+	// a *[FieldError]. nil: none.
+	Kinds map[string]KindOptions
 
 	// Synchronous is SQLite's synchronous setting: "full" makes every
 	// acknowledged write survive a power loss; "normal" survives a crash of
@@ -127,6 +136,12 @@ func (o Options) resolve() (Options, error) {
 		return o, err
 	}
 	o.Retention = rules
+	if _, ok := o.Kinds[""]; ok {
+		return o, errors.New(`kinds."": a kind needs a name (Handle refuses an empty kind)`)
+	}
+	if errs := o.resolveKinds(); len(errs) > 0 {
+		return o, errs[0]
+	}
 	if o.Clock == nil {
 		o.Clock = clock.New()
 	}

@@ -1,0 +1,169 @@
+package litequeue
+
+import (
+	"fmt"
+	"time"
+)
+
+// KindOptions are the flow control of one kind, as Options.Kinds holds it
+// and a [kinds.NAME] table of litequeue.toml writes it: the
+// [HandlerOption]s [MaxRunning], [RateLimit], [WithExpiry] and
+// [WithBreaker], set without a rebuild. [Queue.Handle] starts the kind's
+// handler from them, and its own HandlerOptions win, field by field. A
+// zero field sets nothing. As with the HandlerOptions, limits and breakers
+// are honoured by the processes that declare them: give every process on
+// the database the same file.
+//
+// Open and LoadConfig refuse what Handle would panic on given the same
+// HandlerOption, with an error that names the kind and wraps a
+// *[FieldError] whose Field is the key of litequeue.toml: "max_running",
+// "rate_limit", "rate_per" or "expire_after", or, in "kinds.NAME.breaker",
+// "failures", "ratio", "window", "cooldown" or "max_cooldown".
+type KindOptions struct {
+	// MaxRunning is [MaxRunning]'s n: at most this many runs of the kind
+	// at once. 0: no limit.
+	MaxRunning int
+
+	// RateLimit and RatePer are [RateLimit]'s n and per: at most RateLimit
+	// starts in any window of RatePer. 0 for both: no limit; set one, set
+	// both.
+	RateLimit int
+	RatePer   time.Duration
+
+	// ExpireAfter is [WithExpiry]'s d. Unlike WithExpiry, it also gives
+	// its expiry to the jobs of the kind that the Queue enqueues before or
+	// without a handler of the kind, so that a process that only enqueues
+	// follows the file too. [ExpireAfter] wins over it. 0: no expiry.
+	ExpireAfter time.Duration
+
+	// Breaker is [WithBreaker]'s Breaker; its zero fields take the
+	// defaults. nil: no breaker.
+	Breaker *Breaker
+}
+
+// options returns the HandlerOptions that k stands for.
+func (k KindOptions) options() []HandlerOption {
+	var opts []HandlerOption
+	if k.MaxRunning != 0 {
+		opts = append(opts, MaxRunning(k.MaxRunning))
+	}
+	if k.RateLimit != 0 || k.RatePer != 0 {
+		opts = append(opts, RateLimit(k.RateLimit, k.RatePer))
+	}
+	if k.ExpireAfter != 0 {
+		opts = append(opts, WithExpiry(k.ExpireAfter))
+	}
+	if k.Breaker != nil {
+		opts = append(opts, WithBreaker(*k.Breaker))
+	}
+	return opts
+}
+
+// kindError reports a kind of Options.Kinds that Open and LoadConfig
+// refuse: a field out of its limits, found checking the table Table
+// ("" for the kind's own fields, "breaker" for those of its Breaker).
+type kindError struct {
+	Kind  string
+	Table string
+	Err   *FieldError
+}
+
+// path returns the key of the table the error is about, as litequeue.toml
+// has it.
+func (e *kindError) path() []string {
+	if e.Table == "" {
+		return []string{"kinds", e.Kind}
+	}
+	return []string{"kinds", e.Kind, e.Table}
+}
+
+func (e *kindError) Error() string { return fmt.Sprintf("%s: %v", dotted(e.path()), e.Err) }
+
+func (e *kindError) Unwrap() error { return e.Err }
+
+// resolveKinds replaces o.Kinds with a copy whose Breakers are copies
+// with their zero fields filled in, and returns the problems of its
+// kinds, sorted by name.
+func (o *Options) resolveKinds() []*kindError {
+	if len(o.Kinds) == 0 {
+		o.Kinds = nil
+		return nil
+	}
+	var errs []*kindError
+	kinds := make(map[string]KindOptions, len(o.Kinds))
+	for _, kind := range sortedKeys(o.Kinds) {
+		k, err := o.Kinds[kind].resolve()
+		if err != nil {
+			err.Kind = kind
+			errs = append(errs, err)
+		}
+		kinds[kind] = k
+	}
+	o.Kinds = kinds
+	return errs
+}
+
+// resolve checks k with the checks Handle makes of the HandlerOptions it
+// stands for, and returns it with its Breaker filled in. Those checks say
+// whether a value is refused; the *FieldError says so in the words of
+// litequeue.toml. RateLimit's n is asked of alone beside a window of an
+// hour, which RateLimit takes, since its check asks of n first.
+func (k KindOptions) resolve() (KindOptions, *kindError) {
+	refused := func(opt HandlerOption) bool {
+		var h handler
+		opt(&h)
+		return h.limits.check() != nil || h.checkExpiry() != nil
+	}
+	fail := func(field string, value, limit any, kind limitKind) (KindOptions, *kindError) {
+		return k, &kindError{Err: &FieldError{Field: field, Value: value, Limit: limit, kind: kind}}
+	}
+	switch {
+	case k.MaxRunning != 0 && refused(MaxRunning(k.MaxRunning)):
+		return fail("max_running", k.MaxRunning, 1, underMinimum)
+	case (k.RateLimit != 0 || k.RatePer != 0) && refused(RateLimit(k.RateLimit, time.Hour)):
+		return fail("rate_limit", k.RateLimit, 1, underMinimum)
+	case (k.RateLimit != 0 || k.RatePer != 0) && refused(RateLimit(k.RateLimit, k.RatePer)):
+		return fail("rate_per", k.RatePer, time.Millisecond, underMinimum)
+	case k.ExpireAfter != 0 && refused(WithExpiry(k.ExpireAfter)):
+		return fail("expire_after", k.ExpireAfter, time.Duration(0), notPositive)
+	}
+	if k.Breaker == nil {
+		return k, nil
+	}
+	b, err := k.Breaker.resolve()
+	if err != nil {
+		return k, &kindError{Table: "breaker", Err: breakerError(*k.Breaker, b)}
+	}
+	k.Breaker = &b
+	return k, nil
+}
+
+// breakerError says which field of b, which Breaker.resolve refuses, is
+// out of its limits, resolved being b with its zero fields filled in. It
+// asks resolve of each field alone, in the order resolve checks them.
+func breakerError(b, resolved Breaker) *FieldError {
+	refused := func(b Breaker) bool { _, err := b.resolve(); return err != nil }
+	switch {
+	case refused(Breaker{Failures: b.Failures}):
+		return &FieldError{Field: "failures", Value: b.Failures, Limit: 1, kind: underMinimum}
+	case refused(Breaker{Ratio: b.Ratio}) && b.Ratio > 1:
+		return &FieldError{Field: "ratio", Value: b.Ratio, Limit: 1.0}
+	case refused(Breaker{Ratio: b.Ratio}):
+		return &FieldError{Field: "ratio", Value: b.Ratio, Limit: 0.0, kind: notPositive}
+	case refused(Breaker{Window: b.Window}):
+		return &FieldError{Field: "window", Value: b.Window, Limit: time.Duration(0), kind: notPositive}
+	case refused(Breaker{Cooldown: b.Cooldown}):
+		return &FieldError{Field: "cooldown", Value: b.Cooldown, Limit: time.Duration(0), kind: notPositive}
+	}
+	return &FieldError{Field: "max_cooldown", Value: b.MaxCooldown, Limit: resolved.Cooldown, kind: underMinimum}
+}
+
+// kindExpiry returns the expiry that the Queue gives the jobs of kind
+// enqueued without their own: that of its handler, or, without one, that
+// of Options.Kinds.
+func (q *Queue) kindExpiry(kind string) time.Duration {
+	if h := q.handler(kind); h != nil {
+		return h.expiry
+	}
+	return q.opts.Kinds[kind].ExpireAfter
+}
