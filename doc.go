@@ -152,7 +152,7 @@
 //	kind = "thumbnail"
 //	keep_finished = "10m"
 //	dead_ttl = "1d"
-
+//
 // # Pause and limits
 //
 // [Queue.PauseQueue] and [Queue.PauseKind] stop every process on the
@@ -174,6 +174,7 @@
 // kind should declare the same limits: Options.Kinds, which [LoadConfig]
 // reads from the [kinds.NAME] tables of litequeue.toml, gives them to
 // every process that reads the file, and Handle starts from it.
+//
 // # Circuit breaker
 //
 // When a dependency goes down every job of a kind fails, and retries pile
