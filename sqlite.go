@@ -341,7 +341,7 @@ func (e *sqliteEngine) watch(wake func()) (changes, error) {
 	if e.poll > 0 {
 		w.polls = [2]time.Duration{e.poll, e.poll}
 	}
-	if !e.notifyOff && !inBubble() {
+	if fileNotifications && !e.notifyOff && !inBubble() {
 		if w.n, err = notify(e.path, w.notifiedVersion, wake); err != nil {
 			e.logger.Warn("litequeue: cannot watch the file for other processes' writes: looking for them every "+w.polls[0].String(), "path", e.path, "err", err)
 		}
@@ -369,9 +369,10 @@ func (w *watch) changed(ctx context.Context) (bool, error) {
 	return changed, nil
 }
 
-// poll is notifiedPoll while the notifier runs, pollInterval otherwise.
+// poll is notifiedPoll while the notifier runs and the file has been quiet
+// for recentChange, pollInterval otherwise (see watch.go).
 func (w *watch) poll() time.Duration {
-	if w.n.running() {
+	if w.n.running() && w.n.quiet() {
 		return w.polls[1]
 	}
 	return w.polls[0]

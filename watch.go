@@ -26,9 +26,23 @@ import (
 // inotify instance or watch left), it stopped on an error, or the writer
 // is where the file system does not tell (another machine's kernel on a
 // network file system). So the loop also looks on its own: every
-// notifiedPoll while the notifier runs, which bounds the delay of a job
-// whose notification was lost, and every pollInterval without one.
-const notifiedPoll = time.Minute
+// pollInterval without a notifier, and with one every pollInterval for
+// recentChange after the file last changed — a commit becomes readable
+// only after its fsync, which on a slow card can end after the notifier
+// stopped asking (settleMax) — and every notifiedPoll once the file has
+// been quiet that long, which bounds the delay of a job whose
+// notification was lost.
+const (
+	notifiedPoll = time.Minute
+	recentChange = 30 * time.Second
+)
+
+// Only inotify (Linux) watches a directory without opening its files.
+// kqueue (macOS, the BSDs) opens every file of a watched directory and
+// closes it again when the watch ends, and on POSIX closing any descriptor
+// of a file drops every fcntl lock the process holds on it — SQLite's
+// locks on the database and its -shm (see Storage in DESIGN.md). Elsewhere
+// Work polls every pollInterval: see fileNotifications.
 
 // After a burst of changes the notifier asks data_version settleFirst
 // after its events, and then at intervals that double, of at most
@@ -58,7 +72,8 @@ type notifier struct {
 	version func() (int64, error) // PRAGMA data_version on a connection of the watch
 	last    int64                 // what version said last
 	wake    func()
-	up      atomic.Bool // the goroutine still reads events
+	up      atomic.Bool  // the goroutine still reads events
+	changed atomic.Int64 // when the last event came, in Unix nanoseconds
 	done    chan struct{}
 }
 
@@ -109,6 +124,7 @@ func (n *notifier) run() {
 			// An overflow of the kernel's queue, or a read that failed:
 			// changes may have been missed, so look.
 		}
+		n.changed.Store(time.Now().UnixNano())
 		if !n.settle() {
 			return
 		}
@@ -163,6 +179,7 @@ func (n *notifier) settle() bool {
 		// An event: ask soon, but not sooner than settleGap after the
 		// last ask.
 		now = time.Now()
+		n.changed.Store(now.UnixNano())
 		event, wait = now, settleFirst
 		if at := later(now.Add(settleFirst), asked.Add(settleGap)); at.Before(next) {
 			next = at
@@ -193,6 +210,11 @@ func (n *notifier) ours(ev fsnotify.Event) bool {
 
 // running reports whether notifications still come.
 func (n *notifier) running() bool { return n != nil && n.up.Load() }
+
+// quiet reports whether the file has not changed for recentChange.
+func (n *notifier) quiet() bool {
+	return time.Since(time.Unix(0, n.changed.Load())) >= recentChange
+}
 
 // close stops the notifier and waits for its goroutine to end.
 func (n *notifier) close() error {

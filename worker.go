@@ -42,11 +42,12 @@ const errorBackoff = time.Second
 // worker starts its next job while the commit that records its last one
 // is under way, and many runs share one commit. An idle Work wakes at once
 // on an Enqueue or a Handle in this process, and for writes by other
-// processes or the app's EnqueueTx: on a file, when the file system tells
-// of a change of the file or its -wal (it watches the file's directory),
-// or else at its next look, every minute while the file system's
-// notifications come and every second when they cannot; on PostgreSQL, on
-// a notification, or else within a second. Otherwise it sleeps until the
+// processes or the app's EnqueueTx: on a file on Linux, when the file
+// system tells of a change of the file or its -wal (it watches the file's
+// directory), or else at its next look — every second, and every minute
+// once the file has been quiet for 30 seconds; elsewhere, and when the
+// file system cannot tell, within a second; on PostgreSQL, on a
+// notification, or else within a second. Otherwise it sleeps until the
 // next RunAt, lease expiry or retention sweep on the injected clock. Any
 // worker rescues expired leases, and
 // enforces retention (DeadTTL, KeepFinished, expired idempotency keys) at
