@@ -429,3 +429,56 @@ func TestQueue_ExpireAfterReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestQueue_ExpireAfterRowLocked: on PostgreSQL a claim expires the due
+// jobs it can lock (SKIP LOCKED) before it waits for a capped kind's lock;
+// a job whose row another claimer held then, and whose expiry has come,
+// must not be claimed once that claimer lets go: the claim itself leaves
+// expired jobs alone, on both backends.
+func TestQueue_ExpireAfterRowLocked(t *testing.T) {
+	t.Parallel()
+	if !onPostgres {
+		t.Skip("row locks and the kind's lock are PostgreSQL's: the file's writers take turns")
+	}
+	ctx := t.Context()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	ran := make(chan int64, 1)
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { ran <- job.ID; return nil }, litequeue.MaxRunning(5))
+	job := enqueue(t, q, "k", nil, litequeue.ExpireAfter(time.Minute))
+	clk.Add(2 * time.Minute) // its expiry has come
+	// Another claimer of the kind: it holds the kind's lock and the row, as
+	// a claim that declined the row under its cap does until it commits.
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue.kind'), hashtext('k'))`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT id FROM litequeue_jobs WHERE id = $1 FOR UPDATE`, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	res := runDueAsync(q)
+	waitFor(t, "RunDue's claim to wait for the kind's lock", func() bool {
+		var waiting int
+		err := q.DB().GetContext(ctx, &waiting, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)
+		return err == nil && waiting > 0
+	})
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-res; r.err != nil {
+		t.Fatal(r.err)
+	}
+	select {
+	case id := <-ran:
+		t.Errorf("job %d ran a minute after its expiry; state now %s", id, get(t, q, job.ID).State)
+	default:
+	}
+	runDue(t, q) // the next claim expires it
+	if got := get(t, q, job.ID).State; got != litequeue.Expired {
+		t.Errorf("state %s, want expired", got)
+	}
+}

@@ -21,8 +21,8 @@ func TestQueryPlans(t *testing.T) {
 	}
 	defer q.Close()
 	queries := map[string][]any{
-		claimSQL + claimOrderSQL:                       {0, []string{"a", "b"}, 1},
-		claimSQL + ` AND queue IN (?)` + claimOrderSQL: {0, []string{"a", "b"}, []string{"q"}, 1},
+		claimSQL + claimOrderSQL:                       {0, 0, []string{"a", "b"}, 1},
+		claimSQL + ` AND queue IN (?)` + claimOrderSQL: {0, 0, []string{"a", "b"}, []string{"q"}, 1},
 		claimUpdateSQL:                                 {0, 0, "w", "[[1,1,1,3,0]]"},
 		dueExpirySQL:                                   {0, 10},
 	}

@@ -148,7 +148,8 @@ func (e *pgEngine) begin(c *stmtConn, durable bool) error {
 // pgClaimSQL takes, in claim order, due jobs that no other transaction
 // holds; a NULL list of queues is every queue.
 const pgClaimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
-	WHERE state = 'pending' AND run_at <= ? AND kind = ANY(?::text[]) AND (?::text[] IS NULL OR queue = ANY(?::text[]))
+	WHERE state = 'pending' AND run_at <= ? AND (expires_at IS NULL OR expires_at > ?)
+	  AND kind = ANY(?::text[]) AND (?::text[] IS NULL OR queue = ANY(?::text[]))
 	  AND NOT queue = ANY(?::text[])
 	ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED`
 
@@ -171,7 +172,7 @@ func (e *pgEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease fu
 		paused = []string{}
 	}
 	var rows []jobRow
-	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, ms(cq.now), cq.kinds, queues, queues, paused, cq.limit); err != nil {
+	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, ms(cq.now), ms(cq.now), cq.kinds, queues, queues, paused, cq.limit); err != nil {
 		return err
 	}
 	n := len(rows)

@@ -81,11 +81,13 @@ func (c *stmtConn) setDurable(full, durable bool) error {
 }
 
 // claimSQL walks the claim index in claim order and stops at the limit.
-// INDEXED BY is SQLite's: without statistics its planner prefers the
+// It leaves alone a job whose expiry has come, which the claim's expiry
+// step (see expire.go) did not get to: on PostgreSQL, a row another
+// claimer held then. INDEXED BY is SQLite's: without statistics its planner prefers the
 // (kind, run_at) index for "kind IN (…)" and then sorts every due job on
 // each claim.
 const claimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
-	WHERE state = 'pending' AND run_at <= ? AND kind IN (?)`
+	WHERE state = 'pending' AND run_at <= ? AND (expires_at IS NULL OR expires_at > ?) AND kind IN (?)`
 
 const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ` + limitParam
 
@@ -108,7 +110,7 @@ const claimUpdateSQL = `UPDATE litequeue_jobs
 	WHERE litequeue_jobs.id = l.value ->> 0`
 
 func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease func(*jobRow) bool) error {
-	query, args := claimSQL, []any{ms(cq.now), cq.kinds}
+	query, args := claimSQL, []any{ms(cq.now), ms(cq.now), cq.kinds}
 	if len(cq.queues) > 0 {
 		query += ` AND queue IN (?)`
 		args = append(args, cq.queues)
