@@ -274,7 +274,12 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 	case r == nil || r.State != breakerHalfOpen || r.Probe != h.jobID:
 		return nil, nil // opened meanwhile, or the end of a run that began before
 	}
-	return q.breakerProbed(ctx, tx, r, d, now)
+	events, err := q.breakerProbed(ctx, tx, r, d, now)
+	if err != nil {
+		return nil, err
+	}
+	// Idle workers elsewhere keep the kind shut until its probe ends.
+	return events, q.wakeOthers(ctx, tx)
 }
 
 // breakerRow reads the breaker of kind; nil if it is closed.
@@ -398,8 +403,9 @@ func (q *Queue) breakerStats(ctx context.Context, tx execer) (map[string]Breaker
 }
 
 // ResetBreaker closes the circuit breaker of kind by hand, as a probe that
-// completed would, so that its jobs are claimed again at once. A breaker
-// that is closed stays so. It fires no event.
+// completed would, so that its jobs are claimed again at once, and wakes
+// the idle workers, as [Queue.ResumeKind] does. A breaker that is closed
+// stays so. It fires no event.
 func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -410,8 +416,14 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		if err := q.eng.lockKind(ctx, tx, kind); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, breakerCloseSQL, kind)
-		return err
+		res, err := tx.ExecContext(ctx, breakerCloseSQL, kind)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return q.wakeOthers(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)

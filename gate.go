@@ -133,3 +133,22 @@ func (q *Queue) ran(ctx context.Context, tx execer, d *decision, now time.Time) 
 	}
 	return q.breakerRan(ctx, tx, d, now)
 }
+
+// pgWakeSQL wakes every listening worker at the commit, as the trigger
+// does for a job that becomes pending (schema_postgres.sql).
+const pgWakeSQL = `SELECT pg_notify('litequeue', '')`
+
+// wakeOthers wakes, at the commit of tx, the idle Work loops of the other
+// processes on the database, for a write that opened a shut kind or queue
+// or moved when one opens: a resume, a run's end under MaxRunning, a
+// breaker's probe ending or a reset. On PostgreSQL it notifies them,
+// since they look again only when told (the trigger tells only of a job
+// that becomes pending); on the file it does nothing: the commit is what
+// they watch for.
+func (q *Queue) wakeOthers(ctx context.Context, tx execer) error {
+	if !q.onServer() {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, pgWakeSQL)
+	return err
+}

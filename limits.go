@@ -197,18 +197,11 @@ func (q *Queue) limitClaimed(ctx context.Context, tx execer, leases []*lease, no
 	return nil
 }
 
-// limitRan wakes, on PostgreSQL, the idle workers of every process at the
-// end of a run of a kind with MaxRunning: its jobs may be claimed again,
-// and nothing else notifies them of it (the trigger only does for a job
-// that becomes pending). On the file, the run's commit is what idle
-// workers watch for.
+// limitRan wakes the idle workers of other processes at the end of a run
+// of a kind with MaxRunning: its jobs may be claimed again.
 func (q *Queue) limitRan(ctx context.Context, tx execer, d *decision) error {
-	if !q.onServer() {
-		return nil
-	}
 	if h := q.handler(d.history.kind); h == nil || h.limits.running == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, pgWakeSQL)
-	return err
+	return q.wakeOthers(ctx, tx)
 }
