@@ -11,18 +11,22 @@ import (
 
 // Circuit breakers: a kind whose runs fail in a burst is paused, not run
 // into the dead-letter queue. The state is a row of litequeue_breakers per
-// kind that is not closed, so that every process on the database sees it;
-// a closed breaker has no row. The row holds what any process needs to
-// end a probe — its cool-down and the cap on its doubling — as a claim
-// writes what a rescuer needs (see decide.go).
+// kind, so that every process on the database sees it. A kind whose
+// breaker never opened has no row; one that closed keeps its row, in state
+// 'closed', with when it closed in open_until: its failures count from
+// then on, not from before, so that the failures that opened it do not
+// open it again (the readers of what is open skip those rows). The row
+// holds what any process needs to end a probe — its cool-down and the cap
+// on its doubling — as a claim writes what a rescuer needs (see
+// decide.go).
 
 // Breaker configures the circuit breaker of a kind's handler (see
 // [WithBreaker]). Zero fields take the defaults given with each.
 //
 // The breaker is closed at first. It opens at the end of a failed run
 // (failed, panicked, timed_out or lease_expired: a Permanent failure
-// counts) when, in the Window up to that moment, at least Failures of the
-// kind's runs failed and they are at least Ratio of its runs that count: the
+// counts) when, in the Window up to that moment and since it last closed,
+// at least Failures of the kind's runs failed and they are at least Ratio of its runs that count: the
 // failed ones and the completed ones. Discarded, cancelled and snoozed runs
 // count neither way: they say nothing about a dependency.
 //
@@ -108,6 +112,7 @@ func (b Breaker) resolve() (Breaker, error) {
 const (
 	breakerOpen     = "open"
 	breakerHalfOpen = "half_open"
+	breakerClosed   = "closed" // open_until: when it closed
 )
 
 // breakerRow is a row of litequeue_breakers, with the state of its probe's
@@ -124,11 +129,21 @@ type breakerRow struct {
 	ProbeState  State  `db:"probe_state"`
 }
 
-const breakerRowsSQL = `SELECT b.kind, b.state, b.opened_at, b.open_until, b.trips, b.probe,
+const breakerColumnsSQL = `SELECT b.kind, b.state, b.opened_at, b.open_until, b.trips, b.probe,
 	b.cooldown, b.max_cooldown, COALESCE(j.state, '') AS probe_state
 	FROM litequeue_breakers AS b LEFT JOIN litequeue_jobs AS j ON j.id = b.probe`
 
-const breakerRowSQL = breakerRowsSQL + ` WHERE b.kind = ?`
+// breakerRowsSQL reads the breakers that are not closed, in the order of
+// their kinds, in which claims lock them (see gate.lockKinds).
+const breakerRowsSQL = breakerColumnsSQL + ` WHERE b.state <> 'closed' ORDER BY b.kind`
+
+// breakerRowSQL reads the breaker of a kind, closed or not.
+const breakerRowSQL = breakerColumnsSQL + ` WHERE b.kind = ?`
+
+// isOpen reports whether r is the row of a breaker that is not closed.
+func (r *breakerRow) isOpen() bool {
+	return r != nil && r.State != breakerClosed
+}
 
 // probing reports whether a probe of the breaker is running.
 func (r *breakerRow) probing() bool {
@@ -175,10 +190,11 @@ func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Ti
 		if err := q.eng.lockKind(ctx, tx, r.Kind); err != nil {
 			return err
 		}
-		if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); errors.Is(err, errNoRows) {
-			continue // closed meanwhile
-		} else if err != nil {
+		if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); err != nil {
 			return fmt.Errorf("read breaker: %w", err)
+		}
+		if !r.isOpen() {
+			continue // closed meanwhile
 		}
 		if shut, opens := r.shutFor(now); shut {
 			g.shut(r.Kind, opens)
@@ -227,17 +243,24 @@ const breakerFailedSQL = `SELECT COUNT(*) FROM litequeue_attempts
 const breakerCompletedSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM litequeue_attempts
 	WHERE finished_at > ? AND kind = ? AND outcome = 'completed' LIMIT ?) AS c`
 
-// breakerOpenSQL opens a closed breaker; one that another transaction
-// opened meanwhile stays as it is.
+// breakerOpenSQL opens a closed breaker, with or without a row; one that
+// another transaction opened meanwhile stays as it is.
 const breakerOpenSQL = `INSERT INTO litequeue_breakers
 	(kind, state, opened_at, open_until, trips, probe, cooldown, max_cooldown)
-	VALUES (?, 'open', ?, ?, 1, 0, ?, ?) ON CONFLICT (kind) DO NOTHING`
+	VALUES (?, 'open', ?, ?, 1, 0, ?, ?)
+	ON CONFLICT (kind) DO UPDATE SET state = 'open', opened_at = excluded.opened_at,
+		open_until = excluded.open_until, trips = 1, probe = 0,
+		cooldown = excluded.cooldown, max_cooldown = excluded.max_cooldown
+	WHERE litequeue_breakers.state = 'closed'`
 
 const breakerReopenSQL = `UPDATE litequeue_breakers
 	SET state = 'open', open_until = ?, trips = ?, probe = 0, cooldown = ?
 	WHERE kind = ?`
 
-const breakerCloseSQL = `DELETE FROM litequeue_breakers WHERE kind = ?`
+// breakerCloseSQL closes a breaker that is not closed, at a moment: its
+// failures count from then on.
+const breakerCloseSQL = `UPDATE litequeue_breakers SET state = 'closed', open_until = ?, trips = 0, probe = 0
+	WHERE kind = ? AND state <> 'closed'`
 
 // breakerRan counts the end of a run of a kind with a breaker, and opens
 // or closes the breaker; it returns the events of a change. On PostgreSQL
@@ -258,8 +281,8 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 	if err != nil {
 		return nil, err
 	}
-	probe := r != nil && r.State == breakerHalfOpen && r.Probe == h.jobID
-	if !probe && (r != nil || b == nil || !failure(h.Outcome)) {
+	probe := r.isOpen() && r.State == breakerHalfOpen && r.Probe == h.jobID
+	if !probe && (r.isOpen() || b == nil || !failure(h.Outcome)) {
 		return nil, nil
 	}
 	if err := q.eng.lockKind(ctx, tx, h.kind); err != nil {
@@ -269,8 +292,8 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 		return nil, err
 	}
 	switch {
-	case r == nil && b != nil && failure(h.Outcome):
-		return q.breakerTrip(ctx, tx, b, d, now)
+	case !r.isOpen() && b != nil && failure(h.Outcome):
+		return q.breakerTrip(ctx, tx, b, r, d, now)
 	case r == nil || r.State != breakerHalfOpen || r.Probe != h.jobID:
 		return nil, nil // opened meanwhile, or the end of a run that began before
 	}
@@ -282,7 +305,8 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 	return events, q.wakeOthers(ctx, tx)
 }
 
-// breakerRow reads the breaker of kind; nil if it is closed.
+// breakerRow reads the breaker of kind; nil if it has no row (it never
+// opened).
 func (q *Queue) breakerRow(ctx context.Context, tx execer, kind string) (*breakerRow, error) {
 	r := new(breakerRow)
 	if err := tx.GetContext(ctx, r, breakerRowSQL, kind); errors.Is(err, errNoRows) {
@@ -294,10 +318,14 @@ func (q *Queue) breakerRow(ctx context.Context, tx execer, kind string) (*breake
 }
 
 // breakerTrip opens the closed breaker b of the run d ended, a failure,
-// if the failures in its window reach its threshold.
-func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, d *decision, now time.Time) ([]Event, error) {
+// if the failures in its window since it last closed (r, if it has a row)
+// reach its threshold.
+func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
 	since := ms(now.Add(-b.Window))
+	if r != nil {
+		since = max(since, r.OpenUntil)
+	}
 	var failed, completed int
 	if err := tx.GetContext(ctx, &failed, breakerFailedSQL, h.kind, since); err != nil {
 		return nil, fmt.Errorf("count failures: %w", err)
@@ -333,7 +361,7 @@ func (q *Queue) breakerProbed(ctx context.Context, tx execer, r *breakerRow, d *
 	h := d.history
 	switch {
 	case h.Outcome == OutcomeCompleted:
-		if _, err := tx.ExecContext(ctx, breakerCloseSQL, r.Kind); err != nil {
+		if _, err := tx.ExecContext(ctx, breakerCloseSQL, ms(now), r.Kind); err != nil {
 			return nil, fmt.Errorf("close breaker: %w", err)
 		}
 		return []Event{{Type: eventBreakerClosed, Job: *d.after.job(), At: now}}, nil
@@ -416,7 +444,7 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		if err := q.eng.lockKind(ctx, tx, kind); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, breakerCloseSQL, kind)
+		res, err := tx.ExecContext(ctx, breakerCloseSQL, ms(q.now()), kind)
 		if err != nil {
 			return err
 		}

@@ -705,6 +705,49 @@ func TestBreaker_TripsOnce(t *testing.T) {
 	t.Logf("%d runs of %d jobs before the breaker held the rest back", runs.Load(), jobs)
 }
 
+// TestBreaker_ClosedStartsFresh closes a breaker that 5 failures in a
+// 1m window opened, by its probe or by hand: the failures that opened it
+// no longer count, so one more failure 1s later leaves it closed, and it
+// opens again only at the 5th new one, with Trips counted afresh.
+func TestBreaker_ClosedStartsFresh(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"probe", "reset"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			clk := newMock()
+			q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: dieAtOnce})
+			q.Handle("k", outcomeHandler, litequeue.WithBreaker(litequeue.Breaker{Failures: 5, Window: time.Minute, Cooldown: 10 * time.Second}))
+			trip(t, q, clk, 5)
+			clk.Add(10 * time.Second)
+			if how == "probe" {
+				enqueue(t, q, "k", "ok")
+				if n := runDue(t, q); n != 1 {
+					t.Fatalf("RunDue at the cool-down's end ran %d, want 1 probe", n)
+				}
+			} else if err := q.ResetBreaker(t.Context(), "k"); err != nil {
+				t.Fatal(err)
+			}
+			if b := breakers(t, q); len(b) != 0 {
+				t.Fatalf("breakers %+v after the %s, want closed", b, how)
+			}
+			clk.Add(time.Second)
+			for i := range 5 {
+				enqueue(t, q, "k", "fail")
+				if n := runDue(t, q); n != 1 {
+					t.Fatalf("RunDue ran %d for failure %d after the close, want 1", n, i+1)
+				}
+				if _, open := breakers(t, q)["k"]; open != (i == 4) {
+					t.Fatalf("breaker open = %v after %d failures since it closed, want %v", open, i+1, i == 4)
+				}
+			}
+			want := litequeue.BreakerStats{State: "open", OpenedAt: clk.Now(), Until: clk.Now().Add(10 * time.Second), Trips: 1}
+			if diff := cmp.Diff(want, breakers(t, q)["k"]); diff != "" {
+				t.Fatalf("breaker opened again (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestBreaker_WakesOtherQueues shuts a kind with a breaker while another
 // Queue's Work is idle with a job of the kind due, then lets it through
 // from the first Queue: by hand, by a probe that completes, or by a probe
