@@ -433,8 +433,12 @@ func (q *Queue) breakerStats(ctx context.Context, tx execer) (map[string]Breaker
 // ResetBreaker closes the circuit breaker of kind by hand, as a probe that
 // completed would, so that its jobs are claimed again at once, and wakes
 // the idle workers, as [Queue.ResumeKind] does. A breaker that is closed
-// stays so. It fires no event.
+// stays so. It fires no event. An empty kind is an error; on a Queue from
+// [OpenReadOnly], ResetBreaker returns [ErrReadOnly].
 func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
+	if kind == "" {
+		return errors.New("litequeue: reset breaker: the kind's name is empty")
+	}
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return err

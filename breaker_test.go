@@ -836,3 +836,21 @@ func TestBreaker_WakesOtherQueues(t *testing.T) {
 		})
 	}
 }
+
+// TestBreaker_ResetRefuses checks that ResetBreaker refuses an empty kind,
+// naming it, and changes nothing.
+func TestBreaker_ResetRefuses(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: dieAtOnce})
+	q.Handle("k", outcomeHandler, litequeue.WithBreaker(litequeue.Breaker{Failures: 1}))
+	trip(t, q, clk, 1)
+	before := breakers(t, q)
+	err := q.ResetBreaker(t.Context(), "")
+	if err == nil || !strings.Contains(err.Error(), "reset breaker: the kind's name is empty") {
+		t.Fatalf("ResetBreaker(\"\") = %v, want an error naming the empty kind", err)
+	}
+	if diff := cmp.Diff(before, breakers(t, q)); diff != "" {
+		t.Fatalf("breakers after the refusal (-before +after):\n%s", diff)
+	}
+}
