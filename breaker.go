@@ -26,18 +26,21 @@ import (
 // The breaker is closed at first. It opens at the end of a failed run
 // (failed, panicked, timed_out or lease_expired: a Permanent failure
 // counts) when, in the Window up to that moment and since it last closed,
-// at least Failures of the kind's runs failed and they are at least Ratio of its runs that count: the
-// failed ones and the completed ones. Discarded, cancelled and snoozed runs
-// count neither way: they say nothing about a dependency.
+// at least Failures of the kind's runs failed and they are at least Ratio
+// of its runs that count: the failed ones and the completed ones.
+// Discarded, cancelled and snoozed runs count neither way: they say
+// nothing about a dependency.
 //
-// While open, no run of the kind starts: its pending jobs wait, using no
-// tries, their RunAt unchanged. Once Cooldown has passed the breaker is
-// half-open: one job is claimed as its probe, and nothing else of the kind
-// until it ends. A probe that completes closes the breaker; one that fails
-// opens it again for twice the last cool-down, at most MaxCooldown. A probe
-// that ends otherwise (released at a shutdown, cancelled, discarded,
-// snoozed) leaves the breaker open with its cool-down over, so that the
-// next claim takes another probe.
+// While open, nothing more of the kind is claimed; runs already claimed
+// finish, including the jobs that Work leased ahead of its free slots
+// before the breaker opened, which start after it. The kind's pending jobs
+// wait, using no tries, their RunAt unchanged. Once Cooldown has passed
+// the breaker is half-open: one job is claimed as its probe, and nothing
+// else of the kind until it ends. A probe that completes closes the
+// breaker; one that fails opens it again for twice the last cool-down, at
+// most MaxCooldown. A probe that ends otherwise (released at a shutdown,
+// cancelled, discarded, snoozed) leaves the breaker open with its
+// cool-down over, so that the next claim takes another probe.
 //
 // With the defaults, 20 failed runs in a minute, half of the runs or more,
 // open the breaker for 30s, then 1m, 2m, 4m, 8m and 10m after each failed
@@ -68,7 +71,8 @@ const (
 //
 // The breaker's state is kept in the database and shared by the Queues
 // on it whose handler of the kind has a breaker: one opens it, and none
-// claims the kind while it is open. Give every process the same options:
+// claims more of the kind while it is open (what each already claimed
+// still runs). Give every process the same options:
 // a Queue whose handler has none claims the kind as if it had no breaker
 // (and so pays nothing for the feature), though it still counts a lost
 // probe that it rescues.
