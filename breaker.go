@@ -168,16 +168,19 @@ func (r *breakerRow) shutFor(now time.Time) (bool, time.Time) {
 }
 
 // breakerGate shuts the kinds whose breaker is open, and lets one probe
-// through a breaker whose cool-down is over. Before it lets a claim take
-// a probe it locks the kind (see engine.lockKind) and reads its breaker
-// again, so that claimers in other transactions take no second probe.
+// through a breaker whose cool-down is over. On PostgreSQL, where the
+// gate locked such a kind first (see lockKinds), it reads its breaker
+// again before it lets a claim take the probe, so that claimers in other
+// transactions take no second probe; the file's claims take turns.
 func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
 	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
 		return nil
 	}
-	var rows []breakerRow
-	if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
-		return fmt.Errorf("read breakers: %w", err)
+	rows := g.breakers
+	if !g.locked {
+		if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
+			return fmt.Errorf("read breakers: %w", err)
+		}
 	}
 	for i := range rows {
 		r := &rows[i]
@@ -191,23 +194,42 @@ func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Ti
 		if !claiming {
 			continue
 		}
-		if err := q.eng.lockKind(ctx, tx, r.Kind); err != nil {
-			return err
-		}
-		if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); err != nil {
-			return fmt.Errorf("read breaker: %w", err)
-		}
-		if !r.isOpen() {
-			continue // closed meanwhile
-		}
-		if shut, opens := r.shutFor(now); shut {
-			g.shut(r.Kind, opens)
-			continue
+		if g.locked {
+			if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); err != nil {
+				return fmt.Errorf("read breaker: %w", err)
+			}
+			if !r.isOpen() {
+				continue // closed meanwhile
+			}
+			if shut, opens := r.shutFor(now); shut {
+				g.shut(r.Kind, opens)
+				continue
+			}
 		}
 		g.limit(r.Kind, 1, time.Time{})
 		g.probes = append(g.probes, r.Kind)
 	}
 	return nil
+}
+
+// breakerProbes reads, on PostgreSQL before a claim locks any kind, the
+// breakers that are not closed into g, for breakerGate, and returns the
+// kinds of g whose breaker may let a probe through at now: the gate
+// locks them (see lockKinds).
+func (q *Queue) breakerProbes(ctx context.Context, tx execer, g *gate, now time.Time) ([]string, error) {
+	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
+		return nil, nil
+	}
+	if err := tx.SelectContext(ctx, &g.breakers, breakerRowsSQL); err != nil {
+		return nil, fmt.Errorf("read breakers: %w", err)
+	}
+	var kinds []string
+	for _, r := range g.breakers {
+		if shut, _ := r.shutFor(now); !shut && slices.Contains(g.kinds, r.Kind) && q.hasBreaker(r.Kind) {
+			kinds = append(kinds, r.Kind)
+		}
+	}
+	return kinds, nil
 }
 
 // hasBreaker reports whether the handler of kind has a breaker.

@@ -88,12 +88,12 @@ const (
 // limitGate caps the kinds with a limit on their runs: at most MaxRunning
 // less the kind's running jobs, and RateLimit less its starts in the
 // window, which it shuts until the oldest of those leaves the window. When
-// claiming, it first locks each limited kind (see engine.lockKind) and
+// claiming, the gate has locked each limited kind (see lockKinds), and it
 // prunes the starts out of the window.
 func (q *Queue) limitGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
 	var limited, capped []string
 	byKind := make(map[string]limits)
-	for _, kind := range g.kinds { // sorted: PostgreSQL's locks are taken in one order
+	for _, kind := range g.kinds {
 		h := q.handler(kind)
 		if h == nil || !h.limits.limited() {
 			continue
@@ -105,13 +105,6 @@ func (q *Queue) limitGate(ctx context.Context, tx execer, g *gate, now time.Time
 	}
 	if len(limited) == 0 {
 		return nil
-	}
-	if claiming {
-		for _, kind := range limited {
-			if err := q.eng.lockKind(ctx, tx, kind); err != nil {
-				return fmt.Errorf("lock kind %q: %w", kind, err)
-			}
-		}
 	}
 	if err := q.capRunning(ctx, tx, g, capped, byKind); err != nil {
 		return err
