@@ -11,29 +11,36 @@ import (
 
 // Circuit breakers: a kind whose runs fail in a burst is paused, not run
 // into the dead-letter queue. The state is a row of litequeue_breakers per
-// kind that is not closed, so that every process on the database sees it;
-// a closed breaker has no row. The row holds what any process needs to
-// end a probe — its cool-down and the cap on its doubling — as a claim
-// writes what a rescuer needs (see decide.go).
+// kind, so that every process on the database sees it. A kind whose
+// breaker never opened has no row; one that closed keeps its row, in state
+// 'closed', with when it closed in open_until: its failures count from
+// then on, not from before, so that the failures that opened it do not
+// open it again (the readers of what is open skip those rows). The row
+// holds what any process needs to end a probe — its cool-down and the cap
+// on its doubling — as a claim writes what a rescuer needs (see
+// decide.go).
 
 // Breaker configures the circuit breaker of a kind's handler (see
 // [WithBreaker]). Zero fields take the defaults given with each.
 //
 // The breaker is closed at first. It opens at the end of a failed run
 // (failed, panicked, timed_out or lease_expired: a Permanent failure
-// counts) when, in the Window up to that moment, at least Failures of the
-// kind's runs failed and they are at least Ratio of its runs that count: the
-// failed ones and the completed ones. Discarded, cancelled and snoozed runs
-// count neither way: they say nothing about a dependency.
+// counts) when, in the Window up to that moment and since it last closed,
+// at least Failures of the kind's runs failed and they are at least Ratio
+// of its runs that count: the failed ones and the completed ones.
+// Discarded, cancelled and snoozed runs count neither way: they say
+// nothing about a dependency.
 //
-// While open, no run of the kind starts: its pending jobs wait, using no
-// tries, their RunAt unchanged. Once Cooldown has passed the breaker is
-// half-open: one job is claimed as its probe, and nothing else of the kind
-// until it ends. A probe that completes closes the breaker; one that fails
-// opens it again for twice the last cool-down, at most MaxCooldown. A probe
-// that ends otherwise (released at a shutdown, cancelled, discarded,
-// snoozed) leaves the breaker open with its cool-down over, so that the
-// next claim takes another probe.
+// While open, nothing more of the kind is claimed; runs already claimed
+// finish, including the jobs that Work leased ahead of its free slots
+// before the breaker opened, which start after it. The kind's pending jobs
+// wait, using no tries, their RunAt unchanged. Once Cooldown has passed
+// the breaker is half-open: one job is claimed as its probe, and nothing
+// else of the kind until it ends. A probe that completes closes the
+// breaker; one that fails opens it again for twice the last cool-down, at
+// most MaxCooldown. A probe that ends otherwise (released at a shutdown,
+// cancelled, discarded, snoozed) leaves the breaker open with its
+// cool-down over, so that the next claim takes another probe.
 //
 // With the defaults, 20 failed runs in a minute, half of the runs or more,
 // open the breaker for 30s, then 1m, 2m, 4m, 8m and 10m after each failed
@@ -64,7 +71,8 @@ const (
 //
 // The breaker's state is kept in the database and shared by the Queues
 // on it whose handler of the kind has a breaker: one opens it, and none
-// claims the kind while it is open. Give every process the same options:
+// claims more of the kind while it is open (what each already claimed
+// still runs). Give every process the same options:
 // a Queue whose handler has none claims the kind as if it had no breaker
 // (and so pays nothing for the feature), though it still counts a lost
 // probe that it rescues.
@@ -108,6 +116,7 @@ func (b Breaker) resolve() (Breaker, error) {
 const (
 	breakerOpen     = "open"
 	breakerHalfOpen = "half_open"
+	breakerClosed   = "closed" // open_until: when it closed
 )
 
 // breakerRow is a row of litequeue_breakers, with the state of its probe's
@@ -124,11 +133,21 @@ type breakerRow struct {
 	ProbeState  State  `db:"probe_state"`
 }
 
-const breakerRowsSQL = `SELECT b.kind, b.state, b.opened_at, b.open_until, b.trips, b.probe,
+const breakerColumnsSQL = `SELECT b.kind, b.state, b.opened_at, b.open_until, b.trips, b.probe,
 	b.cooldown, b.max_cooldown, COALESCE(j.state, '') AS probe_state
 	FROM litequeue_breakers AS b LEFT JOIN litequeue_jobs AS j ON j.id = b.probe`
 
-const breakerRowSQL = breakerRowsSQL + ` WHERE b.kind = ?`
+// breakerRowsSQL reads the breakers that are not closed, in the order of
+// their kinds, in which claims lock them (see gate.lockKinds).
+const breakerRowsSQL = breakerColumnsSQL + ` WHERE b.state <> 'closed' ORDER BY b.kind`
+
+// breakerRowSQL reads the breaker of a kind, closed or not.
+const breakerRowSQL = breakerColumnsSQL + ` WHERE b.kind = ?`
+
+// isOpen reports whether r is the row of a breaker that is not closed.
+func (r *breakerRow) isOpen() bool {
+	return r != nil && r.State != breakerClosed
+}
 
 // probing reports whether a probe of the breaker is running.
 func (r *breakerRow) probing() bool {
@@ -149,16 +168,19 @@ func (r *breakerRow) shutFor(now time.Time) (bool, time.Time) {
 }
 
 // breakerGate shuts the kinds whose breaker is open, and lets one probe
-// through a breaker whose cool-down is over. Before it lets a claim take
-// a probe it locks the kind (see engine.lockKind) and reads its breaker
-// again, so that claimers in other transactions take no second probe.
+// through a breaker whose cool-down is over. On PostgreSQL, where the
+// gate locked such a kind first (see lockKinds), it reads its breaker
+// again before it lets a claim take the probe, so that claimers in other
+// transactions take no second probe; the file's claims take turns.
 func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
 	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
 		return nil
 	}
-	var rows []breakerRow
-	if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
-		return fmt.Errorf("read breakers: %w", err)
+	rows := g.breakers
+	if !g.locked {
+		if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
+			return fmt.Errorf("read breakers: %w", err)
+		}
 	}
 	for i := range rows {
 		r := &rows[i]
@@ -172,22 +194,42 @@ func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Ti
 		if !claiming {
 			continue
 		}
-		if err := q.eng.lockKind(ctx, tx, r.Kind); err != nil {
-			return err
-		}
-		if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); errors.Is(err, errNoRows) {
-			continue // closed meanwhile
-		} else if err != nil {
-			return fmt.Errorf("read breaker: %w", err)
-		}
-		if shut, opens := r.shutFor(now); shut {
-			g.shut(r.Kind, opens)
-			continue
+		if g.locked {
+			if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); err != nil {
+				return fmt.Errorf("read breaker: %w", err)
+			}
+			if !r.isOpen() {
+				continue // closed meanwhile
+			}
+			if shut, opens := r.shutFor(now); shut {
+				g.shut(r.Kind, opens)
+				continue
+			}
 		}
 		g.limit(r.Kind, 1, time.Time{})
 		g.probes = append(g.probes, r.Kind)
 	}
 	return nil
+}
+
+// breakerProbes reads, on PostgreSQL before a claim locks any kind, the
+// breakers that are not closed into g, for breakerGate, and returns the
+// kinds of g whose breaker may let a probe through at now: the gate
+// locks them (see lockKinds).
+func (q *Queue) breakerProbes(ctx context.Context, tx execer, g *gate, now time.Time) ([]string, error) {
+	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
+		return nil, nil
+	}
+	if err := tx.SelectContext(ctx, &g.breakers, breakerRowsSQL); err != nil {
+		return nil, fmt.Errorf("read breakers: %w", err)
+	}
+	var kinds []string
+	for _, r := range g.breakers {
+		if shut, _ := r.shutFor(now); !shut && slices.Contains(g.kinds, r.Kind) && q.hasBreaker(r.Kind) {
+			kinds = append(kinds, r.Kind)
+		}
+	}
+	return kinds, nil
 }
 
 // hasBreaker reports whether the handler of kind has a breaker.
@@ -227,17 +269,24 @@ const breakerFailedSQL = `SELECT COUNT(*) FROM litequeue_attempts
 const breakerCompletedSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM litequeue_attempts
 	WHERE finished_at > ? AND kind = ? AND outcome = 'completed' LIMIT ?) AS c`
 
-// breakerOpenSQL opens a closed breaker; one that another transaction
-// opened meanwhile stays as it is.
+// breakerOpenSQL opens a closed breaker, with or without a row; one that
+// another transaction opened meanwhile stays as it is.
 const breakerOpenSQL = `INSERT INTO litequeue_breakers
 	(kind, state, opened_at, open_until, trips, probe, cooldown, max_cooldown)
-	VALUES (?, 'open', ?, ?, 1, 0, ?, ?) ON CONFLICT (kind) DO NOTHING`
+	VALUES (?, 'open', ?, ?, 1, 0, ?, ?)
+	ON CONFLICT (kind) DO UPDATE SET state = 'open', opened_at = excluded.opened_at,
+		open_until = excluded.open_until, trips = 1, probe = 0,
+		cooldown = excluded.cooldown, max_cooldown = excluded.max_cooldown
+	WHERE litequeue_breakers.state = 'closed'`
 
 const breakerReopenSQL = `UPDATE litequeue_breakers
 	SET state = 'open', open_until = ?, trips = ?, probe = 0, cooldown = ?
 	WHERE kind = ?`
 
-const breakerCloseSQL = `DELETE FROM litequeue_breakers WHERE kind = ?`
+// breakerCloseSQL closes a breaker that is not closed, at a moment: its
+// failures count from then on.
+const breakerCloseSQL = `UPDATE litequeue_breakers SET state = 'closed', open_until = ?, trips = 0, probe = 0
+	WHERE kind = ? AND state <> 'closed'`
 
 // breakerRan counts the end of a run of a kind with a breaker, and opens
 // or closes the breaker; it returns the events of a change. On PostgreSQL
@@ -258,8 +307,8 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 	if err != nil {
 		return nil, err
 	}
-	probe := r != nil && r.State == breakerHalfOpen && r.Probe == h.jobID
-	if !probe && (r != nil || b == nil || !failure(h.Outcome)) {
+	probe := r.isOpen() && r.State == breakerHalfOpen && r.Probe == h.jobID
+	if !probe && (r.isOpen() || b == nil || !failure(h.Outcome)) {
 		return nil, nil
 	}
 	if err := q.eng.lockKind(ctx, tx, h.kind); err != nil {
@@ -269,15 +318,21 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 		return nil, err
 	}
 	switch {
-	case r == nil && b != nil && failure(h.Outcome):
-		return q.breakerTrip(ctx, tx, b, d, now)
+	case !r.isOpen() && b != nil && failure(h.Outcome):
+		return q.breakerTrip(ctx, tx, b, r, d, now)
 	case r == nil || r.State != breakerHalfOpen || r.Probe != h.jobID:
 		return nil, nil // opened meanwhile, or the end of a run that began before
 	}
-	return q.breakerProbed(ctx, tx, r, d, now)
+	events, err := q.breakerProbed(ctx, tx, r, d, now)
+	if err != nil {
+		return nil, err
+	}
+	// Idle workers elsewhere keep the kind shut until its probe ends.
+	return events, q.wakeOthers(ctx, tx)
 }
 
-// breakerRow reads the breaker of kind; nil if it is closed.
+// breakerRow reads the breaker of kind; nil if it has no row (it never
+// opened).
 func (q *Queue) breakerRow(ctx context.Context, tx execer, kind string) (*breakerRow, error) {
 	r := new(breakerRow)
 	if err := tx.GetContext(ctx, r, breakerRowSQL, kind); errors.Is(err, errNoRows) {
@@ -289,10 +344,14 @@ func (q *Queue) breakerRow(ctx context.Context, tx execer, kind string) (*breake
 }
 
 // breakerTrip opens the closed breaker b of the run d ended, a failure,
-// if the failures in its window reach its threshold.
-func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, d *decision, now time.Time) ([]Event, error) {
+// if the failures in its window since it last closed (r, if it has a row)
+// reach its threshold.
+func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
 	since := ms(now.Add(-b.Window))
+	if r != nil {
+		since = max(since, r.OpenUntil)
+	}
 	var failed, completed int
 	if err := tx.GetContext(ctx, &failed, breakerFailedSQL, h.kind, since); err != nil {
 		return nil, fmt.Errorf("count failures: %w", err)
@@ -328,7 +387,7 @@ func (q *Queue) breakerProbed(ctx context.Context, tx execer, r *breakerRow, d *
 	h := d.history
 	switch {
 	case h.Outcome == OutcomeCompleted:
-		if _, err := tx.ExecContext(ctx, breakerCloseSQL, r.Kind); err != nil {
+		if _, err := tx.ExecContext(ctx, breakerCloseSQL, ms(now), r.Kind); err != nil {
 			return nil, fmt.Errorf("close breaker: %w", err)
 		}
 		return []Event{{Type: eventBreakerClosed, Job: *d.after.job(), At: now}}, nil
@@ -398,9 +457,14 @@ func (q *Queue) breakerStats(ctx context.Context, tx execer) (map[string]Breaker
 }
 
 // ResetBreaker closes the circuit breaker of kind by hand, as a probe that
-// completed would, so that its jobs are claimed again at once. A breaker
-// that is closed stays so. It fires no event.
+// completed would, so that its jobs are claimed again at once, and wakes
+// the idle workers, as [Queue.ResumeKind] does. A breaker that is closed
+// stays so. It fires no event. An empty kind is an error; on a Queue from
+// [OpenReadOnly], ResetBreaker returns [ErrReadOnly].
 func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
+	if kind == "" {
+		return errors.New("litequeue: reset breaker: the kind's name is empty")
+	}
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
@@ -410,8 +474,14 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		if err := q.eng.lockKind(ctx, tx, kind); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, breakerCloseSQL, kind)
-		return err
+		res, err := tx.ExecContext(ctx, breakerCloseSQL, ms(q.now()), kind)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return q.wakeOthers(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)

@@ -704,3 +704,153 @@ func TestBreaker_TripsOnce(t *testing.T) {
 	}
 	t.Logf("%d runs of %d jobs before the breaker held the rest back", runs.Load(), jobs)
 }
+
+// TestBreaker_ClosedStartsFresh closes a breaker that 5 failures in a
+// 1m window opened, by its probe or by hand: the failures that opened it
+// no longer count, so one more failure 1s later leaves it closed, and it
+// opens again only at the 5th new one, with Trips counted afresh.
+func TestBreaker_ClosedStartsFresh(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"probe", "reset"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			clk := newMock()
+			q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: dieAtOnce})
+			q.Handle("k", outcomeHandler, litequeue.WithBreaker(litequeue.Breaker{Failures: 5, Window: time.Minute, Cooldown: 10 * time.Second}))
+			trip(t, q, clk, 5)
+			clk.Add(10 * time.Second)
+			if how == "probe" {
+				enqueue(t, q, "k", "ok")
+				if n := runDue(t, q); n != 1 {
+					t.Fatalf("RunDue at the cool-down's end ran %d, want 1 probe", n)
+				}
+			} else if err := q.ResetBreaker(t.Context(), "k"); err != nil {
+				t.Fatal(err)
+			}
+			if b := breakers(t, q); len(b) != 0 {
+				t.Fatalf("breakers %+v after the %s, want closed", b, how)
+			}
+			clk.Add(time.Second)
+			for i := range 5 {
+				enqueue(t, q, "k", "fail")
+				if n := runDue(t, q); n != 1 {
+					t.Fatalf("RunDue ran %d for failure %d after the close, want 1", n, i+1)
+				}
+				if _, open := breakers(t, q)["k"]; open != (i == 4) {
+					t.Fatalf("breaker open = %v after %d failures since it closed, want %v", open, i+1, i == 4)
+				}
+			}
+			want := litequeue.BreakerStats{State: "open", OpenedAt: clk.Now(), Until: clk.Now().Add(10 * time.Second), Trips: 1}
+			if diff := cmp.Diff(want, breakers(t, q)["k"]); diff != "" {
+				t.Fatalf("breaker opened again (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBreaker_WakesOtherQueues shuts a kind with a breaker while another
+// Queue's Work is idle with a job of the kind due, then lets it through
+// from the first Queue: by hand, by a probe that completes, or by a probe
+// that fails, after which the idle Work takes the next probe when the
+// doubled cool-down ends. On PostgreSQL only a notification makes an idle
+// Work look again, so the clock stands still where a step would wake it
+// by itself; on the file it sees the commit.
+func TestBreaker_WakesOtherQueues(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"reset", "probe completed", "probe failed"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			clk := newMock()
+			// The probe's lease outlasts the test: its expiry would wake
+			// the idle Work by itself.
+			opts := litequeue.Options{Clock: clk, Retry: dieAtOnce, VisibilityTimeout: time.Hour}
+			q1, path := openQueue(t, opts)
+			q2 := openAt(t, path, opts)
+			b := litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: 30 * time.Second})
+			g := newGate()
+			q1.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+				if string(job.Payload) != `"hold"` {
+					return outcomeHandler(ctx, job)
+				}
+				g.handle(ctx, job)
+				if how == "probe failed" {
+					return errDown
+				}
+				return nil
+			}, b)
+			var ran atomic.Bool
+			q2.Handle("k", func(context.Context, *litequeue.Job) error { ran.Store(true); return nil }, b)
+			q2.Handle("other", func(context.Context, *litequeue.Job) error { return nil })
+			trip(t, q1, clk, 1)
+			var probe *litequeue.Job
+			if how != "reset" {
+				probe = enqueue(t, q1, "k", "hold", litequeue.OnQueue("one"))
+				clk.Add(30 * time.Second)
+				stop1 := startWork(t, q1, litequeue.WorkerOptions{Queues: []string{"one"}})
+				defer stop1()
+				<-g.started
+			}
+			waiting := enqueue(t, q1, "k", "ok", litequeue.OnQueue("two"))
+			// Jobs of another kind that the second Queue runs: the first
+			// at its first look, the second once told of it; then that
+			// Queue has read the breaker, and is idle with nothing to
+			// look for until it is told of something again.
+			other := enqueue(t, q1, "other", nil, litequeue.OnQueue("two"))
+			stop2 := startWork(t, q2, litequeue.WorkerOptions{Queues: []string{"two"}})
+			defer stop2()
+			waitFor(t, "the other kind's job to complete", func() bool { return get(t, q1, other.ID).State == litequeue.Completed })
+			other = enqueue(t, q1, "other", nil, litequeue.OnQueue("two"))
+			waitFor(t, "the other kind's next job to complete", func() bool { return get(t, q1, other.ID).State == litequeue.Completed })
+			if got := get(t, q1, waiting.ID).State; got != litequeue.Pending || ran.Load() {
+				t.Fatalf("the waiting job is %s while the breaker is shut, want pending", got)
+			}
+			switch how {
+			case "reset":
+				if err := q1.ResetBreaker(t.Context(), "k"); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				close(g.release)
+				waitFor(t, "the probe to end", func() bool { return get(t, q1, probe.ID).State != litequeue.Running })
+			}
+			// The clock steps for the file's poll, and after a failed probe
+			// to the cool-down's end and a poll past it: no further, to
+			// the probe's lease expiry, which would wake the idle Work.
+			step, until := !onPostgres, time.Time{}
+			if how == "probe failed" {
+				got := breakers(t, q1)["k"]
+				if got.Trips != 2 || got.Until.Sub(clk.Now()) != time.Minute {
+					t.Fatalf("breaker %+v after the failed probe, want open 1m more with 2 trips", got)
+				}
+				step, until = true, got.Until.Add(2*time.Second)
+			}
+			waitFor(t, "the other Queue's idle Work to take its job", func() bool {
+				if step && !ran.Load() && (until.IsZero() || clk.Now().Before(until)) {
+					clk.Add(100 * time.Millisecond)
+				}
+				return ran.Load()
+			})
+			if how == "probe failed" && clk.Now().Before(get(t, q1, probe.ID).FinishedAt.Add(time.Minute)) {
+				t.Fatalf("the next probe ran at %v, before the doubled cool-down's end", clk.Now())
+			}
+		})
+	}
+}
+
+// TestBreaker_ResetRefuses checks that ResetBreaker refuses an empty kind,
+// naming it, and changes nothing.
+func TestBreaker_ResetRefuses(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: dieAtOnce})
+	q.Handle("k", outcomeHandler, litequeue.WithBreaker(litequeue.Breaker{Failures: 1}))
+	trip(t, q, clk, 1)
+	before := breakers(t, q)
+	err := q.ResetBreaker(t.Context(), "")
+	if err == nil || !strings.Contains(err.Error(), "reset breaker: the kind's name is empty") {
+		t.Fatalf("ResetBreaker(\"\") = %v, want an error naming the empty kind", err)
+	}
+	if diff := cmp.Diff(before, breakers(t, q)); diff != "" {
+		t.Fatalf("breakers after the refusal (-before +after):\n%s", diff)
+	}
+}

@@ -180,12 +180,14 @@
 // When a dependency goes down every job of a kind fails, and retries pile
 // up until they die. [WithBreaker] gives a kind's handler a breaker that
 // turns that into a paused kind: at the end of a failed run, if Failures
-// of the kind's runs in the last Window failed and they are at least Ratio
+// of the kind's runs in the last Window (and since the breaker last
+// closed) failed and they are at least Ratio
 // of its completed and failed runs (with the defaults, 20 in a minute, at
 // least half), the breaker opens. A Permanent failure, a panic, a timeout
 // and a lost lease are failures; discarded, cancelled and snoozed runs
-// count neither way. While open, no job of the kind is claimed — its jobs
-// wait, using no tries, their RunAt unchanged — and [Queue.NextDue]
+// count neither way. While open, nothing more of the kind is claimed —
+// runs already claimed finish, the other jobs wait, using no tries, their
+// RunAt unchanged — and [Queue.NextDue]
 // reports the cool-down's end (30s by default). Then one job runs as its
 // probe: if it completes the breaker closes; if it fails the breaker opens
 // again for twice as long, at most MaxCooldown (10m by default). A probe

@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -12,9 +13,9 @@ import (
 // in the claim's write transaction, so that every claimer on the database
 // sees the same state and no two let through more than a limit allows
 // (PostgreSQL's claimers, which do not take turns, first lock each kind
-// they count: see engine.lockKind); and read only by an idle worker's due
-// times, so that it neither wakes for work it may not take nor misses the
-// moment a shut kind opens.
+// they count, in one order: see lockKinds); and read only by an idle
+// worker's due times, so that it neither wakes for work it may not take
+// nor misses the moment a shut kind opens.
 
 // A gate says which of the handled kinds a claim may take now, from which
 // queues, and how many of each.
@@ -24,13 +25,23 @@ type gate struct {
 	caps   map[string]int // kind: at most this many more runs may start now; absent: no cap
 	opens  time.Time      // the earliest moment a shut kind opens again by itself; zero: none
 	probes []string       // kinds whose half-open breaker takes its probe in this claim (breaker.go)
+
+	// locked says that the claim locked, before the parts read, the kinds
+	// it counts (see lockKinds), having read breakers first.
+	locked   bool
+	breakers []breakerRow
 }
 
 // gate reads, in tx at now, what the claims of the given kinds may take.
 // claiming says that a claim follows in tx, which then locks each kind it
-// caps (see engine.lockKind).
+// caps (see lockKinds).
 func (q *Queue) gate(ctx context.Context, tx execer, kinds []string, now time.Time, claiming bool) (*gate, error) {
 	g := &gate{kinds: kinds}
+	if claiming && q.onServer() {
+		if err := q.lockKinds(ctx, tx, g, now); err != nil {
+			return nil, err
+		}
+	}
 	for _, part := range [...]func(context.Context, execer, *gate, time.Time, bool) error{
 		q.pauseGate, q.limitGate, q.breakerGate,
 	} {
@@ -42,6 +53,40 @@ func (q *Queue) gate(ctx context.Context, tx execer, kinds []string, now time.Ti
 		}
 	}
 	return g, nil
+}
+
+// lockKinds locks, before the parts of the gate read, every kind whose
+// runs the claim counts (see engine.lockKind): the kinds with a limit, and
+// those whose breaker, read just before, may let a probe through. It
+// takes them in one pass, in the order of their names, so that two claims
+// never wait for each other. The file's writers take turns: there the
+// gate locks nothing, and reads nothing more for it.
+func (q *Queue) lockKinds(ctx context.Context, tx execer, g *gate, now time.Time) error {
+	var limited []string
+	for _, kind := range g.kinds {
+		if h := q.handler(kind); h != nil && h.limits.limited() {
+			limited = append(limited, kind)
+		}
+	}
+	probes, err := q.breakerProbes(ctx, tx, g, now)
+	if err != nil {
+		return err
+	}
+	for _, kind := range lockOrder(limited, probes) {
+		if err := q.eng.lockKind(ctx, tx, kind); err != nil {
+			return fmt.Errorf("lock kind %q: %w", kind, err)
+		}
+	}
+	g.locked = true
+	return nil
+}
+
+// lockOrder returns the kinds of every set, each once, in the one order
+// in which transactions lock kinds.
+func lockOrder(sets ...[]string) []string {
+	kinds := slices.Concat(sets...)
+	slices.Sort(kinds)
+	return slices.Compact(kinds)
 }
 
 // shut takes kind out of the gate; it opens again by itself at opens
@@ -132,4 +177,23 @@ func (q *Queue) ran(ctx context.Context, tx execer, d *decision, now time.Time) 
 		return nil, err
 	}
 	return q.breakerRan(ctx, tx, d, now)
+}
+
+// pgWakeSQL wakes every listening worker at the commit, as the trigger
+// does for a job that becomes pending (schema_postgres.sql).
+const pgWakeSQL = `SELECT pg_notify('litequeue', '')`
+
+// wakeOthers wakes, at the commit of tx, the idle Work loops of the other
+// processes on the database, for a write that opened a shut kind or queue
+// or moved when one opens: a resume, a run's end under MaxRunning, a
+// breaker's probe ending or a reset. On PostgreSQL it notifies them,
+// since they look again only when told (the trigger tells only of a job
+// that becomes pending); on the file it does nothing: the commit is what
+// they watch for.
+func (q *Queue) wakeOthers(ctx context.Context, tx execer) error {
+	if !q.onServer() {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, pgWakeSQL)
+	return err
 }

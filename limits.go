@@ -88,12 +88,12 @@ const (
 // limitGate caps the kinds with a limit on their runs: at most MaxRunning
 // less the kind's running jobs, and RateLimit less its starts in the
 // window, which it shuts until the oldest of those leaves the window. When
-// claiming, it first locks each limited kind (see engine.lockKind) and
+// claiming, the gate has locked each limited kind (see lockKinds), and it
 // prunes the starts out of the window.
 func (q *Queue) limitGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
 	var limited, capped []string
 	byKind := make(map[string]limits)
-	for _, kind := range g.kinds { // sorted: PostgreSQL's locks are taken in one order
+	for _, kind := range g.kinds {
 		h := q.handler(kind)
 		if h == nil || !h.limits.limited() {
 			continue
@@ -105,13 +105,6 @@ func (q *Queue) limitGate(ctx context.Context, tx execer, g *gate, now time.Time
 	}
 	if len(limited) == 0 {
 		return nil
-	}
-	if claiming {
-		for _, kind := range limited {
-			if err := q.eng.lockKind(ctx, tx, kind); err != nil {
-				return fmt.Errorf("lock kind %q: %w", kind, err)
-			}
-		}
 	}
 	if err := q.capRunning(ctx, tx, g, capped, byKind); err != nil {
 		return err
@@ -197,18 +190,11 @@ func (q *Queue) limitClaimed(ctx context.Context, tx execer, leases []*lease, no
 	return nil
 }
 
-// limitRan wakes, on PostgreSQL, the idle workers of every process at the
-// end of a run of a kind with MaxRunning: its jobs may be claimed again,
-// and nothing else notifies them of it (the trigger only does for a job
-// that becomes pending). On the file, the run's commit is what idle
-// workers watch for.
+// limitRan wakes the idle workers of other processes at the end of a run
+// of a kind with MaxRunning: its jobs may be claimed again.
 func (q *Queue) limitRan(ctx context.Context, tx execer, d *decision) error {
-	if !q.onServer() {
-		return nil
-	}
 	if h := q.handler(d.history.kind); h == nil || h.limits.running == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, pgWakeSQL)
-	return err
+	return q.wakeOthers(ctx, tx)
 }

@@ -78,9 +78,6 @@ const (
 	resumeSQL = `DELETE FROM litequeue_paused WHERE scope = ? AND name = ?`
 	// 'queue' sorts after 'kind': DESC lists the queues first.
 	pausedSQL = `SELECT scope, name, since FROM litequeue_paused ORDER BY scope DESC, name`
-	// pgWakeSQL wakes every listening worker at the commit, as the
-	// trigger does for a job that becomes pending (schema_postgres.sql).
-	pgWakeSQL = `SELECT pg_notify('litequeue', '')`
 )
 
 // setPaused pauses (paused) or resumes the queue or kind name of scope.
@@ -108,11 +105,10 @@ func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) 
 			return err
 		}
 		n, err := res.RowsAffected()
-		if changed = n > 0; err != nil || !changed || paused || !q.onServer() {
+		if changed = n > 0; err != nil || !changed || paused {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, pgWakeSQL)
-		return err
+		return q.wakeOthers(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: %s %s %q: %w", op, scope, name, err)

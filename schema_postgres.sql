@@ -126,12 +126,13 @@ CREATE INDEX IF NOT EXISTS litequeue_starts_window
 
 -- Circuit breakers (breaker.go).
 
--- A row per kind whose breaker is not closed; a closed one has none.
+-- A row per kind whose breaker has opened; once closed it stays, in state
+-- 'closed', with when it closed in open_until, from which failures count.
 CREATE TABLE IF NOT EXISTS litequeue_breakers (
 	kind         TEXT    PRIMARY KEY,
-	state        TEXT    NOT NULL,           -- 'open' or 'half_open'
+	state        TEXT    NOT NULL,           -- 'open', 'half_open' or 'closed'
 	opened_at    BIGINT  NOT NULL,           -- when it last left closed
-	open_until   BIGINT  NOT NULL,           -- the cool-down's end: from then on, a probe may start
+	open_until   BIGINT  NOT NULL,           -- the cool-down's end: from then on, a probe may start; closed: when it closed
 	trips        BIGINT  NOT NULL,           -- times opened since it was last closed
 	probe        BIGINT  NOT NULL DEFAULT 0, -- half_open: the job ID of its probe
 	cooldown     BIGINT  NOT NULL,           -- ms, the current cool-down

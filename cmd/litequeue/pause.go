@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/litequeue/litequeue"
@@ -39,7 +40,8 @@ func (c *cli) resumeCmd(fs *flagSet) runFunc {
 }
 
 // setPaused pauses or resumes the queue or kind of t, through the
-// library's write path, and says what it did.
+// library's write path, and says what it did: a resume of what was not
+// paused changes nothing, and says so.
 func (c *cli) setPaused(ctx context.Context, fs *flagSet, t pauseTarget, pause bool) error {
 	queue, kind := fs.isSet("queue"), fs.isSet("kind")
 	if queue == kind {
@@ -62,13 +64,24 @@ func (c *cli) setPaused(ctx context.Context, fs *flagSet, t pauseTarget, pause b
 	default:
 		act, scope, name = q.ResumeKind, "kind", *t.kind
 	}
+	was := pause
+	if !pause {
+		ps, err := q.Paused(ctx)
+		if err != nil {
+			return err
+		}
+		was = slices.ContainsFunc(ps, func(p litequeue.Pause) bool { return p.Queue == *t.queue && p.Kind == *t.kind })
+	}
 	if err := act(ctx, name); err != nil {
 		return err
 	}
-	if pause {
+	switch {
+	case pause:
 		fmt.Fprintf(c.stdout, "paused %s %s: no worker claims its jobs until 'litequeue resume --%s %s'\n", scope, name, scope, name)
-	} else {
+	case was:
 		fmt.Fprintf(c.stdout, "resumed %s %s\n", scope, name)
+	default:
+		fmt.Fprintf(c.stdout, "%s %s was not paused\n", scope, name)
 	}
 	return nil
 }

@@ -55,6 +55,33 @@ func TestPause(t *testing.T) {
 	}
 }
 
+// TestPause_ResumeNotPaused resumes a kind and a queue that are not
+// paused: the command says so, and nothing changes.
+func TestPause_ResumeNotPaused(t *testing.T) {
+	fx := newFixture(t)
+	q := openFixture(t, fx)
+	mustRun(t, fx.cli(""), "pause", "--queue", "reports")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"resume", "--kind", "email.send"}, "kind email.send was not paused\n"},
+		{[]string{"resume", "--kind", "reports"}, "kind reports was not paused\n"},
+		{[]string{"resume", "--queue", "default"}, "queue default was not paused\n"},
+	} {
+		if got := mustRun(t, fx.cli(""), tt.args...).stdout; got != tt.want {
+			t.Errorf("%v: got %q, want %q", tt.args, got, tt.want)
+		}
+	}
+	ps, err := q.Paused(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]litequeue.Pause{{Queue: "reports", Since: epoch.Add(time.Minute)}}, ps); diff != "" {
+		t.Errorf("paused after resuming what was not (-want +got):\n%s", diff)
+	}
+}
+
 func TestPause_Refuses(t *testing.T) {
 	fx := newFixture(t)
 	q := openFixture(t, fx)
