@@ -99,15 +99,15 @@ func (b Breaker) resolve() (Breaker, error) {
 	}
 	switch {
 	case b.Failures < 1:
-		return b, fmt.Errorf("Failures %d is under the minimum of 1", b.Failures)
+		return b, fmt.Errorf("failures %d is under the minimum of 1", b.Failures)
 	case !(b.Ratio > 0 && b.Ratio <= 1):
-		return b, fmt.Errorf("Ratio %v is outside (0, 1]", b.Ratio)
+		return b, fmt.Errorf("ratio %v is outside (0, 1]", b.Ratio)
 	case b.Window < 0:
-		return b, fmt.Errorf("Window %v must be positive", b.Window)
+		return b, fmt.Errorf("window %v must be positive", b.Window)
 	case b.Cooldown < 0:
-		return b, fmt.Errorf("Cooldown %v must be positive", b.Cooldown)
+		return b, fmt.Errorf("cooldown %v must be positive", b.Cooldown)
 	case b.MaxCooldown < b.Cooldown:
-		return b, fmt.Errorf("MaxCooldown %v is under Cooldown %v", b.MaxCooldown, b.Cooldown)
+		return b, fmt.Errorf("max_cooldown %v is under cooldown %v", b.MaxCooldown, b.Cooldown)
 	}
 	return b, nil
 }

@@ -18,9 +18,9 @@ type pauseCase struct {
 	name          string
 	pause, resume func(q *litequeue.Queue, ctx context.Context) error
 	want          litequeue.Pause // as Stats reports it, Since set by the test
-	// held is a job the pause holds back; free is one it does not.
-	held, free []litequeue.EnqueueOption
-	heldKind   string
+	// held is a job the pause holds back.
+	held     []litequeue.EnqueueOption
+	heldKind string
 }
 
 var pauseCases = []pauseCase{
