@@ -28,11 +28,14 @@ type limits struct {
 // every process and Queue on the database: MaxRunning(1) makes the kind's
 // runs take turns, a mutex for the kind. Jobs that Work has leased ahead
 // of a free slot count as running, and so does the run of a worker that
-// died, until its lease expires and it is rescued. Workers with free
-// slots take other kinds meanwhile, and an idle one looks again when a run
-// ends. Each process declares its own handlers, so every process that
-// handles the kind should declare the same limit: a process that declares
-// none, or a higher one, starts runs up to its own. Handle panics if n < 1.
+// died, until its lease expires and it is rescued. A run counts while its
+// job is running: once [Queue.CompleteTx] has committed it, or its timeout
+// has recorded it timed out (see [WithTimeout]), the next run may start
+// while that handler has not yet returned. Workers with free slots take
+// other kinds meanwhile, and an idle one looks again when a run ends. Each
+// process declares its own handlers, so every process that handles the
+// kind should declare the same limit: a process that declares none, or a
+// higher one, starts runs up to its own. Handle panics if n < 1.
 func MaxRunning(n int) HandlerOption {
 	return func(h *handler) { h.limits.running, h.limits.runningSet = n, true }
 }
