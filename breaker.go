@@ -296,10 +296,7 @@ const breakerCloseSQL = `UPDATE litequeue_breakers SET state = 'closed', open_un
 // opens once even without (breakerOpenSQL).
 func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
-	var b *Breaker
-	if hd := q.handler(h.kind); hd != nil {
-		b = hd.breaker
-	}
+	b := q.kindBreaker(h.kind)
 	if b == nil && h.Outcome != OutcomeLeaseExpired {
 		return nil, nil // a rescuer ends a lost probe of any kind
 	}
@@ -307,8 +304,7 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 	if err != nil {
 		return nil, err
 	}
-	probe := r.isOpen() && r.State == breakerHalfOpen && r.Probe == h.jobID
-	if !probe && (r.isOpen() || b == nil || !failure(h.Outcome)) {
+	if !r.probeOf(h.jobID) && !trips(b, r, h) {
 		return nil, nil
 	}
 	if err := q.eng.lockKind(ctx, tx, h.kind); err != nil {
@@ -318,9 +314,9 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 		return nil, err
 	}
 	switch {
-	case !r.isOpen() && b != nil && failure(h.Outcome):
+	case trips(b, r, h):
 		return q.breakerTrip(ctx, tx, b, r, d, now)
-	case r == nil || r.State != breakerHalfOpen || r.Probe != h.jobID:
+	case !r.probeOf(h.jobID):
 		return nil, nil // opened meanwhile, or the end of a run that began before
 	}
 	events, err := q.breakerProbed(ctx, tx, r, d, now)
@@ -329,6 +325,25 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 	}
 	// Idle workers elsewhere keep the kind shut until its probe ends.
 	return events, q.wakeOthers(ctx, tx)
+}
+
+// kindBreaker is the breaker of kind's handler on this Queue; nil: none.
+func (q *Queue) kindBreaker(kind string) *Breaker {
+	if hd := q.handler(kind); hd != nil {
+		return hd.breaker
+	}
+	return nil
+}
+
+// probeOf reports whether r is a half-open breaker whose probe is job.
+func (r *breakerRow) probeOf(job int64) bool {
+	return r.isOpen() && r.State == breakerHalfOpen && r.Probe == job
+}
+
+// trips reports whether the run h ended may open the breaker b, closed as
+// its row r says: the run failed.
+func trips(b *Breaker, r *breakerRow, h *historyRow) bool {
+	return b != nil && !r.isOpen() && failure(h.Outcome)
 }
 
 // breakerRow reads the breaker of kind; nil if it has no row (it never
