@@ -475,25 +475,36 @@ func runDrain(ctx context.Context, open opener, cfg config) (result, error) {
 	return res, err
 }
 
+// startPaced opens a session for the n jobs of a paced workload, sets its
+// tracker to record them (track), starts the workers, lets them settle into
+// waiting, and starts the measured phase.
+func startPaced(ctx context.Context, open opener, cfg config, n int, track func(*tracker)) (*session, *phase, error) {
+	s, err := openSession(ctx, open, cfg, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	track(s.t)
+	if err := s.start(ctx); err != nil {
+		s.abort()
+		return nil, nil, fmt.Errorf("start workers: %w", err)
+	}
+	time.Sleep(500 * time.Millisecond) // let the workers settle into waiting
+	p, err := startPhase(cfg)
+	if err != nil {
+		s.abort()
+		return nil, nil, err
+	}
+	return s, p, nil
+}
+
 // runLatency: workers running; jobs enqueued at a steady rate, each from
 // its own goroutine (an open loop: a slow enqueue does not delay the next);
 // latency is from the Enqueue call to the handler's start.
 func runLatency(ctx context.Context, open opener, cfg config) (result, error) {
 	var res result
 	n := int(float64(cfg.rate) * cfg.latencyFor.Seconds())
-	s, err := openSession(ctx, open, cfg, n)
+	s, p, err := startPaced(ctx, open, cfg, n, (*tracker).trackLatency)
 	if err != nil {
-		return res, err
-	}
-	s.t.trackLatency()
-	if err := s.start(ctx); err != nil {
-		s.abort()
-		return res, fmt.Errorf("start workers: %w", err)
-	}
-	time.Sleep(500 * time.Millisecond) // let the workers settle into waiting
-	p, err := startPhase(cfg)
-	if err != nil {
-		s.abort()
 		return res, err
 	}
 	interval := time.Second / time.Duration(cfg.rate)

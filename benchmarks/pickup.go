@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"time"
 )
 
 // The pickup workload: 16 workers in this process, idle, and jobs
@@ -39,19 +38,8 @@ func runPickup(ctx context.Context, open opener, cfg config) (result, error) {
 		return res, fmt.Errorf("%w: %s", errUnsupported, why)
 	}
 	n := int(float64(cfg.rate) * cfg.latencyFor.Seconds())
-	s, err := openSession(ctx, open, cfg, n)
+	s, p, err := startPaced(ctx, open, cfg, n, (*tracker).trackPickup)
 	if err != nil {
-		return res, err
-	}
-	s.t.trackPickup()
-	if err := s.start(ctx); err != nil {
-		s.abort()
-		return res, fmt.Errorf("start workers: %w", err)
-	}
-	time.Sleep(500 * time.Millisecond) // let the workers settle into waiting
-	p, err := startPhase(cfg)
-	if err != nil {
-		s.abort()
 		return res, err
 	}
 	err = errors.Join(produceElsewhere(ctx, cfg, n), s.t.wait(ctx))
