@@ -173,7 +173,7 @@ func (r *breakerRow) shutFor(now time.Time) (bool, time.Time) {
 // again before it lets a claim take the probe, so that claimers in other
 // transactions take no second probe; the file's claims take turns.
 func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
-	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
+	if !q.flowTables() || !slices.ContainsFunc(g.kinds, q.hasBreaker) {
 		return nil
 	}
 	rows := g.breakers
@@ -450,12 +450,8 @@ type BreakerStats struct {
 // migrating it.
 func (q *Queue) breakerStats(ctx context.Context, tx execer) (map[string]BreakerStats, error) {
 	out := make(map[string]BreakerStats)
-	if q.readOnly() {
-		var n int
-		err := tx.GetContext(ctx, &n, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_breakers'`)
-		if err != nil || n == 0 {
-			return out, err
-		}
+	if !q.flowTables() {
+		return out, nil
 	}
 	var rows []breakerRow
 	if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {

@@ -654,6 +654,23 @@ func TestBreaker_StatsOfOlderFile(t *testing.T) {
 	}
 }
 
+// TestBreaker_NextDueOfOlderFile: NextDue on a file of an older schema,
+// which OpenReadOnly leaves without the breakers' table, with a handler
+// that has a breaker: the breakers are read only where their table is.
+func TestBreaker_NextDueOfOlderFile(t *testing.T) {
+	t.Parallel()
+	fileOnly(t, "OpenReadOnly reads a file")
+	for _, v := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint("version ", v), func(t *testing.T) {
+			ro := openReadOnly(t, oldFile(t, v))
+			ro.Handle("send", func(context.Context, *litequeue.Job) error { return nil }, litequeue.WithBreaker(litequeue.Breaker{}))
+			if _, _, err := ro.NextDue(t.Context()); err != nil {
+				t.Errorf("NextDue: %v", err)
+			}
+		})
+	}
+}
+
 // TestBreaker_TripsOnce fails the runs of two Queues' Work loops, 4
 // workers each, at once: the breaker opens once, every run's end is
 // stored (none is left running by a failed write), and the jobs not yet

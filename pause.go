@@ -158,9 +158,10 @@ func (q *Queue) pausedRows(ctx context.Context, tx execer) ([]pauseRow, error) {
 	return rows, err
 }
 
-// flowTables reports whether the database has the tables of flow control
-// (schema version 5): only a file of an older version that OpenReadOnly
-// opened, without migrating it, has not; its jobs then read expires_at as
+// flowTables reports whether the database has the tables of schema
+// version 5 — flow control's and the periodic schedules' — which pauses,
+// limits, breakers and Periodics read: only a file of an older version
+// that OpenReadOnly opened, without migrating it, has not; its jobs then read expires_at as
 // NULL (see fileJobColumns).
 func (q *Queue) flowTables() bool {
 	return !strings.Contains(q.jobs, "NULL AS expires_at")

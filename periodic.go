@@ -368,14 +368,8 @@ func (q *Queue) Periodics(ctx context.Context) ([]PeriodicInfo, error) {
 		return nil, err
 	}
 	defer leave()
-	if !q.onServer() {
-		var n int
-		if err := q.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'litequeue_periodic'`); err != nil {
-			return nil, fmt.Errorf("litequeue: periodics: %w", err)
-		}
-		if n == 0 {
-			return nil, nil
-		}
+	if !q.flowTables() {
+		return nil, nil
 	}
 	var rows []periodicRow
 	if err := q.db.SelectContext(ctx, &rows, periodicsSQL); err != nil {
