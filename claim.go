@@ -46,16 +46,13 @@ type claimAsk struct {
 	expired []Event   // of the jobs the claim expired first (see expireDue)
 }
 
-// serve is the writer's perBatch: it claims the jobs the asks of a batch
-// want (each join is a *claimAsk) in tx: for each claimer, one claim for
-// as many jobs as it has asks, handed out in the asks' order; an ask left
-// without one gets nil.
-func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
-	now := q.now()
+// serveClaims claims the jobs the asks of a writer batch want, in tx at
+// time now: for each claimer, one claim for as many jobs as it has asks,
+// handed out in the asks' order; an ask left without one gets nil.
+func (q *Queue) serveClaims(ctx context.Context, tx execer, asks []*claimAsk, now time.Time) error {
 	var claimers []*claimer
 	byClaimer := make(map[*claimer][]*claimAsk)
-	for _, j := range joins {
-		a := j.(*claimAsk)
+	for _, a := range asks {
 		a.got, a.at, a.expired = nil, now, nil
 		if _, ok := byClaimer[a.c]; !ok {
 			claimers = append(claimers, a.c)

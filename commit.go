@@ -49,7 +49,7 @@ type writer struct {
 
 type writeOp struct {
 	ctx context.Context
-	fn  func(tx execer) error
+	fn  func(tx execer) error // nil: the op is its join alone
 	// join, if not nil, is passed to the writer's perBatch with the joins
 	// of the other writes in the batch.
 	join any
@@ -292,6 +292,9 @@ func (op *writeOp) run(tx execer) (err error) {
 	}()
 	if err := op.ctx.Err(); err != nil {
 		return err
+	}
+	if op.fn == nil {
+		return nil
 	}
 	return op.fn(tx)
 }

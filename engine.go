@@ -31,6 +31,8 @@ type engine interface {
 	// which makes it the row of a running job, and writes those it took
 	// (lease returned true) so.
 	claim(ctx context.Context, tx execer, q claimQuery, lease func(*jobRow) bool) error
+	// addHistory adds the history rows, in their order.
+	addHistory(ctx context.Context, tx execer, rows []*historyRow) error
 	// lockKind makes the claimers of kind take turns until tx ends, so
 	// that what one counts of the kind's runs (see limits.go) is not
 	// changed by another meanwhile. An engine whose writers take turns

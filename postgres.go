@@ -196,6 +196,12 @@ func (e *pgEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease fu
 	return err
 }
 
+// addHistory adds one row per statement: the server's statements cost
+// little beside their rows.
+func (e *pgEngine) addHistory(ctx context.Context, tx execer, rows []*historyRow) error {
+	return addHistoryEach(ctx, tx, rows)
+}
+
 // lockKind takes a lock on kind for the rest of tx: PostgreSQL's claimers
 // do not take turns, so two could each count a kind's runs before either
 // wrote its claim.

@@ -262,62 +262,40 @@ func (q *Queue) renewEvery() time.Duration {
 func noNext() *claimer { return nil }
 
 // finish commits how a run ended, if the run still holds the lease, and
-// fires its event. It returns ErrLeaseLost, having changed nothing, if it
-// does not. The end is decided on the row as claimed, and stored in one
-// statement fenced by the lease; if the fence finds the row changed, the
-// end is decided again on the row as it is: completed by CompleteTx under
-// this lease (the completion stands, and only the history row is added),
-// or asked to stop by Cancel.
+// fires its event. It returns ErrLeaseLost, having changed nothing of the
+// run, if it does not. The end is stored with the other ends of the
+// writer's batch (see settle.go).
 //
 // With a claimer, finish also claims the worker's next job in the same
 // transaction, so a busy worker pays one commit per job, shared with every
-// other worker finishing at the same time.
+// other worker finishing at the same time; the next job comes also when
+// the lease was lost.
 func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*lease, error) {
-	var ev Event
-	var gateEvents []Event
-	var ask *claimAsk
-	op := &writeOp{ctx: ctx, fn: func(tx execer) (err error) {
-		now := q.now()
-		d := decide(&l.row, e, now)
-		held, err := storeHeld(ctx, tx, &l.row, &d)
-		if err == nil && !held {
-			var row *jobRow
-			if row, _, err = holder(ctx, tx, l.job); err != nil {
-				return err
-			}
-			d = decide(row, e, now)
-			err = store(ctx, tx, &d)
-		}
-		if err != nil {
-			return err
-		}
-		ev = d.event
-		gateEvents, err = q.ran(ctx, tx, &d, now)
-		return err
-	}}
+	re := &runEnd{l: l, e: e}
 	if next != nil {
-		ask = &claimAsk{c: next}
-		op.join = ask
+		re.next = &claimAsk{c: next}
 	}
-	if err := q.submit(op); err != nil {
+	if err := q.submit(&writeOp{ctx: ctx, join: re}); err != nil {
 		return nil, err
 	}
 	var chained *lease
-	if ask != nil && ask.got != nil {
-		chained = ask.got
+	if re.next != nil && re.next.got != nil {
+		chained = re.next.got
 		q.hold(chained) // before OnEvent, which may take its time
 	}
-	if ev.Type != "" {
-		q.emit(ev)
+	if re.err == nil {
+		if re.d.event.Type != "" {
+			q.emit(re.d.event)
+		}
+		q.emitRan(re.events)
 	}
-	q.emitRan(gateEvents)
-	if ask != nil {
-		q.emit(ask.expired...)
+	if re.next != nil {
+		q.emit(re.next.expired...)
 	}
 	if chained != nil {
-		q.emit(startedEvents([]*lease{chained}, ask.at)...)
+		q.emit(startedEvents([]*lease{chained}, re.next.at)...)
 	}
-	return chained, nil
+	return chained, re.err
 }
 
 // call runs the handler, turning a panic into a *panicError.

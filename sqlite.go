@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -146,6 +147,32 @@ func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, leas
 	_, err = tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values))
 	return err
 }
+
+// historyChunk is how many rows one statement of addHistory adds. A
+// statement costs the file several times the row it writes; a fixed chunk
+// keeps the statements few in kind, as each is prepared once (see
+// stmtCache), and the rows left over take a statement each.
+const historyChunk = 8
+
+// addHistory adds the rows a chunk of historyChunk at a time (one INSERT
+// of many rows' VALUES), and the rest one at a time.
+func (e *sqliteEngine) addHistory(ctx context.Context, tx execer, rows []*historyRow) error {
+	for len(rows) >= historyChunk {
+		args := make([]any, 0, 11*historyChunk)
+		for _, h := range rows[:historyChunk] {
+			args = append(args, h.jobID, h.Attempt, h.StartedAt, h.FinishedAt,
+				h.Outcome, h.Error, h.ErrorClass, h.Delay, h.Worker, h.kind, h.next)
+		}
+		if _, err := tx.ExecContext(ctx, addHistorySQL, args...); err != nil {
+			return err
+		}
+		rows = rows[historyChunk:]
+	}
+	return addHistoryEach(ctx, tx, rows)
+}
+
+// addHistorySQL is insertAttemptSQL for historyChunk rows.
+var addHistorySQL = insertAttemptSQL + strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, historyChunk-1)
 
 // lockKind takes nothing: the file's writers take turns.
 func (e *sqliteEngine) lockKind(context.Context, execer, string) error { return nil }

@@ -38,29 +38,53 @@ const insertAttemptSQL = `INSERT INTO litequeue_attempts
 // holds the lease, the lease expired, or the job is in a state the act
 // applies to.
 func store(ctx context.Context, tx execer, d *decision) error {
-	if !d.keep {
-		a := &d.after
-		if _, err := tx.ExecContext(ctx, settleSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID); err != nil {
-			return err
-		}
+	if err := storeRow(ctx, tx, d); err != nil {
+		return err
 	}
 	return storeHistory(ctx, tx, d.history)
 }
 
-// storeHeld is store for the holder of the lease on the row as claimed,
-// claimed: it writes the row only while the lease holds, and reports false,
-// having changed nothing, when it does not.
-func storeHeld(ctx context.Context, tx execer, claimed *jobRow, d *decision) (bool, error) {
+// storeRow is store without the history row.
+func storeRow(ctx context.Context, tx execer, d *decision) error {
+	if d.keep {
+		return nil
+	}
 	a := &d.after
-	res, err := tx.ExecContext(ctx, settleHeldSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
-		a.ID, claimed.Token, claimed.CreatedAt)
-	if err != nil {
-		return false, err
+	_, err := tx.ExecContext(ctx, settleSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID)
+	return err
+}
+
+// storeHeld writes the job row of each run's decision, only while the
+// run's lease holds, and reports which it wrote (held[i]). One statement
+// a row: one for many rows (an UPDATE … FROM (VALUES …)) cost the file as
+// much per row.
+func storeHeld(ctx context.Context, tx execer, runs []heldRun) (held []bool, err error) {
+	held = make([]bool, len(runs))
+	for i, r := range runs {
+		a := &r.d.after
+		res, err := tx.ExecContext(ctx, settleHeldSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
+			a.ID, r.claimed.Token, r.claimed.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, err
+		}
+		held[i] = n == 1
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return false, err
+	return held, nil
+}
+
+// addHistoryEach adds the history rows, one statement a row: an engine's
+// addHistory where no statement adds many.
+func addHistoryEach(ctx context.Context, tx execer, rows []*historyRow) error {
+	for _, h := range rows {
+		if err := storeHistory(ctx, tx, h); err != nil {
+			return err
+		}
 	}
-	return true, storeHistory(ctx, tx, d.history)
+	return nil
 }
 
 // storeHistory adds the history row h; nil adds none.
