@@ -30,6 +30,7 @@ type config struct {
 	idleFor    time.Duration
 	latencyFor time.Duration
 	rate       int
+	drain      int // growth workloads: how many of the waiting jobs the timed phase drains
 	cpuprofile string
 	profileHz  int
 	producer   bool // the pickup workload's producer: the store exists, only enqueue
@@ -97,10 +98,17 @@ func newArgs(seq int) jobArgs {
 // tracker counts the handler runs of every job, so that a run can prove
 // that each job ran exactly as often as it should, and records latencies.
 type tracker struct {
+	n         int   // jobs: sequence numbers 0…n-1
 	want      int32 // runs per job: 1, or retryTries in the retry workload
 	counts    []atomic.Int32
 	remaining atomic.Int64 // jobs that have not yet had their last run
 	done      chan struct{}
+
+	// ran replaces counts in the growth workloads, where only a few of
+	// many waiting jobs run: runs per job, for the jobs that ran, so that
+	// the tracker's memory does not grow with the jobs left waiting.
+	mu  sync.Mutex
+	ran map[int]int32
 
 	t0       time.Time      // monotonic base of the offsets below
 	enqueued []atomic.Int64 // latency: ns after t0 when Enqueue was called
@@ -110,7 +118,7 @@ type tracker struct {
 }
 
 func newTracker(n int, want int32) *tracker {
-	t := &tracker{want: want, counts: make([]atomic.Int32, n), done: make(chan struct{}), t0: time.Now()}
+	t := &tracker{n: n, want: want, counts: make([]atomic.Int32, n), done: make(chan struct{}), t0: time.Now()}
 	t.remaining.Store(int64(n))
 	if n == 0 {
 		close(t.done)
@@ -118,17 +126,29 @@ func newTracker(n int, want int32) *tracker {
 	return t
 }
 
+// newPartialTracker tracks n jobs of which only the first drain to run
+// are waited for (growth workloads): each runs once, and the jobs are
+// counted in a map of those that ran.
+func newPartialTracker(n, drain int) *tracker {
+	t := &tracker{n: n, want: 1, ran: map[int]int32{}, done: make(chan struct{}), t0: time.Now()}
+	t.remaining.Store(int64(drain))
+	if drain == 0 {
+		close(t.done)
+	}
+	return t
+}
+
 // trackLatency makes the tracker record enqueue and start times.
 func (t *tracker) trackLatency() {
-	t.enqueued = make([]atomic.Int64, len(t.counts))
-	t.returned = make([]atomic.Int64, len(t.counts))
-	t.started = make([]atomic.Int64, len(t.counts))
+	t.enqueued = make([]atomic.Int64, t.n)
+	t.returned = make([]atomic.Int64, t.n)
+	t.started = make([]atomic.Int64, t.n)
 }
 
 // trackPickup makes the tracker record, from the payloads' stamps, the
 // time from each enqueue call to its handler's first start.
 func (t *tracker) trackPickup() {
-	t.pickedUp = make([]atomic.Int64, len(t.counts))
+	t.pickedUp = make([]atomic.Int64, t.n)
 }
 
 // markEnqueue records that job seq is about to be enqueued.
@@ -145,10 +165,10 @@ func (t *tracker) markReturn(seq int) {
 // the runs that must fail and counts them all.
 func (t *tracker) run(args jobArgs) error {
 	seq := args.Seq
-	if seq < 0 || seq >= len(t.counts) {
+	if seq < 0 || seq >= t.n {
 		return fmt.Errorf("benchmark: unknown job %d", seq)
 	}
-	c := t.counts[seq].Add(1)
+	c := t.count(seq)
 	if c == 1 && t.started != nil {
 		t.started[seq].Store(int64(time.Since(t.t0)))
 	}
@@ -164,13 +184,24 @@ func (t *tracker) run(args jobArgs) error {
 	return nil
 }
 
+// count adds one to job seq's runs and returns them.
+func (t *tracker) count(seq int) int32 {
+	if t.ran == nil {
+		return t.counts[seq].Add(1)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ran[seq]++
+	return t.ran[seq]
+}
+
 // wait waits until every job has had its last run.
 func (t *tracker) wait(ctx context.Context) error {
 	select {
 	case <-t.done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("timed out with %d of %d jobs not done", t.remaining.Load(), len(t.counts))
+		return fmt.Errorf("timed out with %d jobs not done (of %d)", t.remaining.Load(), t.n)
 	}
 }
 
@@ -194,7 +225,7 @@ func (t *tracker) check() error {
 // latencies returns the p50 and p99, in ms, from the moment each job's
 // mark (the Enqueue call, or its return) to its handler's first start.
 func (t *tracker) latencies(mark []atomic.Int64) (p50, p99 float64) {
-	d := make([]float64, len(t.counts))
+	d := make([]float64, t.n)
 	for i := range d {
 		d[i] = float64(t.started[i].Load()-mark[i].Load()) / 1e6
 	}
@@ -227,7 +258,9 @@ var workloads = map[string]workload{
 	"batch":     {20000, runBatch},
 	"drain":     {3000, runDrain},
 	"drain100k": {100000, runDrain},
-	"latency":   {0, runLatency}, // rate × duration
+	"growth10k": {10000, runGrowth},   // waiting; -drain of them timed
+	"growth1m":  {1000000, runGrowth}, // waiting; -drain of them timed
+	"latency":   {0, runLatency},      // rate × duration
 	"retry":     {500, runDrain},
 	"idle":      {workers, runIdle},
 	"pickup":    {0, runPickup}, // rate × duration
@@ -291,7 +324,7 @@ func (s *session) finish(ctx context.Context) (string, error) {
 	if left != 0 {
 		return "", fmt.Errorf("%d jobs are not finished in the store after every handler ran", left)
 	}
-	return fmt.Sprintf("%d jobs ran exactly %d time(s) each; store: 0 unfinished", len(s.t.counts), s.t.want), nil
+	return fmt.Sprintf("%d jobs ran exactly %d time(s) each; store: 0 unfinished", s.t.n, s.t.want), nil
 }
 
 func (s *session) abort() {

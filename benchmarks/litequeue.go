@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/litequeue/litequeue"
@@ -87,15 +86,16 @@ func (s *lqSystem) stop() error {
 	return <-s.done
 }
 
-// unfinished counts the jobs in any state but completed, through List.
+// unfinished counts the jobs in any state but completed, from Stats (a
+// count per state, where List would read every waiting job of a growth run).
 func (s *lqSystem) unfinished(ctx context.Context) (int, error) {
+	st, err := s.q.Stats(ctx)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
-	for _, state := range []litequeue.State{litequeue.Pending, litequeue.Running, litequeue.Dead, litequeue.Discarded, litequeue.Cancelled} {
-		jobs, err := s.q.List(ctx, litequeue.Filter{State: state})
-		if err != nil {
-			return 0, fmt.Errorf("list %s: %w", state, err)
-		}
-		n += len(jobs)
+	for _, q := range st.Queues {
+		n += q.Due + q.Scheduled + q.Running + q.Dead + q.Discarded + q.Cancelled + q.Expired
 	}
 	return n, nil
 }

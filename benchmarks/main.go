@@ -51,9 +51,12 @@ type result struct {
 	P99ms       float64 `json:"p99_ms,omitempty"`
 	AfterP50ms  float64 `json:"after_p50_ms,omitempty"` // latency: Enqueue return → handler start
 	AfterP99ms  float64 `json:"after_p99_ms,omitempty"`
-	ProcCPUms   float64 `json:"proc_cpu_ms"` // user+sys CPU of the whole process
-	MaxRSSMB    float64 `json:"max_rss_mb"`  // peak RSS of the whole process
-	Verified    string  `json:"verified"`    // what was checked after the run
+	ProcCPUms   float64 `json:"proc_cpu_ms"`                  // user+sys CPU of the whole process
+	MaxRSSMB    float64 `json:"max_rss_mb"`                   // peak RSS of the whole process (growth: up to the end of the drain, before the check)
+	Waiting     int     `json:"waiting,omitempty"`            // growth: jobs waiting in the store when the drain starts
+	DiskBytes   int64   `json:"disk_bytes,omitempty"`         // growth: the file + -wal + -shm, after the fill, before the drain
+	DiskPerJob  float64 `json:"disk_bytes_per_job,omitempty"` // growth: DiskBytes / Waiting
+	Verified    string  `json:"verified"`                     // what was checked after the run
 }
 
 func main() {
@@ -67,6 +70,7 @@ func main() {
 		idleFor    = flag.Duration("idle", 10*time.Second, "idle workload: how long to measure")
 		latencyFor = flag.Duration("latency-for", 5*time.Second, "latency workload: how long to enqueue")
 		rate       = flag.Int("rate", 200, "latency workload: enqueues per second")
+		drain      = flag.Int("drain", defaultGrowthDrain, "growth workloads: how many of the -n waiting jobs to drain (timed)")
 		timeout    = flag.Duration("timeout", 5*time.Minute, "fail if the workload has not finished by then")
 		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of the timed phase to this file")
 		produceN   = flag.Int("produce", 0, "pickup workload: be the producer process and enqueue this many jobs on the store in -dir (run.sh does not use it: pickup runs it)")
@@ -118,6 +122,7 @@ func main() {
 		idleFor:    *idleFor,
 		latencyFor: *latencyFor,
 		rate:       *rate,
+		drain:      *drain,
 		cpuprofile: *cpuprofile,
 		profileHz:  *profileHz,
 	}
@@ -143,7 +148,9 @@ func main() {
 	}
 	cpu, rss := rusage()
 	res.ProcCPUms = round(cpu.Seconds()*1000, 1)
-	res.MaxRSSMB = round(rss, 1)
+	if res.MaxRSSMB == 0 { // a growth run records it before its check
+		res.MaxRSSMB = round(rss, 1)
+	}
 	line, _ := json.Marshal(res)
 	fmt.Println(string(line))
 }

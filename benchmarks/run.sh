@@ -9,6 +9,9 @@
 #   PEERS="…"      a subset of: litequeue goqite river backlite asynq
 #                  asynq-nopersist bare litequeue-postgres river-postgres
 #   WORKLOADS="…"  a subset of: enqueue enqueue16 batch drain latency pickup retry idle drain100k
+#                  growth10k growth1m (growth: 10,000 of 10,000 or 1,000,000
+#                  waiting jobs drained, litequeue only; QUICK: 1,000 of 3,000
+#                  or 30,000)
 #   REDIS_FSYNC=always   asynq's Redis: appendfsync always (like SQLite's
 #                  synchronous=FULL), everysec or no; asynq-nopersist's
 #                  Redis has no persistence at all (no AOF, no RDB)
@@ -32,7 +35,7 @@ cd "$here"
 RUNS=${RUNS:-3}
 QUICK=${QUICK:-0}
 PEERS=${PEERS:-litequeue goqite river backlite asynq asynq-nopersist bare litequeue-postgres river-postgres}
-WORKLOADS=${WORKLOADS:-enqueue enqueue16 batch drain latency pickup retry idle drain100k}
+WORKLOADS=${WORKLOADS:-enqueue enqueue16 batch drain latency pickup retry idle drain100k growth10k growth1m}
 REDIS_FSYNC=${REDIS_FSYNC:-always}
 NOTE=${NOTE:-}
 if [[ $QUICK == 1 ]]; then
@@ -67,6 +70,8 @@ if [[ $QUICK == 1 ]]; then
 	size[batch]="-n 2000"
 	size[drain]="-n 300"
 	size[drain100k]="-n 3000"
+	size[growth10k]="-n 3000 -drain 1000"
+	size[growth1m]="-n 30000 -drain 1000"
 	size[retry]="-n 60"
 	size[latency]="-latency-for 1s"
 	size[pickup]="-latency-for 1s"
@@ -222,7 +227,8 @@ ${NOTE:+- note: $NOTE}
 ## Settings
 
 - runs per (peer, workload): $RUNS, interleaved (each run round goes through every workload and peer, the peers' order rotated from round to round); one process per run, with a fresh database file (or a flushed Redis) in a temp dir.
-- sizes: $(if [[ $QUICK == 1 ]]; then echo "QUICK (tiny: a smoke test, not figures)"; else echo "enqueue 2,000 jobs; enqueue16 4,000 jobs from 16 goroutines; batch 20 calls × 1,000; drain 3,000 pre-enqueued jobs; latency 200 jobs/s for 5 s, each Enqueue from its own goroutine, after 0.5 s of idle workers; pickup the same rate and length, enqueued by a second process (the benchmark binary again) on the same store, timed from the enqueue call there (wall clock, stamped into the payload) to the handler's start here; retry 500 jobs × 3 tries; idle 10 s after 1 s to settle; drain100k 100,000 jobs (litequeue only)"; fi).
+- sizes: $(if [[ $QUICK == 1 ]]; then echo "QUICK (tiny: a smoke test, not figures)"; else echo "enqueue 2,000 jobs; enqueue16 4,000 jobs from 16 goroutines; batch 20 calls × 1,000; drain 3,000 pre-enqueued jobs; latency 200 jobs/s for 5 s, each Enqueue from its own goroutine, after 0.5 s of idle workers; pickup the same rate and length, enqueued by a second process (the benchmark binary again) on the same store, timed from the enqueue call there (wall clock, stamped into the payload) to the handler's start here; retry 500 jobs × 3 tries; idle 10 s after 1 s to settle; drain100k 100,000 jobs (litequeue only); growth10k and growth1m 10,000 and 1,000,000 jobs waiting, filled with EnqueueMany in batches of 1,000 (not timed), then 10,000 of them drained with 16 workers (timed), litequeue only"; fi).
+- growth10k, growth1m: the bytes on disk are the database file + -wal + -shm, measured after the fill and before the drain, divided by the waiting jobs; the peak RSS is the process's Maxrss at the end of the drain (through the fill and the drain), read before the check. The workers stop once the fixed number of jobs has run; the rest stay waiting.
 - payload: about 100 bytes of JSON; every handler decodes it and does nothing else.
 - workers: 16 everywhere (litequeue Concurrency, goqite Limit, River MaxWorkers, backlite NumWorkers, asynq Concurrency).
 - SQLite peers (goqite, River, backlite, bare): modernc.org/sqlite v1.62.0, one connection (as goqite's and River's docs advise), journal_mode=WAL, synchronous=FULL, busy_timeout=10s, BEGIN IMMEDIATE. litequeue opens its file itself with its defaults (WAL, synchronous=FULL).
@@ -232,7 +238,7 @@ ${NOTE:+- note: $NOTE}
 - asynq: Redis $(if [[ -n $redis_addr ]]; then echo "on loopback, no RDB snapshots, appendonly yes, appendfsync $REDIS_FSYNC"; else echo "not available"; fi). asynq-nopersist: the same asynq on a Redis of its own $(if [[ -n $redis_np_addr ]]; then echo "on loopback without persistence (no RDB snapshots, appendonly no): an acknowledged enqueue is in memory only"; else echo "(not available)"; fi). Their peak RSS is asynq's process only, without Redis.
 - times: the timed phase only (wall clock); CPU is getrusage user+sys of the process over the timed phase; peak RSS is the process's Maxrss.
 - latency is measured twice: from the Enqueue call (which includes the durable commit: an fsync) and from Enqueue's return, to the handler's start.
-- checks: drain, retry, latency and idle runs fail unless every job's handler ran exactly once (3 times in retry) and the store holds no unfinished job after the workers stop; enqueue, enqueue16 and batch runs fail unless reading the payloads back from the store finds every job exactly once.
+- checks: drain, drain100k, retry, latency, pickup and idle runs fail unless every job's handler ran exactly once (3 times in retry) and the store holds no unfinished job after the workers stop; growth10k and growth1m runs, which leave jobs waiting, fail unless at least the fixed number of jobs ran, none more than once, and the store holds as unfinished exactly the waiting jobs that did not run; enqueue, enqueue16 and batch runs fail unless reading the payloads back from the store finds every job exactly once.
 - failures during this run: $failures
 EOF
 
