@@ -44,19 +44,7 @@ func runGrowth(ctx context.Context, open opener, cfg config) (result, error) {
 	res.DiskBytes = disk
 	res.DiskPerJob = round(float64(disk)/float64(n), 1)
 
-	p, err := startPhase(cfg)
-	if err != nil {
-		s.abort()
-		return res, err
-	}
-	if err := s.start(ctx); err != nil {
-		s.abort()
-		return res, fmt.Errorf("start workers: %w", err)
-	}
-	err = t.wait(ctx)
-	p.stop(&res, drain)
-	if err != nil {
-		s.abort()
+	if err := s.timedDrain(ctx, cfg, &res, drain); err != nil {
 		return res, err
 	}
 	res.Verified, err = s.finishPartial(ctx, &res)

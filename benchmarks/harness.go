@@ -489,23 +489,32 @@ func runDrain(ctx context.Context, open opener, cfg config) (result, error) {
 		s.abort()
 		return res, err
 	}
-	p, err := startPhase(cfg)
-	if err != nil {
-		s.abort()
-		return res, err
-	}
-	if err := s.start(ctx); err != nil {
-		s.abort()
-		return res, fmt.Errorf("start workers: %w", err)
-	}
-	err = s.t.wait(ctx)
-	p.stop(&res, cfg.jobs)
-	if err != nil {
-		s.abort()
+	if err := s.timedDrain(ctx, cfg, &res, cfg.jobs); err != nil {
 		return res, err
 	}
 	res.Verified, err = s.finish(ctx)
 	return res, err
+}
+
+// timedDrain starts the measured phase and the workers, and waits until
+// the tracker has seen the n jobs it waits for run; it aborts the session
+// on failure.
+func (s *session) timedDrain(ctx context.Context, cfg config, res *result, n int) error {
+	p, err := startPhase(cfg)
+	if err != nil {
+		s.abort()
+		return err
+	}
+	if err := s.start(ctx); err != nil {
+		s.abort()
+		return fmt.Errorf("start workers: %w", err)
+	}
+	err = s.t.wait(ctx)
+	p.stop(res, n)
+	if err != nil {
+		s.abort()
+	}
+	return err
 }
 
 // startPaced opens a session for the n jobs of a paced workload, sets its
