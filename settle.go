@@ -30,14 +30,6 @@ type runEnd struct {
 	err    error   // ErrLeaseLost: the run had lost its lease, and nothing of it was written
 }
 
-// heldRun is the decision d of the holder of a lease on a job whose row,
-// as the claim left it, is claimed: storeHeld stores it only while the
-// lease holds.
-type heldRun struct {
-	claimed *jobRow
-	d       *decision
-}
-
 // serve is the writer's perBatch: each join is a *runEnd. It stores the
 // ends of the batch's runs, then claims the next jobs their workers ask
 // for, so that the jobs the ends freed up (a kind's MaxRunning) count as
@@ -62,21 +54,15 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 // settleRuns stores the ends of runs at time now in tx: their job rows,
 // their history rows, and what the gate counts of them.
 func (q *Queue) settleRuns(ctx context.Context, tx execer, ends []*runEnd, now time.Time) error {
-	runs := make([]heldRun, len(ends))
-	for i, re := range ends {
-		re.d, re.events, re.err = decide(&re.l.row, re.e, now), nil, nil
-		runs[i] = heldRun{claimed: &re.l.row, d: &re.d}
-	}
-	held, err := storeHeld(ctx, tx, runs)
-	if err != nil {
-		return err
-	}
 	var history []*historyRow
-	for i, re := range ends {
-		if !held[i] {
-			if err := q.settleChanged(ctx, tx, re, now); err != nil {
-				return err
-			}
+	for _, re := range ends {
+		re.d, re.events, re.err = decide(&re.l.row, re.e, now), nil, nil
+		held, err := storeHeld(ctx, tx, &re.l.row, &re.d)
+		if err == nil && !held {
+			err = q.settleChanged(ctx, tx, re, now)
+		}
+		if err != nil {
+			return err
 		}
 		if re.err == nil && re.d.history != nil {
 			history = append(history, re.d.history)
@@ -89,9 +75,11 @@ func (q *Queue) settleRuns(ctx context.Context, tx execer, ends []*runEnd, now t
 		if re.err != nil {
 			continue
 		}
-		if re.events, err = q.ran(ctx, tx, &re.d, now); err != nil {
+		events, err := q.ran(ctx, tx, &re.d, now)
+		if err != nil {
 			return err
 		}
+		re.events = events
 	}
 	return nil
 }

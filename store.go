@@ -54,26 +54,20 @@ func storeRow(ctx context.Context, tx execer, d *decision) error {
 	return err
 }
 
-// storeHeld writes the job row of each run's decision, only while the
-// run's lease holds, and reports which it wrote (held[i]). One statement
-// a row: one for many rows (an UPDATE … FROM (VALUES …)) cost the file as
-// much per row.
-func storeHeld(ctx context.Context, tx execer, runs []heldRun) (held []bool, err error) {
-	held = make([]bool, len(runs))
-	for i, r := range runs {
-		a := &r.d.after
-		res, err := tx.ExecContext(ctx, settleHeldSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
-			a.ID, r.claimed.Token, r.claimed.CreatedAt)
-		if err != nil {
-			return nil, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return nil, err
-		}
-		held[i] = n == 1
+// storeHeld is storeRow for the holder of the lease on the row as
+// claimed, claimed: it writes the row only while the lease holds, and
+// reports false, having changed nothing, when it does not. (One UPDATE
+// for a whole batch's rows, FROM json_each or FROM VALUES, cost the file
+// as much per row or more.)
+func storeHeld(ctx context.Context, tx execer, claimed *jobRow, d *decision) (bool, error) {
+	a := &d.after
+	res, err := tx.ExecContext(ctx, settleHeldSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
+		a.ID, claimed.Token, claimed.CreatedAt)
+	if err != nil {
+		return false, err
 	}
-	return held, nil
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // addHistoryEach adds the history rows, one statement a row: an engine's
