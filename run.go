@@ -264,7 +264,7 @@ func noNext() *claimer { return nil }
 // finish commits how a run ended, if the run still holds the lease, and
 // fires its event. It returns ErrLeaseLost, having changed nothing of the
 // run, if it does not. The end is stored with the other ends of the
-// writer's batch (see settle.go).
+// writer's batch (see store.go).
 //
 // With a claimer, finish also claims the worker's next job in the same
 // transaction, so a busy worker pays one commit per job, shared with every
