@@ -1,6 +1,9 @@
 package litequeue
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SetWatch sets how the Work calls that q starts from now on learn of
 // other processes' writes: with the file system's notifications or
@@ -9,4 +12,25 @@ import "time"
 func SetWatch(q *Queue, notify bool, poll time.Duration) {
 	e := q.eng.(*sqliteEngine)
 	e.notifyOff, e.poll = !notify, poll
+}
+
+// RescueLook runs a Work loop's first look through the expired leases,
+// which rescues none of them (each is only seen, see sightings), in one
+// write transaction of q, and calls during while the transaction is
+// open. It returns how many leases the look rescued.
+func RescueLook(ctx context.Context, q *Queue, during func()) (int, error) {
+	var seen sightings
+	seen.begin()
+	defer seen.end()
+	n := 0
+	err := q.write(ctx, func(tx execer) error {
+		events, _, _, err := q.rescueSome(ctx, tx, &seen, nil, nil)
+		if err != nil {
+			return err
+		}
+		n = len(events)
+		during()
+		return nil
+	})
+	return n, err
 }

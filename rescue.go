@@ -2,15 +2,28 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
 // Rescue: a lease that expired is a lost run. Any process rescues it,
 // without its handler or policy: the claim wrote what decide needs.
-
+//
+// The look through the expired leases reads them without taking their
+// rows: most of what a Work loop sees expired it does not rescue yet (see
+// sightings), and on a server a row it held would turn away the live
+// holder's renewal (renewSQL skips a row held elsewhere) at the moment the
+// renewal proves the holder alive. Only a lease it rescues does it take,
+// as it saw it (lockExpiredSQL).
 const expiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 	WHERE state = 'running' AND lease_until <= ?
-	ORDER BY lease_until LIMIT ` + limitParam + ` /*FOR UPDATE SKIP LOCKED*/`
+	ORDER BY lease_until LIMIT ` + limitParam
+
+// lockExpiredSQL takes the row of an expired lease the look found, if it
+// is as the look found it: not renewed, settled or rescued since, and not
+// held by another transaction (which is settling or rescuing it).
+const lockExpiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+	WHERE id = ? AND token = ? AND lease_until = ? AND state = 'running' /*FOR UPDATE SKIP LOCKED*/`
 
 // rescueBatch bounds the expired leases one rescue transaction handles.
 const rescueBatch = 256
@@ -87,6 +100,13 @@ func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, even
 		if seen != nil && !seen.confirmed(r, now, confirmWait(q.opts.VisibilityTimeout)) {
 			continue
 		}
+		r, err := lockExpired(ctx, tx, r)
+		if err != nil {
+			return events, gated, false, err
+		}
+		if r == nil {
+			continue
+		}
 		d := decide(r, end{kind: endExpired, started: fromMS(r.StartedAt), worker: r.Worker}, now)
 		if err := store(ctx, tx, &d); err != nil {
 			return events, gated, false, err
@@ -99,6 +119,20 @@ func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, even
 		gated = append(gated, more...)
 	}
 	return events, gated, len(rows) == batch, nil
+}
+
+// lockExpired takes the row of the expired lease seen as r, and returns it
+// as it is; nil if it changed since, or another transaction holds it.
+func lockExpired(ctx context.Context, tx execer, r *jobRow) (*jobRow, error) {
+	row := new(jobRow)
+	err := tx.GetContext(ctx, row, lockExpiredSQL, r.ID, r.Token, r.LeaseUntil)
+	if errors.Is(err, errNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return row, nil
 }
 
 // sightings are the expired leases a Work loop has seen and not yet
