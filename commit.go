@@ -2,15 +2,11 @@ package litequeue
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // writer runs every write litequeue makes, on one connection, and commits
@@ -297,91 +293,4 @@ func (op *writeOp) run(tx execer) (err error) {
 		return nil
 	}
 	return op.fn(tx)
-}
-
-// stmtConn is the writer's connection with its prepared statements, kept
-// for the life of the Queue. Only the writer's leader uses it. A
-// statement runs to its end whatever its caller's context says (op.run
-// checks it before the write begins): the batch is shared, and a
-// statement cut short would fail the others' writes with it — pgx closes
-// the connection of a statement whose context is cancelled.
-type stmtConn struct {
-	db      *sqlx.DB
-	conn    *sqlx.Conn
-	stmts   stmtCache
-	d       *dialect
-	relaxed bool // synchronous is NORMAL for a light batch, FULL configured (see sqliteEngine.begin)
-}
-
-func newStmtConn(ctx context.Context, db *sqlx.DB, d *dialect) (*stmtConn, error) {
-	conn, err := db.Connx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &stmtConn{db: db, conn: conn, d: d}, nil
-}
-
-// renew replaces a lost connection with a new one of the pool, closing
-// the lost one first (it may hold the last place of a bounded pool), and
-// waiting for the new one at most renewWait.
-func (c *stmtConn) renew() error {
-	c.stmts.close()
-	c.conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), renewWait)
-	defer cancel()
-	conn, err := c.db.Connx(ctx)
-	if err != nil {
-		return err // the next batch tries again
-	}
-	c.conn, c.relaxed = conn, false
-	return nil
-}
-
-// renewWait bounds how long the writer waits for a new connection.
-const renewWait = 10 * time.Second
-
-// stmt returns the statement for query, preparing it on first use.
-func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	return c.stmts.get(ctx, c.conn, c.d.sql(query))
-}
-
-func (c *stmtConn) exec(query string) error {
-	_, err := c.ExecContext(context.Background(), query)
-	return err
-}
-
-// rollback ends a failed transaction. SQLite may have rolled it back
-// already (after an I/O error, say), so its error is of no interest.
-func (c *stmtConn) rollback() { c.exec(`ROLLBACK`) }
-
-func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	ctx = context.WithoutCancel(ctx) // see stmtConn
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, c.d.args(args)...)
-}
-
-func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	ctx = context.WithoutCancel(ctx) // see stmtConn
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return err
-	}
-	return st.GetContext(ctx, dest, c.d.args(args)...)
-}
-
-func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	ctx = context.WithoutCancel(ctx) // see stmtConn
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return err
-	}
-	return st.SelectContext(ctx, dest, c.d.args(args)...)
-}
-
-// close releases the statements and the connection.
-func (c *stmtConn) close() error {
-	return errors.Join(c.stmts.close(), c.conn.Close())
 }

@@ -169,15 +169,3 @@ func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, er
 	}
 	return n, nil
 }
-
-// keyHeldError reports a replay refused because a live job holds the dead
-// job's unique key: replay never makes two live jobs with one key.
-type keyHeldError struct {
-	id   int64
-	key  string
-	live int64
-}
-
-func (e *keyHeldError) Error() string {
-	return fmt.Sprintf("litequeue: replay job %d: unique key %q is held by live job %d", e.id, e.key, e.live)
-}

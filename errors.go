@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -151,3 +152,19 @@ func jobError(op string, id int64, err error) error {
 	}
 	return fmt.Errorf("litequeue: %s job %d: %w", op, id, err)
 }
+
+// keyHeldError reports a replay refused because a live job holds the dead
+// job's unique key: replay never makes two live jobs with one key.
+type keyHeldError struct {
+	id   int64
+	key  string
+	live int64
+}
+
+func (e *keyHeldError) Error() string {
+	return fmt.Sprintf("litequeue: replay job %d: unique key %q is held by live job %d", e.id, e.key, e.live)
+}
+
+// errNoRows is what a read of one row returns when there is none, on
+// every engine.
+var errNoRows = sql.ErrNoRows

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -264,4 +265,46 @@ const sqliteShortRead = 522
 func isShortRead(err error) bool {
 	var se interface{ Code() int }
 	return errors.As(err, &se) && se.Code() == sqliteShortRead
+}
+
+// permissions warns of the database file and its -wal when users other
+// than their owner may read or write them: the payloads they hold may be
+// personal data. Open creates files with mode 0600, and SQLite gives the
+// -wal the mode of the database file; a file copied or restored by another
+// tool may have 0644. Windows has no such modes.
+func (h *Health) permissions(path string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // a missing -wal; sizes reports any other error
+		}
+		perm := fi.Mode().Perm()
+		var can string
+		switch {
+		case perm&0o044 != 0 && perm&0o022 != 0:
+			can = "read and write"
+		case perm&0o044 != 0:
+			can = "read"
+		case perm&0o022 != 0:
+			can = "write"
+		default:
+			continue
+		}
+		h.Warnings = append(h.Warnings, fmt.Sprintf(
+			"%s has mode %04o: users other than its owner can %s it, and the payloads in it may be personal data: chmod 600 %s",
+			p, perm, can, shellQuote(p)))
+	}
+}
+
+// shellQuote quotes path for a POSIX shell where it needs quoting.
+func shellQuote(path string) string {
+	if path != "" && !strings.ContainsFunc(path, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%=", r))
+	}) {
+		return path
+	}
+	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -209,4 +210,20 @@ func appendJSONArray(b []byte, n int, elem func(b []byte, i int) []byte) []byte 
 		b = elem(b, i)
 	}
 	return append(b, ']')
+}
+
+// fileJobColumns returns the columns of litequeue_jobs that Get and List
+// read into a jobRow from a file of the given schema version: jobColumns,
+// but for an older file that OpenReadOnly reads without migrating it,
+// where the columns added since are missing: before version 4 every job
+// has no metadata, before version 5 none expires.
+func fileJobColumns(version int, mode openMode) string {
+	cols := jobColumns
+	if mode == readMode && version < 4 {
+		cols = strings.Replace(cols, "metadata,", "NULL AS metadata,", 1)
+	}
+	if mode == readMode && version < 5 {
+		cols = strings.Replace(cols, "expires_at", "NULL AS expires_at", 1)
+	}
+	return cols
 }

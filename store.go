@@ -106,8 +106,6 @@ func (q *Queue) settleChanged(ctx context.Context, tx execer, re *runEnd, now ti
 	return storeRow(ctx, tx, &re.d)
 }
 
-var errNoRows = sql.ErrNoRows
-
 // execer is what litequeue's SQL runs on: the writer's connection inside
 // one of its transactions, or a caller's *sqlx.Tx (EnqueueTx, MarkTx,
 // CompleteTx). Both paths share one piece of SQL.

@@ -1,0 +1,154 @@
+package litequeue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// stmtCache holds prepared statements by their query, for the life of the
+// Queue, so that a statement run again and again is parsed and planned
+// once. The writer keeps one for its connection (stmtConn), and the Queue
+// one for the reads a worker makes on every look for work on the read pool
+// (see nextDue), where database/sql prepares a statement on each connection
+// the first time it runs there, and keeps it. The zero value is empty and
+// ready to use.
+type stmtCache struct {
+	mu    sync.Mutex
+	stmts map[string]*sqlx.Stmt
+}
+
+// preparer is what a stmtCache prepares on: a connection or a pool.
+type preparer interface {
+	PreparexContext(ctx context.Context, query string) (*sqlx.Stmt, error)
+}
+
+// maxStmts bounds a statement cache: queries with (?) lists of varying
+// length (bulk replay, retention) each prepare a statement of their own.
+const maxStmts = 128
+
+// get returns the statement for query, preparing it on p on first use.
+func (c *stmtCache) get(ctx context.Context, p preparer, query string) (*sqlx.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := p.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if c.stmts == nil || len(c.stmts) >= maxStmts {
+		c.closeLocked()
+		c.stmts = make(map[string]*sqlx.Stmt)
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+// close releases the statements.
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeLocked()
+}
+
+func (c *stmtCache) closeLocked() error {
+	var errs []error
+	for q, st := range c.stmts {
+		errs = append(errs, st.Close())
+		delete(c.stmts, q)
+	}
+	return errors.Join(errs...)
+}
+
+// stmtConn is the writer's connection with its prepared statements, kept
+// for the life of the Queue. Only the writer's leader uses it. A
+// statement runs to its end whatever its caller's context says (op.run
+// checks it before the write begins): the batch is shared, and a
+// statement cut short would fail the others' writes with it — pgx closes
+// the connection of a statement whose context is cancelled.
+type stmtConn struct {
+	db      *sqlx.DB
+	conn    *sqlx.Conn
+	stmts   stmtCache
+	d       *dialect
+	relaxed bool // synchronous is NORMAL for a light batch, FULL configured (see sqliteEngine.begin)
+}
+
+func newStmtConn(ctx context.Context, db *sqlx.DB, d *dialect) (*stmtConn, error) {
+	conn, err := db.Connx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &stmtConn{db: db, conn: conn, d: d}, nil
+}
+
+// renew replaces a lost connection with a new one of the pool, closing
+// the lost one first (it may hold the last place of a bounded pool), and
+// waiting for the new one at most renewWait.
+func (c *stmtConn) renew() error {
+	c.stmts.close()
+	c.conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), renewWait)
+	defer cancel()
+	conn, err := c.db.Connx(ctx)
+	if err != nil {
+		return err // the next batch tries again
+	}
+	c.conn, c.relaxed = conn, false
+	return nil
+}
+
+// renewWait bounds how long the writer waits for a new connection.
+const renewWait = 10 * time.Second
+
+// stmt returns the statement for query, preparing it on first use.
+func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	return c.stmts.get(ctx, c.conn, c.d.sql(query))
+}
+
+func (c *stmtConn) exec(query string) error {
+	_, err := c.ExecContext(context.Background(), query)
+	return err
+}
+
+// rollback ends a failed transaction. SQLite may have rolled it back
+// already (after an I/O error, say), so its error is of no interest.
+func (c *stmtConn) rollback() { c.exec(`ROLLBACK`) }
+
+func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx) // see stmtConn
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, c.d.args(args)...)
+}
+
+func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	ctx = context.WithoutCancel(ctx) // see stmtConn
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.GetContext(ctx, dest, c.d.args(args)...)
+}
+
+func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	ctx = context.WithoutCancel(ctx) // see stmtConn
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.SelectContext(ctx, dest, c.d.args(args)...)
+}
+
+// close releases the statements and the connection.
+func (c *stmtConn) close() error {
+	return errors.Join(c.stmts.close(), c.conn.Close())
+}
