@@ -80,8 +80,9 @@ func WithBreaker(b Breaker) HandlerOption {
 	return func(h *handler) { h.breaker = &b }
 }
 
-// resolve fills the zero fields of b and checks it.
-func (b Breaker) resolve() (Breaker, error) {
+// resolve fills the zero fields of b and checks it: the error names the
+// first field out of its limits as litequeue.toml does (see KindOptions).
+func (b Breaker) resolve() (Breaker, *FieldError) {
 	if b.Failures == 0 {
 		b.Failures = DefaultBreakerFailures
 	}
@@ -99,15 +100,17 @@ func (b Breaker) resolve() (Breaker, error) {
 	}
 	switch {
 	case b.Failures < 1:
-		return b, fmt.Errorf("failures %d is under the minimum of 1", b.Failures)
-	case !(b.Ratio > 0 && b.Ratio <= 1):
-		return b, fmt.Errorf("ratio %v is outside (0, 1]", b.Ratio)
+		return b, &FieldError{Field: "failures", Value: b.Failures, Limit: 1, kind: underMinimum}
+	case b.Ratio > 1:
+		return b, &FieldError{Field: "ratio", Value: b.Ratio, Limit: 1.0}
+	case !(b.Ratio > 0):
+		return b, &FieldError{Field: "ratio", Value: b.Ratio, Limit: 0.0, kind: notPositive}
 	case b.Window < 0:
-		return b, fmt.Errorf("window %v must be positive", b.Window)
+		return b, &FieldError{Field: "window", Value: b.Window, Limit: time.Duration(0), kind: notPositive}
 	case b.Cooldown < 0:
-		return b, fmt.Errorf("cooldown %v must be positive", b.Cooldown)
+		return b, &FieldError{Field: "cooldown", Value: b.Cooldown, Limit: time.Duration(0), kind: notPositive}
 	case b.MaxCooldown < b.Cooldown:
-		return b, fmt.Errorf("max_cooldown %v is under cooldown %v", b.MaxCooldown, b.Cooldown)
+		return b, &FieldError{Field: "max_cooldown", Value: b.MaxCooldown, Limit: b.Cooldown, kind: underMinimum}
 	}
 	return b, nil
 }

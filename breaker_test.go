@@ -623,20 +623,23 @@ func TestBreaker_Invalid(t *testing.T) {
 		want string
 	}{
 		{litequeue.Breaker{Failures: -1}, "Failures -1 is under the minimum of 1"},
-		{litequeue.Breaker{Ratio: 1.5}, "Ratio 1.5 is outside (0, 1]"},
-		{litequeue.Breaker{Ratio: -0.1}, "Ratio -0.1 is outside (0, 1]"},
+		{litequeue.Breaker{Ratio: 1.5}, "Ratio 1.5 is over the limit of 1"},
+		{litequeue.Breaker{Ratio: -0.1}, "Ratio -0.1 must be positive"},
 		{litequeue.Breaker{Window: -time.Second}, "Window -1s must be positive"},
 		{litequeue.Breaker{Cooldown: -time.Second}, "Cooldown -1s must be positive"},
-		{litequeue.Breaker{Cooldown: time.Minute, MaxCooldown: time.Second}, "MaxCooldown 1s is under Cooldown 1m0s"},
+		{litequeue.Breaker{Cooldown: time.Minute, MaxCooldown: time.Second}, "MaxCooldown 1s is under the minimum of 1m0s"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
+			// The kind is not named for the case: the message must come
+			// from the check.
+			kind := fmt.Sprintf("k%v", tc.b)
+			want := fmt.Sprintf("litequeue: Handle(%q): WithBreaker: %s", kind, tc.want)
 			defer func() {
-				r := recover()
-				if msg, _ := r.(string); !strings.Contains(msg, tc.want) {
-					t.Fatalf("Handle panicked with %v, want %q", r, tc.want)
+				if r := recover(); r != want {
+					t.Fatalf("Handle panicked with %v, want %q", r, want)
 				}
 			}()
-			q.Handle("k"+tc.want, outcomeHandler, litequeue.WithBreaker(tc.b))
+			q.Handle(kind, outcomeHandler, litequeue.WithBreaker(tc.b))
 		})
 	}
 	// A zero MaxCooldown under a long Cooldown takes the Cooldown.

@@ -44,9 +44,9 @@ func WithExpiry(d time.Duration) HandlerOption {
 }
 
 // checkExpiry refuses a WithExpiry that is not positive.
-func (h *handler) checkExpiry() error {
+func (h *handler) checkExpiry() *FieldError {
 	if h.expirySet && h.expiry <= 0 {
-		return fmt.Errorf("WithExpiry %v must be positive", h.expiry)
+		return &FieldError{Field: "expire_after", Value: h.expiry, Limit: time.Duration(0), kind: notPositive}
 	}
 	return nil
 }

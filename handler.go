@@ -86,15 +86,15 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
 	}
 	if err := hd.checkExpiry(); err != nil {
-		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
+		panic(fmt.Sprintf("litequeue: Handle(%q): WithExpiry %v must be positive", kind, err.Value))
 	}
 	if err := hd.limits.check(); err != nil {
-		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
+		panic(fmt.Sprintf("litequeue: Handle(%q): %s", kind, hd.limits.optionError(err)))
 	}
 	if hd.breaker != nil {
 		b, err := hd.breaker.resolve()
 		if err != nil {
-			panic(fmt.Sprintf("litequeue: Handle(%q): WithBreaker: %v", kind, err))
+			panic(fmt.Sprintf("litequeue: Handle(%q): WithBreaker: %v", kind, err.goNamed()))
 		}
 		hd.breaker = &b
 	}

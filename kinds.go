@@ -104,58 +104,27 @@ func (o *Options) resolveKinds() []*kindError {
 }
 
 // resolve checks k with the checks Handle makes of the HandlerOptions it
-// stands for, and returns it with its Breaker filled in. Those checks say
-// whether a value is refused; the *FieldError says so in the words of
-// litequeue.toml. RateLimit's n is asked of alone beside a window of an
-// hour, which RateLimit takes, since its check asks of n first.
+// stands for, and returns it with its Breaker filled in.
 func (k KindOptions) resolve() (KindOptions, *kindError) {
-	refused := func(opt HandlerOption) bool {
-		var h handler
+	var h handler
+	for _, opt := range k.options() {
 		opt(&h)
-		return h.limits.check() != nil || h.checkExpiry() != nil
 	}
-	fail := func(field string, value, limit any, kind limitKind) (KindOptions, *kindError) {
-		return k, &kindError{Err: &FieldError{Field: field, Value: value, Limit: limit, kind: kind}}
+	if err := h.limits.check(); err != nil {
+		return k, &kindError{Err: err}
 	}
-	switch {
-	case k.MaxRunning != 0 && refused(MaxRunning(k.MaxRunning)):
-		return fail("max_running", k.MaxRunning, 1, underMinimum)
-	case (k.RateLimit != 0 || k.RatePer != 0) && refused(RateLimit(k.RateLimit, time.Hour)):
-		return fail("rate_limit", k.RateLimit, 1, underMinimum)
-	case (k.RateLimit != 0 || k.RatePer != 0) && refused(RateLimit(k.RateLimit, k.RatePer)):
-		return fail("rate_per", k.RatePer, time.Millisecond, underMinimum)
-	case k.ExpireAfter != 0 && refused(WithExpiry(k.ExpireAfter)):
-		return fail("expire_after", k.ExpireAfter, time.Duration(0), notPositive)
+	if err := h.checkExpiry(); err != nil {
+		return k, &kindError{Err: err}
 	}
 	if k.Breaker == nil {
 		return k, nil
 	}
 	b, err := k.Breaker.resolve()
 	if err != nil {
-		return k, &kindError{Table: "breaker", Err: breakerError(*k.Breaker, b)}
+		return k, &kindError{Table: "breaker", Err: err}
 	}
 	k.Breaker = &b
 	return k, nil
-}
-
-// breakerError says which field of b, which Breaker.resolve refuses, is
-// out of its limits, resolved being b with its zero fields filled in. It
-// asks resolve of each field alone, in the order resolve checks them.
-func breakerError(b, resolved Breaker) *FieldError {
-	refused := func(b Breaker) bool { _, err := b.resolve(); return err != nil }
-	switch {
-	case refused(Breaker{Failures: b.Failures}):
-		return &FieldError{Field: "failures", Value: b.Failures, Limit: 1, kind: underMinimum}
-	case refused(Breaker{Ratio: b.Ratio}) && b.Ratio > 1:
-		return &FieldError{Field: "ratio", Value: b.Ratio, Limit: 1.0}
-	case refused(Breaker{Ratio: b.Ratio}):
-		return &FieldError{Field: "ratio", Value: b.Ratio, Limit: 0.0, kind: notPositive}
-	case refused(Breaker{Window: b.Window}):
-		return &FieldError{Field: "window", Value: b.Window, Limit: time.Duration(0), kind: notPositive}
-	case refused(Breaker{Cooldown: b.Cooldown}):
-		return &FieldError{Field: "cooldown", Value: b.Cooldown, Limit: time.Duration(0), kind: notPositive}
-	}
-	return &FieldError{Field: "max_cooldown", Value: b.MaxCooldown, Limit: resolved.Cooldown, kind: underMinimum}
 }
 
 // kindExpiry returns the expiry that the Queue gives the jobs of kind

@@ -55,17 +55,30 @@ func RateLimit(n int, per time.Duration) HandlerOption {
 	return func(h *handler) { h.limits.rate, h.limits.per, h.limits.rateSet = n, per, true }
 }
 
-// check returns the mistake in l, if any.
-func (l limits) check() error {
+// check returns the first value of l out of its limits, named as
+// litequeue.toml names it (see KindOptions); nil if none is.
+func (l limits) check() *FieldError {
 	switch {
 	case l.runningSet && l.running < 1:
-		return fmt.Errorf("MaxRunning(%d): n must be at least 1", l.running)
+		return &FieldError{Field: "max_running", Value: l.running, Limit: 1, kind: underMinimum}
 	case l.rateSet && l.rate < 1:
-		return fmt.Errorf("RateLimit(%d, %v): n must be at least 1", l.rate, l.per)
+		return &FieldError{Field: "rate_limit", Value: l.rate, Limit: 1, kind: underMinimum}
 	case l.rateSet && l.per < time.Millisecond:
-		return fmt.Errorf("RateLimit(%d, %v): per must be at least 1ms", l.rate, l.per)
+		return &FieldError{Field: "rate_per", Value: l.per, Limit: time.Millisecond, kind: underMinimum}
 	}
 	return nil
+}
+
+// optionError says what check found, e, in the words of the HandlerOption
+// that set it, for Handle.
+func (l limits) optionError(e *FieldError) string {
+	switch e.Field {
+	case "max_running":
+		return fmt.Sprintf("MaxRunning(%d): n must be at least %v", l.running, e.Limit)
+	case "rate_limit":
+		return fmt.Sprintf("RateLimit(%d, %v): n must be at least %v", l.rate, l.per, e.Limit)
+	}
+	return fmt.Sprintf("RateLimit(%d, %v): per must be at least %v", l.rate, l.per, e.Limit)
 }
 
 // limited reports whether l limits anything.

@@ -144,6 +144,20 @@ type FieldError struct {
 	kind limitKind // how Value is outside Limit
 }
 
+// goNamed returns e with its Field named as the Go field is, for an error
+// of the Go API: max_cooldown is MaxCooldown.
+func (e *FieldError) goNamed() *FieldError {
+	g := *e
+	var b strings.Builder
+	for w := range strings.SplitSeq(e.Field, "_") {
+		if w != "" {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	g.Field = b.String()
+	return &g
+}
+
 // limitKind says how the Value of a FieldError is outside its Limit.
 type limitKind int
 
