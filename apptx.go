@@ -43,11 +43,11 @@ const appTxWait = busyTimeoutMS * time.Millisecond
 // reports the file busy, each try waiting up to the busy timeout.
 const beginTries = 3
 
-// WriteTx runs fn in a write transaction on DB() and commits it if fn
-// returns nil. If fn returns an error, WriteTx rolls back and returns that
-// error unchanged; if fn panics, it rolls back and panics on. fn must not
-// commit or roll back tx itself. WriteTx returns ErrClosed after Close and
-// ErrReadOnly on a Queue from OpenReadOnly.
+// WriteTx runs fn in a write transaction on [Queue.DB]() and commits it if
+// fn returns nil. If fn returns an error, WriteTx rolls back and returns
+// that error unchanged; if fn panics, it rolls back and panics on. fn must
+// not commit or roll back tx itself. WriteTx returns [ErrClosed] after
+// [Queue.Close] and [ErrReadOnly] on a [Queue] from [OpenReadOnly].
 //
 // The transaction takes its turn among litequeue's writes — this Queue's,
 // other Queues' on the same file, other processes' — the way they take
@@ -61,22 +61,24 @@ const beginTries = 3
 // times in all. While in line in this process WriteTx gives up when ctx is
 // done; once first in line, it waits for another process's write to end.
 //
-// Pass tx to SeenTx, EnqueueTx, MarkTx and CompleteTx: a handler that
-// checks a key, makes its own write, marks the key and completes its job
-// in one WriteTx does so exactly once (see the package doc, Idempotency).
+// Pass tx to [Queue.SeenTx], [Queue.EnqueueTx], [Queue.MarkTx] and
+// [Queue.CompleteTx]: a handler that checks a key, makes its own write,
+// marks the key and completes its job in one WriteTx does so exactly once
+// (see the package doc, Idempotency).
 //
 // While fn runs no other write to the file commits, litequeue's included
 // (enqueues, completions, the lease renewals of running jobs): keep fn
-// short. So fn must not call, directly or through a goroutine it waits
-// for, a write that takes no tx — Enqueue, EnqueueMany, Mark, Cancel,
-// Replay, ReplayDead, RunDue, another WriteTx — of this Queue or of
-// another on the file, nor begin a transaction on DB(), nor call Close:
-// each waits for fn to end. So that such a mistake ends in an error rather
-// than a hang, a write of this Queue waiting for a WriteTx whose
-// transaction has been open for 10s fails with an error that says so (as
-// a write waiting for a transaction on DB() fails with SQLITE_BUSY after
-// the busy timeout); Close waits for WriteTx to return. Reads (Get, Seen,
-// List, Stats…) and the …Tx calls may be made from fn.
+// short. So fn must not call, directly or through a goroutine it waits for,
+// a write that takes no tx — [Queue.Enqueue], [Queue.EnqueueMany],
+// [Queue.Mark], [Queue.Cancel], [Queue.Replay], [Queue.ReplayDead],
+// [Queue.RunDue], another WriteTx — of this Queue or of another on the
+// file, nor begin a transaction on DB(), nor call Close: each waits for fn
+// to end. So that such a mistake ends in an error rather than a hang, a
+// write of this Queue waiting for a WriteTx whose transaction has been open
+// for 10s fails with an error that says so (as a write waiting for a
+// transaction on DB() fails with SQLITE_BUSY after the busy timeout); Close
+// waits for WriteTx to return. Reads ([Queue.Get], [Queue.Seen],
+// [Queue.List], [Queue.Stats]…) and the …Tx calls may be made from fn.
 func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	leave, err := q.enter(ctx)
 	if err != nil {

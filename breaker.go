@@ -24,36 +24,37 @@ import (
 // [WithBreaker]). Zero fields take the defaults given with each.
 //
 // The breaker is closed at first. It opens at the end of a failed run
-// (failed, panicked, timed_out or lease_expired: a Permanent failure
-// counts) when, in the Window up to that moment and since it last closed,
-// at least Failures of the kind's runs failed and they are at least Ratio
-// of its runs that count: the failed ones and the completed ones.
-// Discarded, cancelled and snoozed runs count neither way: they say
-// nothing about a dependency.
+// (failed, panicked, timed_out or lease_expired: a [Permanent] failure
+// counts) when, in the [Breaker.Window] up to that moment and since it last
+// closed, at least [Breaker.Failures] of the kind's runs failed and they
+// are at least [Breaker.Ratio] of its runs that count: the failed ones and
+// the completed ones. Discarded, cancelled and snoozed runs count neither
+// way: they say nothing about a dependency.
 //
 // While open, nothing more of the kind is claimed; runs already claimed
-// finish, including the jobs that Work leased ahead of its free slots
-// before the breaker opened, which start after it. The kind's pending jobs
-// wait, using no tries, their RunAt unchanged. Once Cooldown has passed
-// the breaker is half-open: one job is claimed as its probe, and nothing
-// else of the kind until it ends. A probe that completes closes the
-// breaker; one that fails opens it again for twice the last cool-down, at
-// most MaxCooldown. A probe that ends otherwise (released at a shutdown,
-// cancelled, discarded, snoozed) leaves the breaker open with its
-// cool-down over, so that the next claim takes another probe.
+// finish, including the jobs that [Queue.Work] leased ahead of its free
+// slots before the breaker opened, which start after it. The kind's pending
+// jobs wait, using no tries, their [Job.RunAt] unchanged. Once
+// [Breaker.Cooldown] has passed the breaker is half-open: one job is
+// claimed as its probe, and nothing else of the kind until it ends. A probe
+// that completes closes the breaker; one that fails opens it again for
+// twice the last cool-down, at most [Breaker.MaxCooldown]. A probe that
+// ends otherwise (released at a shutdown, cancelled, discarded, snoozed)
+// leaves the breaker open with its cool-down over, so that the next claim
+// takes another probe.
 //
 // With the defaults, 20 failed runs in a minute, half of the runs or more,
 // open the breaker for 30s, then 1m, 2m, 4m, 8m and 10m after each failed
 // probe.
 type Breaker struct {
-	Failures    int           // failed runs in the Window that open the breaker; 0: 20
-	Ratio       float64       // the least share of the Window's runs that failed, in (0, 1]; 0: 0.5
+	Failures    int           // failed runs in the [Breaker.Window] that open the breaker; 0: 20
+	Ratio       float64       // the least share of the [Breaker.Window]'s runs that failed, in (0, 1]; 0: 0.5
 	Window      time.Duration // how far back runs count; 0: 1m
 	Cooldown    time.Duration // how long the breaker stays open before its first probe; 0: 30s
-	MaxCooldown time.Duration // the cap on the cool-down, doubled after each failed probe; 0: 10m, or Cooldown if longer
+	MaxCooldown time.Duration // the cap on the cool-down, doubled after each failed probe; 0: 10m, or [Breaker.Cooldown] if longer
 }
 
-// The defaults of a Breaker's zero fields.
+// The defaults of a [Breaker]'s zero fields.
 const (
 	DefaultBreakerFailures    = 20
 	DefaultBreakerRatio       = 0.5
@@ -63,17 +64,18 @@ const (
 )
 
 // WithBreaker gives the handler a circuit breaker (see [Breaker]). A
-// handler has none unless it is given one: a breaker that trips where
-// none was asked for would surprise, holding back jobs whose retries the
-// program counts on. Handle panics on a field out of its limits: Failures
-// ≥ 1, Ratio in (0, 1], Window > 0, Cooldown > 0, MaxCooldown ≥ Cooldown
-// (zero fields take their defaults first).
+// handler has none unless it is given one: a breaker that trips where none
+// was asked for would surprise, holding back jobs whose retries the program
+// counts on. [Queue.Handle] panics on a field out of its limits:
+// [Breaker.Failures] ≥ 1, [Breaker.Ratio] in (0, 1], [Breaker.Window] > 0,
+// [Breaker.Cooldown] > 0, [Breaker.MaxCooldown] ≥ Cooldown (zero fields
+// take their defaults first).
 //
 // The breaker's state is kept in the database and shared by the Queues
 // on it whose handler of the kind has a breaker: one opens it, and none
 // claims more of the kind while it is open (what each already claimed
 // still runs). Give every process the same options:
-// a Queue whose handler has none claims the kind as if it had no breaker
+// a [Queue] whose handler has none claims the kind as if it had no breaker
 // (and so pays nothing for the feature), though it still counts a lost
 // probe that it rescues.
 func WithBreaker(b Breaker) HandlerOption {
@@ -473,7 +475,7 @@ func (q *Queue) breakerStats(ctx context.Context, tx execer) (map[string]Breaker
 // ResetBreaker closes the circuit breaker of kind by hand, as a probe that
 // completed would, so that its jobs are claimed again at once, and wakes
 // the idle workers, as [Queue.ResumeKind] does. A breaker that is closed
-// stays so. It fires no event. An empty kind is an error; on a Queue from
+// stays so. It fires no event. An empty kind is an error; on a [Queue] from
 // [OpenReadOnly], ResetBreaker returns [ErrReadOnly].
 func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 	if kind == "" {

@@ -27,11 +27,11 @@ const failuresSQL = `SELECT (finished_at / 60000) * 60000 AS minute, kind, error
 	GROUP BY minute, kind, error_class ORDER BY minute, kind, error_class`
 
 // FailuresLastHour returns the retries and deaths of the last hour — the
-// runs that finished after now−1h on the injected clock, those that
-// [Stats] counts in RetriesLastHour and DeathsLastHour — per minute (of
-// Unix time), kind and error class, oldest minute first and then by kind
-// and class. Minutes without failures are left out; the first minute may
-// be partly outside the hour. The result is never nil.
+// runs that finished after now−1h on the injected clock, those that [Stats]
+// counts in [Stats.RetriesLastHour] and [Stats.DeathsLastHour] — per minute
+// (of Unix time), kind and error class, oldest minute first and then by
+// kind and class. Minutes without failures are left out; the first minute
+// may be partly outside the hour. The result is never nil.
 func (q *Queue) FailuresLastHour(ctx context.Context) ([]FailureCount, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {

@@ -12,12 +12,12 @@ const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND 
 // fires job.cancelled. For a running job Cancel records the request and
 // returns nil: its holder cancels the handler's context at its next lease
 // renewal and records the run as cancelled whatever the handler returns,
-// unless the handler already committed CompleteTx; job.cancelled fires
-// then, from the holder's Queue. A holder in another Queue, in this
-// process or another, renews within a third of VisibilityTimeout; when
-// this Queue holds the job, Cancel has it renew at once. Cancel returns
-// ErrNotFound for an ID that names no job, and an error naming the state
-// of a job that has already finished.
+// unless the handler already committed [Queue.CompleteTx]; job.cancelled
+// fires then, from the holder's [Queue]. A holder in another Queue, in this
+// process or another, renews within a third of [Options.VisibilityTimeout];
+// when this Queue holds the job, Cancel has it renew at once. Cancel
+// returns [ErrNotFound] for an ID that names no job, and an error naming
+// the state of a job that has already finished.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	running := false
 	err := q.actOn(ctx, "cancel", id, false, func(tx execer, row *jobRow, now time.Time) (Event, error) {

@@ -7,14 +7,14 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// CompleteTx completes job — the *Job a handler was given — inside the
-// caller's transaction, begun on DB(), if and only if the handler still
-// holds the job's lease; else it returns ErrLeaseLost and changes nothing,
-// and the caller should roll back. The lease is lost when it expired and
-// another worker rescued the job, when the run timed out, and when Cancel
-// asked the job to stop. So a handler that writes to the same file can make
-// its write, an idempotency key (MarkTx) and the job's completion one
-// commit: exactly once for local effects.
+// CompleteTx completes job — the [*Job] a handler was given — inside the
+// caller's transaction, begun on [Queue.DB](), if and only if the handler
+// still holds the job's lease; else it returns [ErrLeaseLost] and changes
+// nothing, and the caller should roll back. The lease is lost when it
+// expired and another worker rescued the job, when the run timed out, and
+// when [Queue.Cancel] asked the job to stop. So a handler that writes to
+// the same file can make its write, an idempotency key ([Queue.MarkTx]) and
+// the job's completion one commit: exactly once for local effects.
 //
 // CompleteTx fires no event and adds no history row: when the handler
 // returns, its worker records the run as completed and fires job.completed,

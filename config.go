@@ -14,7 +14,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// LoadConfig reads the Options in a litequeue.toml file:
+// LoadConfig reads the [Options] in a litequeue.toml file:
 //
 //	[retry]                # the default policy, Options.Retry
 //	policy = "exponential" # exponential | linear | constant
@@ -58,19 +58,19 @@ import (
 // Durations take Go syntax ("1h30m") with d for days of 24 hours as a
 // leading unit ("14d", "1d12h", "1.5d"); negative durations are refused.
 // keep_finished and dead_ttl, in [queue] and in [[retention]], also take
-// "forever" ([KeepForever]). A rule's error names it by its place among
-// the rules, from 0, as in "retention[1].dead_ttl". A table of [kinds]
-// sets, for its kind's handler, what the HandlerOptions beside each key
-// would, and those given to Handle win over it (see [Queue.Handle]); its
-// limits are those of the HandlerOptions.
-// A key that is omitted takes its default, and an omitted key of a named
-// policy inherits the value of [retry]. A key set to a zero value (0, "0s",
-// "") is an error: in Options zero means "unset", so in a file it would
-// silently mean the default, and "max_tries = 0" or "dead_ttl = \"0s\""
-// would not do what it says. Every policy is validated after its omitted
-// keys are filled in, as Open does. An empty file gives the defaults. The
-// returned Options carry every value filled in, and leave Clock, Rand,
-// Logger and OnEvent nil.
+// "forever" ([KeepForever]). A rule's error names it by its place among the
+// rules, from 0, as in "retention[1].dead_ttl". A table of [kinds] sets,
+// for its kind's handler, what the HandlerOptions beside each key would,
+// and those given to Handle win over it (see [Queue.Handle]); its limits
+// are those of the HandlerOptions. A key that is omitted takes its default,
+// and an omitted key of a named policy inherits the value of [retry]. A key
+// set to a zero value (0, "0s", "") is an error: in Options zero means
+// "unset", so in a file it would silently mean the default, and "max_tries
+// = 0" or "dead_ttl = \"0s\"" would not do what it says. Every policy is
+// validated after its omitted keys are filled in, as [Open] does. An empty
+// file gives the defaults. The returned Options carry every value filled
+// in, and leave [Options.Clock], [Options.Rand], [Options.Logger] and
+// [Options.OnEvent] nil.
 //
 // An error in the file (an unknown key or table, a value of the wrong type,
 // a bad duration, a value over a limit) reads "<file>:<line>: <key>:
@@ -80,7 +80,7 @@ import (
 // and the error wraps a *[FieldError].
 // A file that is not valid TOML gives "<file>:<line>: <problem>", where the
 // problem names the key if there is one.
-// A file that cannot be read gives the error of os.ReadFile, which names
+// A file that cannot be read gives the error of [os.ReadFile], which names
 // the path.
 func LoadConfig(path string) (Options, error) {
 	data, err := os.ReadFile(path)

@@ -50,8 +50,8 @@ type copyKeyRow struct {
 // that started on a file moves to a server (package postgres) without
 // losing its dead letters, or the reverse. Finished jobs stay behind. It
 // reads from in one snapshot and writes into to in one transaction, so it
-// copies all or nothing; from is left as it was (a Queue from
-// OpenReadOnly will do).
+// copies all or nothing; from is left as it was (a [Queue] from
+// [OpenReadOnly] will do).
 //
 // Stop the app's workers on from first: a running job is copied as
 // pending, due when it was, with the tries it has used, and its run in

@@ -18,14 +18,15 @@ import (
 // large replay never holds the write lock for long.
 const replayBatch = 500
 
-// Replay puts a dead job back as pending, due now, with its Attempt reset
-// to 0 and FinishedAt cleared; its history and LastError are kept. The
-// replay appends a history row of its own (outcome replayed, Attempt 0,
-// worker: the Queue's default worker name), fires job.replayed and wakes
-// this Queue's idle workers. It returns ErrNotFound for an ID that names no
-// job, an error naming the state of a job that is not dead, and an error
-// naming the key and the live job's ID while a pending or running job holds
-// the dead job's UniqueKey: a replay never makes two live jobs with one key.
+// Replay puts a dead job back as pending, due now, with its [Job.Attempt]
+// reset to 0 and [Job.FinishedAt] cleared; its history and [Job.LastError]
+// are kept. The replay appends a history row of its own (outcome replayed,
+// Attempt 0, worker: the [Queue]'s default worker name), fires job.replayed
+// and wakes this Queue's idle workers. It returns [ErrNotFound] for an ID
+// that names no job, an error naming the state of a job that is not dead,
+// and an error naming the key and the live job's ID while a pending or
+// running job holds the dead job's [UniqueKey]: a replay never makes two
+// live jobs with one key.
 func (q *Queue) Replay(ctx context.Context, id int64) error {
 	return q.actOn(ctx, "replay", id, true, func(tx execer, row *jobRow, now time.Time) (Event, error) {
 		if row.State != Dead {
@@ -35,14 +36,15 @@ func (q *Queue) Replay(ctx context.Context, id int64) error {
 	})
 }
 
-// ReplayDead replays, as Replay does, the dead jobs that List would return
-// for f at the start of the call: those matching its Queue, Kind, ID
-// bounds and ErrorContains, the first Limit of them in f's order (Limit
-// 0: all); [Queue.Count] tells how many beforehand. f.State must be "" or Dead. It
+// ReplayDead replays, as [Queue.Replay] does, the dead jobs that
+// [Queue.List] would return for f at the start of the call: those matching
+// its [Filter.Queue], [Filter.Kind], ID bounds and [Filter.ErrorContains],
+// the first [Filter.Limit] of them in f's order (Limit 0: all);
+// [Queue.Count] tells how many beforehand. f.State must be "" or [Dead]. It
 // works in transactions of at most 500 jobs, so that other writers
 // (workers, enqueues) go on meanwhile, and after each wakes this Queue's
 // workers and fires job.replayed. A job no longer dead by its turn is left
-// alone, and a dead job whose UniqueKey a live job holds — also one
+// alone, and a dead job whose [UniqueKey] a live job holds — also one
 // replayed earlier in the same call — is skipped and stays dead (Replay
 // would refuse it). ReplayDead returns how many jobs it replayed, also when
 // it fails part way: the transactions before the failure stand.
@@ -133,7 +135,8 @@ func (q *Queue) replay(ctx context.Context, tx execer, row *jobRow, now time.Tim
 // PurgeDead deletes, with their history, the dead jobs that have been dead
 // for at least olderThan (FinishedAt ≤ now − olderThan on the injected
 // clock; 0: every dead job), in transactions of at most 1000 rows, and
-// returns how many it deleted. The janitor does the same with DeadTTL.
+// returns how many it deleted. The janitor does the same with
+// [Options.DeadTTL].
 func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -152,8 +155,8 @@ func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, er
 
 const countDeadSQL = `SELECT COUNT(*) FROM litequeue_jobs WHERE state = 'dead' AND finished_at <= ?`
 
-// CountDead returns how many jobs PurgeDead(ctx, olderThan) would delete
-// now: a dry run.
+// CountDead returns how many jobs [Queue.PurgeDead](ctx, olderThan) would
+// delete now: a dry run.
 func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {

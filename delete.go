@@ -9,13 +9,13 @@ const deleteJobSQL = `DELETE FROM litequeue_jobs WHERE id = ?`
 
 const deleteJobHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id = ?`
 
-// Delete deletes a finished job — completed, discarded, cancelled, expired — or a
-// dead one, with its history, at once rather than at the end of its
+// Delete deletes a finished job — completed, discarded, cancelled, expired
+// — or a dead one, with its history, at once rather than at the end of its
 // retention, and fires job.deleted with the job as it was. It deletes
 // nothing else: idempotency keys stay until their TTL, and the job's ID is
-// never given to another job. Delete returns ErrNotFound for an ID that
+// never given to another job. Delete returns [ErrNotFound] for an ID that
 // names no job, and an error naming the state of a pending or running job,
-// which it leaves alone: Cancel it first.
+// which it leaves alone: [Queue.Cancel] it first.
 func (q *Queue) Delete(ctx context.Context, id int64) error {
 	return q.actOn(ctx, "delete", id, false, func(tx execer, row *jobRow, now time.Time) (Event, error) {
 		if !row.State.terminal() {

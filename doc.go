@@ -18,14 +18,15 @@
 // and [Queue.Work] runs workers until its context is done; [Queue.RunDue]
 // instead runs every job that is due now, from the caller's goroutine.
 // [JSON] adapts a function of typed arguments into a Handler. With the
-// default Options.Synchronous, "full", an enqueue that returned survives a
+// default [Options.Synchronous], "full", an enqueue that returned survives a
 // power loss.
 //
-// A job is pending (a RunAt in the future means scheduled, or waiting to
-// retry), running (leased by a worker), or finished: completed, dead,
-// discarded, cancelled or expired. Job.Attempt is 0 before the first run and 1
-// during it. Each run adds a row to the job's history ([Queue.History]):
-// its times, outcome, error, the wait chosen after it, and the worker.
+// A job is pending (a [Job.RunAt] in the future means scheduled, or waiting
+// to retry), running (leased by a worker), or finished: completed, dead,
+// discarded, cancelled or expired. [Job.Attempt] is 0 before the first run
+// and 1 during it. Each run adds a row to the job's history
+// ([Queue.History]): its times, outcome, error, the wait chosen after it,
+// and the worker.
 //
 // What the handler returns decides what happens next:
 //
@@ -58,11 +59,11 @@
 // After attempt n fails, with tries left, the job waits d(n) and then
 // jitter, as its [Policy] says:
 //
-//   - Exponential: min(Ceiling, Base·2^(n−1)); Base is the wait before the
-//     first retry.
-//   - Linear: min(Ceiling, Base·n). Constant: min(Ceiling, Base).
-//   - FullJitter: anywhere in [0, d]. EqualJitter: d/2 plus up to d/2.
-//     NoJitter: d.
+//   - [Exponential]: min([Policy.Ceiling], [Policy.Base]·2^(n−1)); Base is
+//     the wait before the first retry.
+//   - [Linear]: min(Ceiling, Base·n). [Constant]: min(Ceiling, Base).
+//   - [FullJitter]: anywhere in [0, d]. [EqualJitter]: d/2 plus up to d/2.
+//     [NoJitter]: d.
 //
 // No wait ever exceeds Ceiling, jitter included, for any attempt number.
 // Waits are whole milliseconds; a retry is due at the failed run's end plus
@@ -74,16 +75,17 @@
 // The waits of RetryAfter and Snooze are taken as given, clamped to
 // [0, 24h], without jitter.
 //
-// Options.Retry is the default policy; Options.Policies holds named ones,
-// chosen per kind with [UsePolicy]. Zero fields take the defaults, and a
-// named policy's zero fields inherit from Options.Retry. [MaxTries] sets a
-// single job's tries. [LoadConfig] reads all of this, the settings of the
-// queue, and the flow control of kinds (Options.Kinds: limits, expiry and
-// breaker per kind, see [KindOptions]), from a litequeue.toml file.
+// [Options.Retry] is the default policy; [Options.Policies] holds named
+// ones, chosen per kind with [UsePolicy]. Zero fields take the defaults,
+// and a named policy's zero fields inherit from Options.Retry. [MaxTries]
+// sets a single job's tries. [LoadConfig] reads all of this, the settings
+// of the queue, and the flow control of kinds ([Options.Kinds]: limits,
+// expiry and breaker per kind, see [KindOptions]), from a litequeue.toml
+// file.
 //
 // # Leases
 //
-// A worker claims a job with a lease of Options.VisibilityTimeout (30s by
+// A worker claims a job with a lease of [Options.VisibilityTimeout] (30s by
 // default) and a fencing token, and renews the lease in the background for
 // as long as the handler runs. If the worker dies, the lease runs out and
 // the job comes back — rescued by any process that shares the file — as a
@@ -95,10 +97,10 @@
 // A handler that runs past its timeout has its context cancelled and its
 // attempt recorded as timed_out at once; whatever it returns later is
 // ignored. When the context of Work is done, workers stop claiming and wait
-// up to WorkerOptions.ShutdownGrace (30s by default) before they cancel the
-// handlers still running; a job whose handler then returns is released
+// up to [WorkerOptions.ShutdownGrace] (30s by default) before they cancel
+// the handlers still running; a job whose handler then returns is released
 // without using a try. [Queue.Close] shuts down every Work so, and every
-// RunDue with a grace of DefaultShutdownGrace.
+// RunDue with a grace of [DefaultShutdownGrace].
 //
 // # Dead letters
 //
@@ -107,7 +109,7 @@
 // [Queue.ReplayDead] for many) puts it back as pending with its attempt
 // count reset and its history kept. An operator does the same with
 // "litequeue dead list" and "litequeue dead retry <id>" while the app keeps
-// running on the file. Dead jobs are purged after Options.DeadTTL (14 days
+// running on the file. Dead jobs are purged after [Options.DeadTTL] (14 days
 // by default). The event job.dead fires exactly once per death, and
 // [Queue.Stats] counts the last hour's deaths per kind and per error class.
 //
@@ -126,19 +128,19 @@
 // enqueue), it ends expired, with a history row of outcome expired and
 // the event job.expired; it is neither retried nor dead. Every start
 // counts: a retry or a snooze due at or after the expiry expires instead
-// of running; a run that started in time is never cut short. Any Queue's
+// of running; a run that started in time is never cut short. Any [Queue]'s
 // claim expires what is due before it claims, in the same transaction, and
 // the janitor (at the end of each RunDue, and once a minute in Work) does
 // it for kinds no worker handles; NextDue does not wait for expiries.
 //
 // # Retention
 //
-// Finished jobs are kept for Options.KeepFinished (24h) and dead ones for
+// Finished jobs are kept for [Options.KeepFinished] (24h) and dead ones for
 // Options.DeadTTL (14 days), then purged with their history by the
-// janitor. [KeepForever] keeps them for good. Options.Retention holds
+// janitor. [KeepForever] keeps them for good. [Options.Retention] holds
 // rules for one queue, one kind, or one kind on one queue ([Retention]):
 // the most specific rule that matches a job applies, and the rule's unset
-// times take the Options' values. In litequeue.toml:
+// times take the [Options]' values. In litequeue.toml:
 //
 //	[queue]
 //	keep_finished = "24h"
@@ -179,18 +181,18 @@
 //
 // When a dependency goes down every job of a kind fails, and retries pile
 // up until they die. [WithBreaker] gives a kind's handler a breaker that
-// turns that into a paused kind: at the end of a failed run, if Failures
-// of the kind's runs in the last Window (and since the breaker last
-// closed) failed and they are at least Ratio
-// of its completed and failed runs (with the defaults, 20 in a minute, at
-// least half), the breaker opens. A Permanent failure, a panic, a timeout
-// and a lost lease are failures; discarded, cancelled and snoozed runs
-// count neither way. While open, nothing more of the kind is claimed —
-// runs already claimed finish, the other jobs wait, using no tries, their
-// RunAt unchanged — and [Queue.NextDue]
-// reports the cool-down's end (30s by default). Then one job runs as its
-// probe: if it completes the breaker closes; if it fails the breaker opens
-// again for twice as long, at most MaxCooldown (10m by default). A probe
+// turns that into a paused kind: at the end of a failed run, if
+// [Breaker.Failures] of the kind's runs in the last [Breaker.Window] (and
+// since the breaker last closed) failed and they are at least
+// [Breaker.Ratio] of its completed and failed runs (with the defaults, 20
+// in a minute, at least half), the breaker opens. A Permanent failure, a
+// panic, a timeout and a lost lease are failures; discarded, cancelled and
+// snoozed runs count neither way. While open, nothing more of the kind is
+// claimed — runs already claimed finish, the other jobs wait, using no
+// tries, their RunAt unchanged — and [Queue.NextDue] reports the
+// cool-down's end (30s by default). Then one job runs as its probe: if it
+// completes the breaker closes; if it fails the breaker opens again for
+// twice as long, at most [Breaker.MaxCooldown] (10m by default). A probe
 // released at a shutdown, or cancelled, leaves the breaker open with its
 // cool-down over, so the next claim takes another probe; a probe whose
 // lease expires counts as failed.
@@ -198,9 +200,10 @@
 // A handler has no breaker unless it is given one: a breaker that trips
 // where none was asked for would surprise, and hold back retries the
 // program counts on. The breaker's state is kept in the database, so every
-// process on it whose handler has the breaker stops claiming the kind. The events job.breaker_opened
-// (Job is the run that opened it, Err its failure, Delay the cool-down)
-// and job.breaker_closed fire after the change commits, and an opening is
+// process on it whose handler has the breaker stops claiming the kind. The
+// events job.breaker_opened ([Event.Job] is the run that opened it,
+// [Event.Err] its failure, [Event.Delay] the cool-down) and
+// job.breaker_closed fire after the change commits, and an opening is
 // logged as a warning. [Stats].Breakers and "litequeue stats" show each
 // breaker that is not closed; [Queue.ResetBreaker] and "litequeue breaker
 // reset <kind>" close one by hand.
@@ -239,7 +242,7 @@
 // The app's transactions and reads on [Queue.DB] have a pool of their own,
 // so litequeue's own reads never wait for them. [UniqueKey] makes an
 // enqueue return the pending or running job with the same key, with
-// Job.Duplicate set, instead of adding another.
+// [Job.Duplicate] set, instead of adding another.
 //
 // # Periodic jobs
 //
@@ -279,7 +282,7 @@
 // [Queue.Backup] writes a consistent copy of the file, mode 0600, while
 // the app works on it; [Queue.Health] of the copy reports it as a sound
 // Backup, and Open takes it back into use. For a continuous replica, run
-// Litestream beside the app and set Options.Checkpoint to "off", so that
+// Litestream beside the app and set [Options.Checkpoint] to "off", so that
 // checkpoints are Litestream's alone. A restored file is the file as it
 // was at one commit, as after a power cut: the jobs that were running
 // then come back once their lease ends, counting a try, and a job that
@@ -287,8 +290,8 @@
 //
 // # Testing with a fake clock
 //
-// Every time litequeue stores or compares comes from Options.Clock, and
-// every jitter draw from Options.Rand, so a test can step through a retry
+// Every time litequeue stores or compares comes from [Options.Clock], and
+// every jitter draw from [Options.Rand], so a test can step through a retry
 // schedule deterministically, without sleeping: give it a
 // github.com/benbjohnson/clock mock, run what is due with RunDue, ask
 // [Queue.NextDue] when the next job is due, and move the clock there.

@@ -11,10 +11,10 @@ import (
 // Due times: when a worker next has something to do, read cheaply enough
 // to poll. Work and NextDue read them; RunDue claims what they show due.
 
-// NextDue reports the earliest moment RunDue would have work: the RunAt of
-// a pending job of a kind with a handler on this Queue, or the lease expiry
-// of a running job, whichever is first. ok is false when there is neither.
-// The time may lie in the past: the work is due now.
+// NextDue reports the earliest moment [Queue.RunDue] would have work: the
+// [Job.RunAt] of a pending job of a kind with a handler on this [Queue], or
+// the lease expiry of a running job, whichever is first. ok is false when
+// there is neither. The time may lie in the past: the work is due now.
 func (q *Queue) NextDue(ctx context.Context) (time.Time, bool, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {

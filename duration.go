@@ -11,7 +11,7 @@ import (
 // ParseDuration parses a duration as litequeue.toml writes them: Go syntax
 // ("1h30m", "2s", "500ms"), where d, for days of 24 hours, may come first
 // ("14d", "1d12h", "1.5d"). It refuses negative durations, and durations
-// over the longest a time.Duration holds (about 106,751 days).
+// over the longest a [time.Duration] holds (about 106,751 days).
 func ParseDuration(s string) (time.Duration, error) {
 	if strings.HasPrefix(s, "-") {
 		return 0, fmt.Errorf("duration %q is negative", s)
@@ -98,7 +98,7 @@ func wellFormed(s string) bool {
 	return err == nil
 }
 
-// FormatDuration writes d as ParseDuration reads it, without trailing zero
+// FormatDuration writes d as [ParseDuration] reads it, without trailing zero
 // units: "1m", not "1m0s"; "14d", not "336h0m0s"; "1d12h". For every d of
 // whole milliseconds and at least 0, ParseDuration(FormatDuration(d)) is d.
 func FormatDuration(d time.Duration) string {

@@ -12,10 +12,10 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// DefaultQueue is the queue a job goes to without OnQueue.
+// DefaultQueue is the queue a job goes to without [OnQueue].
 const DefaultQueue = "default"
 
-// EnqueueOption sets one property of the jobs an Enqueue call adds.
+// EnqueueOption sets one property of the jobs a [Queue.Enqueue] call adds.
 type EnqueueOption func(*enqueueConfig)
 
 type enqueueConfig struct {
@@ -37,18 +37,18 @@ func OnQueue(name string) EnqueueOption {
 	return func(c *enqueueConfig) { c.queue = name }
 }
 
-// Delay makes the job due d after it is enqueued. Delay and At: the last
+// Delay makes the job due d after it is enqueued. Delay and [At]: the last
 // one given wins. A negative d is refused, and so is a d that makes the
 // job due after the latest time At takes.
 func Delay(d time.Duration) EnqueueOption {
 	return func(c *enqueueConfig) { c.delay, c.atSet = d, false }
 }
 
-// At makes the job due at t; a t in the past makes it due at once. Delay
-// and At: the last one given wins. The zero time.Time is refused: it is an
-// unset time far more often than a wish to run at once. So is a t that
-// Unix milliseconds in an int64 cannot hold, the form RunAt is stored in:
-// before -292275055-05-16T16:47:04.192Z or after
+// At makes the job due at t; a t in the past makes it due at once. [Delay]
+// and At: the last one given wins. The zero [time.Time] is refused: it is
+// an unset time far more often than a wish to run at once. So is a t that
+// Unix milliseconds in an int64 cannot hold, the form [Job.RunAt] is stored
+// in: before -292275055-05-16T16:47:04.192Z or after
 // 292278994-08-17T07:12:55.807Z (t is truncated to whole milliseconds).
 func At(t time.Time) EnqueueOption {
 	return func(c *enqueueConfig) { c.at, c.atSet, c.delay = t, true, 0 }
@@ -80,27 +80,27 @@ func Priority(p int) EnqueueOption {
 
 // UniqueKey gives the job a key: while a job with that key is pending or
 // running, enqueueing the same key again inserts nothing and returns that
-// job with Duplicate set. EnqueueMany refuses it: one key cannot name many
-// jobs.
+// job with [Job.Duplicate] set. [Queue.EnqueueMany] refuses it: one key
+// cannot name many jobs.
 func UniqueKey(key string) EnqueueOption {
 	return func(c *enqueueConfig) { c.uniqueKey = key }
 }
 
-// MaxTries overrides the policy's MaxTries for this job, 1…50; Enqueue
-// refuses any other n, 0 too.
+// MaxTries overrides the policy's MaxTries for this job, 1…50;
+// [Queue.Enqueue] refuses any other n, 0 too.
 func MaxTries(n int) EnqueueOption {
 	return func(c *enqueueConfig) { c.maxTries, c.maxTriesSet = n, true }
 }
 
 // Enqueue adds a job of the given kind and returns it as stored, once the
 // commit is durable. payload is encoded as JSON, except []byte and
-// json.RawMessage, which are stored byte for byte. It refuses, writing
-// nothing: an empty kind or queue, a negative delay, At the zero time, a
+// [json.RawMessage], which are stored byte for byte. It refuses, writing
+// nothing: an empty kind or queue, a negative delay, [At] the zero time, a
 // due time that Unix milliseconds in an int64 cannot hold (see At),
-// MaxTries outside 1…50, an [ExpireAfter] that is not positive or that
-// no stored time holds, a payload over Options.MaxPayload, and metadata
+// [MaxTries] outside 1…50, an [ExpireAfter] that is not positive or that
+// no stored time holds, a payload over [Options.MaxPayload], and metadata
 // out of its bounds (see [Metadata]). An
-// in-process Work loop that is idle picks the job up at once.
+// in-process [Queue.Work] loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
 	if err != nil {
@@ -110,18 +110,18 @@ func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...E
 }
 
 // EnqueueMany adds one job per payload, all with the same options, in one
-// transaction: all are added or none. It refuses what Enqueue refuses, and
-// UniqueKey, even for one payload: one key cannot name many jobs. With no
-// payloads it checks its arguments and adds nothing.
+// transaction: all are added or none. It refuses what [Queue.Enqueue]
+// refuses, and [UniqueKey], even for one payload: one key cannot name many
+// jobs. With no payloads it checks its arguments and adds nothing.
 func (q *Queue) EnqueueMany(ctx context.Context, kind string, payloads []any, opts ...EnqueueOption) ([]*Job, error) {
 	return q.enqueue(ctx, kind, payloads, opts, true)
 }
 
-// EnqueueTx adds a job inside the caller's transaction, begun on DB(): the
-// job exists if and only if the caller commits. It fires no event, and
-// idle workers notice the job at once where they are told of the commit
-// (on a file, by the file system) and otherwise at their next look (see
-// Work).
+// EnqueueTx adds a job inside the caller's transaction, begun on
+// [Queue.DB](): the job exists if and only if the caller commits. It fires
+// no event, and idle workers notice the job at once where they are told of
+// the commit (on a file, by the file system) and otherwise at their next
+// look (see [Queue.Work]).
 func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {

@@ -13,22 +13,23 @@ var (
 	// that can never succeed, such as a deleted account.
 	ErrDiscard = errors.New("litequeue: discard job")
 
-	// ErrNotFound is returned by Get, History, Cancel, Replay, RunNow and
-	// Delete for an ID that names no job.
+	// ErrNotFound is returned by [Queue.Get], [Queue.History], [Queue.Cancel],
+	// [Queue.Replay], [Queue.RunNow] and [Queue.Delete] for an ID that names
+	// no job.
 	ErrNotFound = errors.New("litequeue: job not found")
 
-	// ErrLeaseLost is returned by CompleteTx when the caller no longer
+	// ErrLeaseLost is returned by [Queue.CompleteTx] when the caller no longer
 	// holds the job's lease: it expired and another worker rescued the
 	// job, the run timed out, or the job was cancelled. The stale holder's
 	// write changes nothing. It is also the cause of a handler's context
 	// when a renewal found the lease lost.
 	ErrLeaseLost = errors.New("litequeue: lease lost")
 
-	// ErrClosed is returned by every method of a Queue after Close.
+	// ErrClosed is returned by every method of a [Queue] after [Queue.Close].
 	ErrClosed = errors.New("litequeue: queue closed")
 
-	// ErrReadOnly is returned by every method that writes, on a Queue
-	// opened with OpenReadOnly.
+	// ErrReadOnly is returned by every method that writes, on a [Queue]
+	// opened with [OpenReadOnly].
 	ErrReadOnly = errors.New("litequeue: queue opened read-only")
 )
 
@@ -58,11 +59,11 @@ func RetryAfter(d time.Duration, err error) error {
 }
 
 // Snooze asks for the job to run again after d without using a try: the run
-// is recorded as snoozed and the next one carries the same Attempt number.
-// d is clamped to [0, 24h] and truncated to whole milliseconds. A job
-// snoozed for 0 is due at once, and RunDue runs it again in the same call:
-// a handler that always snoozes for 0 keeps RunDue (and a worker) busy
-// with it, a history row a run, until it does something else.
+// is recorded as snoozed and the next one carries the same [Job.Attempt]
+// number. d is clamped to [0, 24h] and truncated to whole milliseconds. A
+// job snoozed for 0 is due at once, and [Queue.RunDue] runs it again in the
+// same call: a handler that always snoozes for 0 keeps RunDue (and a
+// worker) busy with it, a history row a run, until it does something else.
 func Snooze(d time.Duration) error {
 	return &snoozeError{delay: clampDelay(d)}
 }

@@ -25,7 +25,7 @@ const (
 	eventBreakerClosed = "job.breaker_closed"
 )
 
-// Event reports one committed state change to Options.OnEvent.
+// Event reports one committed state change to [Options.OnEvent].
 type Event struct {
 	Type  string        // "job.enqueued", "job.started", "job.completed", "job.retry", …
 	Job   Job           // the job as it is after the change

@@ -19,26 +19,28 @@ import (
 // janitor runs at least once a minute, and RunDue's after each call.
 
 // ExpireAfter makes the job expire if it has not started within d of the
-// moment it is first due (its RunAt at enqueue: now, or as Delay or At
-// set it). At that moment a pending job becomes [Expired], with a history
-// row of outcome [OutcomeExpired] and the event job.expired; it is not
-// retried and not dead-lettered. The same holds for every later start: a
-// retry, a snooze, a Replay or a RunNow due at or after the expiry expires
-// instead of running, as a job that is late is of no use. A run that
-// started before the expiry is never cut short by it. ExpireAfter wins
-// over the kind's [WithExpiry]. Enqueue refuses a d that is not positive,
-// or that puts the expiry past the latest storable time (see At).
+// moment it is first due (its [Job.RunAt] at enqueue: now, or as [Delay] or
+// [At] set it). At that moment a pending job becomes [Expired], with a
+// history row of outcome [OutcomeExpired] and the event job.expired; it is
+// not retried and not dead-lettered. The same holds for every later start:
+// a retry, a snooze, a [Queue.Replay] or a [Queue.RunNow] due at or after
+// the expiry expires instead of running, as a job that is late is of no
+// use. A run that started before the expiry is never cut short by it.
+// ExpireAfter wins over the kind's [WithExpiry]. [Queue.Enqueue] refuses a
+// d that is not positive, or that puts the expiry past the latest storable
+// time (see At).
 func ExpireAfter(d time.Duration) EnqueueOption {
 	return func(c *enqueueConfig) { c.expireAfter, c.expireSet = d, true }
 }
 
-// WithExpiry gives every job of the handler's kind that this Queue
-// enqueues, with Enqueue, EnqueueMany or EnqueueTx after Handle, the
-// expiry of ExpireAfter(d), unless the call gives its own. It is named
-// apart from ExpireAfter because a HandlerOption and an EnqueueOption are
-// different types; it reads as WithTimeout does. Jobs enqueued by another
-// Queue, or before Handle, keep what their enqueue gave them. Handle
-// panics on a d that is not positive.
+// WithExpiry gives every job of the handler's kind that this [Queue]
+// enqueues, with [Queue.Enqueue], [Queue.EnqueueMany] or [Queue.EnqueueTx]
+// after [Queue.Handle], the expiry of [ExpireAfter](d), unless the call
+// gives its own. It is named apart from ExpireAfter because a
+// [HandlerOption] and an [EnqueueOption] are different types; it reads as
+// [WithTimeout] does. Jobs enqueued by another Queue, or before Handle,
+// keep what their enqueue gave them. Handle panics on a d that is not
+// positive.
 func WithExpiry(d time.Duration) HandlerOption {
 	return func(h *handler) { h.expiry, h.expirySet = d, true }
 }

@@ -7,15 +7,15 @@ import (
 )
 
 // Handler runs one job. Returning nil completes it; any other error is a
-// failed attempt, retried with backoff (see Permanent, RetryAfter, Snooze
-// and ErrDiscard for the other endings). A panic is recovered and counts as
-// a failure with its stack in the history. ctx is cancelled when the
-// handler's timeout passes (ctx.Deadline reports it; see [WithTimeout]),
-// when the job is cancelled, when the worker loses the lease, and at the
-// end of a shutdown's grace period.
+// failed attempt, retried with backoff (see [Permanent], [RetryAfter],
+// [Snooze] and [ErrDiscard] for the other endings). A panic is recovered
+// and counts as a failure with its stack in the history. ctx is cancelled
+// when the handler's timeout passes (ctx.Deadline reports it; see
+// [WithTimeout]), when the job is cancelled, when the worker loses the
+// lease, and at the end of a shutdown's grace period.
 type Handler func(ctx context.Context, job *Job) error
 
-// HandlerOption configures one kind's handler in Handle.
+// HandlerOption configures one kind's handler in [Queue.Handle].
 type HandlerOption func(*handler)
 
 type handler struct {
@@ -30,8 +30,8 @@ type handler struct {
 	breaker    *Breaker                // of WithBreaker, resolved; nil: none
 }
 
-// UsePolicy makes the handler use the named policy from Options.Policies
-// instead of Options.Retry. Handle panics if the name is unknown.
+// UsePolicy makes the handler use the named policy from [Options.Policies]
+// instead of [Options.Retry]. [Queue.Handle] panics if the name is unknown.
 func UsePolicy(name string) HandlerOption {
 	return func(h *handler) { h.policyName = name }
 }
@@ -44,7 +44,7 @@ func UsePolicy(name string) HandlerOption {
 // The handler's ctx.Deadline() reports the run's start plus d, read from
 // the injected clock: with the real clock, the wall-clock deadline. Under a
 // mock clock it lies on the mock's timeline, and code that compares it with
-// the wall clock (context.WithTimeout, net.Dialer, time.Until) sees it
+// the wall clock ([context.WithTimeout], net.Dialer, [time.Until]) sees it
 // wherever the mock stands, perhaps long past or far ahead; the
 // cancellation still comes when the mock passes the deadline.
 func WithTimeout(d time.Duration) HandlerOption {
@@ -52,18 +52,19 @@ func WithTimeout(d time.Duration) HandlerOption {
 }
 
 // Handle registers h for jobs of the given kind. Only kinds with a handler
-// on this Queue are claimed by its Work and RunDue; a kind registered while
-// Work runs is claimed from then on, its due jobs at once. Handle panics,
-// like http.ServeMux, on an empty kind, a nil handler, a kind that already
-// has one, an unknown policy name, a negative timeout, a [WithExpiry]
-// that is not positive, a limit out of range ([MaxRunning],
-// [RateLimit]) or a [Breaker] out of its limits: these are mistakes in
-// the program, not in its data.
+// on this [Queue] are claimed by its [Queue.Work] and [Queue.RunDue]; a
+// kind registered while Work runs is claimed from then on, its due jobs at
+// once. Handle panics, like http.ServeMux, on an empty kind, a nil handler,
+// a kind that already has one, an unknown policy name, a negative timeout,
+// a [WithExpiry] that is not positive, a limit out of range ([MaxRunning],
+// [RateLimit]) or a [Breaker] out of its limits: these are mistakes in the
+// program, not in its data.
 //
-// The handler starts from the kind's entry in Options.Kinds, if any (see
-// [KindOptions]), and opts are applied after it, so each of them wins
-// over the field it sets: MaxRunning(3) over the entry's MaxRunning,
-// leaving its RateLimit, ExpireAfter and Breaker in force; a
+// The handler starts from the kind's entry in [Options.Kinds], if any (see
+// [KindOptions]), and opts are applied after it, so each of them wins over
+// the field it sets: MaxRunning(3) over the entry's
+// [KindOptions.MaxRunning], leaving its [KindOptions.RateLimit],
+// [KindOptions.ExpireAfter] and [KindOptions.Breaker] in force; a
 // [WithBreaker] replaces the entry's Breaker as a whole.
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if kind == "" {
@@ -144,9 +145,9 @@ func (q *Queue) kinds() []string {
 	return sortedKeys(q.handlers)
 }
 
-// JSON adapts a function of a decoded payload into a Handler. A payload that
-// does not decode into T is a Permanent failure: the job goes to dead at
-// once with the decode error in its history.
+// JSON adapts a function of a decoded payload into a [Handler]. A payload
+// that does not decode into T is a [Permanent] failure: the job goes to
+// dead at once with the decode error in its history.
 func JSON[T any](fn func(ctx context.Context, job *Job, args T) error) Handler {
 	return func(ctx context.Context, job *Job) error {
 		var args T

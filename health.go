@@ -15,11 +15,12 @@ import (
 // Health is what [Queue.Health] found in the queue's file: whether SQLite
 // finds it sound, whose it is, its sizes and what it holds. A figure that
 // could not be read keeps its zero value (-1 for a count), and why is one
-// of the Problems.
+// of the [Health.Problems].
 //
-// A file in journal mode delete, as [Queue.Backup] and SQLite's VACUUM
-// INTO write it, is a Backup: Open switches every file it opens to WAL, so
-// a file in use by litequeue is never one. With OK, it is a sound backup.
+// A file in journal mode delete, as [Queue.Backup] and SQLite's VACUUM INTO
+// write it, is a [Health.Backup]: [Open] switches every file it opens to
+// WAL, so a file in use by litequeue is never one. With [Health.OK], it is
+// a sound backup.
 type Health struct {
 	Integrity     []string      // what SQLite's integrity check reports: ["ok"] for a sound file
 	SchemaVersion int           // litequeue's schema version in the file
@@ -59,7 +60,7 @@ var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled,
 // them), and the rows of litequeue's tables. Each read runs on its own,
 // so that one a damaged file fails is a problem in the report, not the
 // end of it; an error is returned only when the report could not be made
-// (the Queue is closed, the file cannot be stat'ed). It only reads, also
+// (the [Queue] is closed, the file cannot be stat'ed). It only reads, also
 // on a Queue from [OpenReadOnly]. On a server (package postgres) it reads
 // the schema version and the rows only: the rest is a file's (the server
 // checks its own pages).
@@ -250,7 +251,7 @@ const walCutShort = "the -wal holds less than the -shm beside it says (disk I/O 
 // opening or reading a file, is SQLite's SQLITE_IOERR_SHORT_READ ("disk
 // I/O error (522)"), which a file gives whose -wal was deleted or cut
 // short while a process had it open; "" for any other error.
-// [Queue.Health] puts the same explanation first in its Problems.
+// [Queue.Health] puts the same explanation first in its [Health.Problems].
 func ExplainShortRead(err error) string {
 	if isShortRead(err) {
 		return walCutShort

@@ -29,9 +29,9 @@ const historySQL = `SELECT attempt, started_at, finished_at, outcome, error, err
 
 // History returns the job's history, oldest first, in the order its runs
 // started, across replays: one row per run and one per replay. The order is
-// that of the runs, not of their StartedAt times, which a clock set back
-// between two runs makes go backwards. It returns ErrNotFound for an ID
-// that names no job.
+// that of the runs, not of their [Attempt.StartedAt] times, which a clock
+// set back between two runs makes go backwards. It returns [ErrNotFound]
+// for an ID that names no job.
 func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
 	if _, err := q.Get(ctx, id); errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("litequeue: history of job %d: %w", id, ErrNotFound)

@@ -8,17 +8,17 @@ import (
 )
 
 // Filter selects jobs for [Queue.List], [Queue.Count] and
-// [Queue.ReplayDead]. Zero fields match everything; Limit 0 means no
-// limit. Results are ordered by ID, lowest first, or highest first with
-// Desc.
+// [Queue.ReplayDead]. Zero fields match everything; [Filter.Limit] 0 means
+// no limit. Results are ordered by ID, lowest first, or highest first with
+// [Filter.Desc].
 //
-// After and Before bound the IDs, each excluded, so that a page of jobs
-// is read from a cursor: the next page of a list ordered by Desc is
-// Filter{Before: the last ID shown, Desc: true}, however many jobs the
-// file holds. ErrorContains matches the jobs whose LastError contains its
-// text; ASCII letters match either case.
+// [Filter.After] and [Filter.Before] bound the IDs, each excluded, so that
+// a page of jobs is read from a cursor: the next page of a list ordered by
+// Desc is Filter{Before: the last ID shown, Desc: true}, however many jobs
+// the file holds. [Filter.ErrorContains] matches the jobs whose LastError
+// contains its text; ASCII letters match either case.
 //
-// A State that is none of the constants, a negative Limit, After or
+// A [State] that is none of the constants, a negative Limit, After or
 // Before, is an error.
 type Filter struct {
 	State         State
@@ -49,7 +49,7 @@ func (f Filter) check() error {
 	return nil
 }
 
-// Get returns the job with the given ID, or ErrNotFound.
+// Get returns the job with the given ID, or [ErrNotFound].
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -89,8 +89,8 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	return jobs, nil
 }
 
-// Count returns how many jobs List would return for the filter: those
-// that match it, at most f.Limit of them when it is set. It is the
+// Count returns how many jobs [Queue.List] would return for the filter:
+// those that match it, at most f.Limit of them when it is set. It is the
 // number [Queue.ReplayDead] would replay now for a filter of dead jobs.
 func (q *Queue) Count(ctx context.Context, f Filter) (int, error) {
 	leave, err := q.enter(ctx)

@@ -7,8 +7,8 @@ import (
 
 // Jitter names how a retry's wait is spread below its ceiling d, so that
 // jobs that failed together do not all come back at the same instant. The
-// empty Jitter means unset: FullJitter in the default policy, inherited from
-// Options.Retry in a named one.
+// empty Jitter means unset: [FullJitter] in the default policy, inherited
+// from [Options.Retry] in a named one.
 type Jitter string
 
 // The jitter kinds, for a ceiling d and a uniform draw u in [0,1):

@@ -9,7 +9,7 @@ import (
 )
 
 // State is where a job is in its life. The empty State matches every state
-// in a Filter.
+// in a [Filter].
 //
 //	          claim                 completed / discarded / cancelled
 //	pending ────────► running ───────────────────────────────────────► (terminal)
@@ -19,9 +19,10 @@ import (
 //	   │ Replay          ▼
 //	   └──────────────  dead ──(DeadTTL)──► purged
 //
-// A pending job whose RunAt lies in the future is scheduled, or waiting to
-// retry. A Cancel moves a pending job straight to cancelled, and a pending
-// job not started by its expiry (see [ExpireAfter]) becomes expired.
+// A pending job whose [Job.RunAt] lies in the future is scheduled, or
+// waiting to retry. A [Queue.Cancel] moves a pending job straight to
+// cancelled, and a pending job not started by its expiry (see
+// [ExpireAfter]) becomes expired.
 type State string
 
 // The states of a job.
@@ -32,7 +33,7 @@ const (
 	Dead      State = "dead"
 	Discarded State = "discarded"
 	Cancelled State = "cancelled"
-	Expired   State = "expired" // not started by its expiry: see ExpireAfter
+	Expired   State = "expired" // not started by its expiry: see [ExpireAfter]
 )
 
 // terminal reports whether nothing runs a job in state s again on its own.
@@ -45,7 +46,7 @@ type Job struct {
 	ID         int64 // never given to another job, also once this one is purged or deleted
 	Queue      string
 	Kind       string
-	Payload    []byte // JSON; []byte and json.RawMessage payloads are stored byte for byte, not validated
+	Payload    []byte // JSON; []byte and [json.RawMessage] payloads are stored byte for byte, not validated
 	State      State
 	Priority   int       // higher runs first
 	Attempt    int       // 0 before the first run and after a replay, 1 during the first run
@@ -55,7 +56,7 @@ type Job struct {
 	FinishedAt time.Time // zero until terminal
 	LastError  string    // the latest failure's error; empty once completed
 	UniqueKey  string
-	Duplicate  bool              // set by Enqueue when UniqueKey matched an existing job
+	Duplicate  bool              // set by [Queue.Enqueue] when [UniqueKey] matched an existing job
 	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
 	ExpiresAt  time.Time         // not started by then, the job expires (see [ExpireAfter]); zero: never
 
@@ -73,7 +74,7 @@ func (j *Job) Decode(v any) error {
 // Outcome is how one run of a job ended, as recorded in its history.
 type Outcome string
 
-// The outcomes of a run, of a replay, of a RunNow, and of an expiry.
+// The outcomes of a run, of a replay, of a [Queue.RunNow], and of an expiry.
 const (
 	OutcomeCompleted    Outcome = "completed"
 	OutcomeFailed       Outcome = "failed"
@@ -84,12 +85,12 @@ const (
 	OutcomeCancelled    Outcome = "cancelled"
 	OutcomeSnoozed      Outcome = "snoozed"
 	OutcomeReplayed     Outcome = "replayed"
-	OutcomeRunNow       Outcome = "run_now" // Queue.RunNow made the pending job due at once
+	OutcomeRunNow       Outcome = "run_now" // [Queue.RunNow] made the pending job due at once
 	OutcomeExpired      Outcome = "expired" // the pending job was not started by its expiry
 )
 
 // Attempt is one row of a job's history: one run, one replay, or one
-// RunNow.
+// [Queue.RunNow].
 type Attempt struct {
 	Attempt               int
 	StartedAt, FinishedAt time.Time

@@ -25,7 +25,7 @@ const markSQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
 // T with ttl D is seen while the injected clock reads before T+D. Expiry is
 // kept in whole milliseconds, rounded up: a key may be seen for up to a
 // millisecond past T+D, never for less than D. Inside a transaction, use
-// SeenTx.
+// [Queue.SeenTx].
 func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -35,13 +35,13 @@ func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 	return q.seen(ctx, q.db, key)
 }
 
-// SeenTx is Seen inside the caller's transaction, begun on DB() or given
-// by WriteTx: it sees what the transaction wrote, keys marked by MarkTx
-// included. In a
-// transaction that holds the write lock (WriteTx, or DB() with default
-// options) no other writer can mark key between SeenTx and the commit, so
-// the check, the app's write and MarkTx are one step: the exactly-once
-// pattern (see the package doc, Idempotency).
+// SeenTx is [Queue.Seen] inside the caller's transaction, begun on
+// [Queue.DB]() or given by [Queue.WriteTx]: it sees what the transaction
+// wrote, keys marked by [Queue.MarkTx] included. In a transaction that
+// holds the write lock (WriteTx, or DB() with default options) no other
+// writer can mark key between SeenTx and the commit, so the check, the
+// app's write and MarkTx are one step: the exactly-once pattern (see the
+// package doc, Idempotency).
 func (q *Queue) SeenTx(ctx context.Context, tx *sqlx.Tx, key string) (bool, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -84,8 +84,9 @@ func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
 	return nil
 }
 
-// MarkTx is Mark inside the caller's transaction, begun on DB() or given
-// by WriteTx: the key is recorded if and only if the transaction commits.
+// MarkTx is [Queue.Mark] inside the caller's transaction, begun on
+// [Queue.DB]() or given by [Queue.WriteTx]: the key is recorded if and only
+// if the transaction commits.
 func (q *Queue) MarkTx(ctx context.Context, tx *sqlx.Tx, key string, ttl time.Duration) error {
 	leave, err := q.enter(ctx)
 	if err != nil {

@@ -5,20 +5,21 @@ import (
 	"time"
 )
 
-// KindOptions are the flow control of one kind, as Options.Kinds holds it
+// KindOptions are the flow control of one kind, as [Options.Kinds] holds it
 // and a [kinds.NAME] table of litequeue.toml writes it: the
-// [HandlerOption]s [MaxRunning], [RateLimit], [WithExpiry] and
+// [HandlerOption] values [MaxRunning], [RateLimit], [WithExpiry] and
 // [WithBreaker], set without a rebuild. [Queue.Handle] starts the kind's
 // handler from them, and its own HandlerOptions win, field by field. A
 // zero field sets nothing. As with the HandlerOptions, limits and breakers
 // are honoured by the processes that declare them: give every process on
 // the database the same file.
 //
-// Open and LoadConfig refuse what Handle would panic on given the same
-// HandlerOption, with an error that names the kind and wraps a
-// *[FieldError] whose Field is the key of litequeue.toml: "max_running",
-// "rate_limit", "rate_per" or "expire_after", or, in "kinds.NAME.breaker",
-// "failures", "ratio", "window", "cooldown" or "max_cooldown".
+// [Open] and [LoadConfig] refuse what Handle would panic on given the same
+// [HandlerOption], with an error that names the kind and wraps a
+// *[FieldError] whose [FieldError.Field] is the key of litequeue.toml:
+// "max_running", "rate_limit", "rate_per" or "expire_after", or, in
+// "kinds.NAME.breaker", "failures", "ratio", "window", "cooldown" or
+// "max_cooldown".
 type KindOptions struct {
 	// MaxRunning is [MaxRunning]'s n: at most this many runs of the kind
 	// at once. 0: no limit.
@@ -31,7 +32,7 @@ type KindOptions struct {
 	RatePer   time.Duration
 
 	// ExpireAfter is [WithExpiry]'s d. Unlike WithExpiry, it also gives
-	// its expiry to the jobs of the kind that the Queue enqueues before or
+	// its expiry to the jobs of the kind that the [Queue] enqueues before or
 	// without a handler of the kind, so that a process that only enqueues
 	// follows the file too. [ExpireAfter] wins over it. 0: no expiry.
 	ExpireAfter time.Duration

@@ -25,32 +25,32 @@ type limits struct {
 }
 
 // MaxRunning lets at most n runs of the handler's kind run at once, across
-// every process and Queue on the database: MaxRunning(1) makes the kind's
-// runs take turns, a mutex for the kind. Jobs that Work has leased ahead
-// of a free slot count as running, and so does the run of a worker that
-// died, until its lease expires and it is rescued. A run counts while its
-// job is running: once [Queue.CompleteTx] has committed it, or its timeout
-// has recorded it timed out (see [WithTimeout]), the next run may start
-// while that handler has not yet returned. Workers with free slots take
-// other kinds meanwhile, and an idle one looks again when a run ends. Each
-// process declares its own handlers, so every process that handles the
+// every process and [Queue] on the database: MaxRunning(1) makes the kind's
+// runs take turns, a mutex for the kind. Jobs that [Queue.Work] has leased
+// ahead of a free slot count as running, and so does the run of a worker
+// that died, until its lease expires and it is rescued. A run counts while
+// its job is running: once [Queue.CompleteTx] has committed it, or its
+// timeout has recorded it timed out (see [WithTimeout]), the next run may
+// start while that handler has not yet returned. Workers with free slots
+// take other kinds meanwhile, and an idle one looks again when a run ends.
+// Each process declares its own handlers, so every process that handles the
 // kind should declare the same limit: a process that declares none, or a
-// higher one, starts runs up to its own. Handle panics if n < 1.
+// higher one, starts runs up to its own. [Queue.Handle] panics if n < 1.
 func MaxRunning(n int) HandlerOption {
 	return func(h *handler) { h.limits.running, h.limits.runningSet = n, true }
 }
 
 // RateLimit lets at most n runs of the handler's kind start in any window
 // of length per on the injected clock (a sliding window, to the
-// millisecond), across every process and Queue on the database. A start
+// millisecond), across every process and [Queue] on the database. A start
 // is a run's claim, counted in the claim's transaction: each try of a job
-// is one, and a job that Work leased ahead of a free slot counts from its
-// claim, so its handler may begin a little later. Once n runs started
-// within per, the kind's jobs wait, and idle workers wake when the oldest
-// of those starts leaves the window. As with [MaxRunning], every process
-// that handles the kind should declare the same limit. A clock set back
-// forgets the starts that lie after it. Handle panics if n < 1 or
-// per < 1ms.
+// is one, and a job that [Queue.Work] leased ahead of a free slot counts
+// from its claim, so its handler may begin a little later. Once n runs
+// started within per, the kind's jobs wait, and idle workers wake when the
+// oldest of those starts leaves the window. As with [MaxRunning], every
+// process that handles the kind should declare the same limit. A clock set
+// back forgets the starts that lie after it. [Queue.Handle] panics if n < 1
+// or per < 1ms.
 func RateLimit(n int, per time.Duration) HandlerOption {
 	return func(h *handler) { h.limits.rate, h.limits.per, h.limits.rateSet = n, per, true }
 }

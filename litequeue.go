@@ -15,7 +15,8 @@ import (
 
 // Queue is a job queue kept in one SQLite file. It is safe for concurrent
 // use by many goroutines, and several Queues — in one process or several —
-// may work on the same file. After Close every method returns ErrClosed.
+// may work on the same file. After [Queue.Close] every method returns
+// [ErrClosed].
 type Queue struct {
 	opts    Options // resolved: no zero fields
 	clock   clock.Clock
@@ -57,14 +58,15 @@ const readPoolSize = 4
 // 0600) and litequeue's tables if they are missing, and switching the file
 // to WAL. path is a file path, never a DSN: nothing in it can change a
 // pragma. Open refuses, leaving the file as it was, a path that is not a
-// regular file (a directory, a FIFO, a device: before anything reads it),
-// a file that is not SQLite, another application's SQLite file, a schema
+// regular file (a directory, a FIFO, a device: before anything reads it), a
+// file that is not SQLite, another application's SQLite file, a schema
 // newer than this binary, and a <path>-lock that it cannot open or that is
-// a symbolic link; every refusal comes before the first write. The app
-// may keep its own tables in the same file (see DB). Open starts no
+// a symbolic link; every refusal comes before the first write. The app may
+// keep its own tables in the same file (see [Queue.DB]). Open starts no
 // goroutine, and opening a file that this process already has open (a
-// second Queue, an OpenReadOnly) is safe: litequeue never opens and closes
-// the database file with os, which on POSIX would drop SQLite's locks.
+// second [Queue], an [OpenReadOnly]) is safe: litequeue never opens and
+// closes the database file with os, which on POSIX would drop SQLite's
+// locks.
 func Open(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, createMode)
 	if err != nil {
@@ -84,7 +86,7 @@ func openError(path string, err error) error {
 	return fmt.Errorf("litequeue: open %s: %w", path, err)
 }
 
-// OpenExisting is Open for a file that already holds litequeue's tables,
+// OpenExisting is [Open] for a file that already holds litequeue's tables,
 // for a tool that works beside the app that made the file (the litequeue
 // command's writes): it refuses, leaving it byte for byte as it was, a
 // missing file and any file without litequeue's tables — an empty file,
@@ -98,13 +100,14 @@ func OpenExisting(path string, opts Options) (*Queue, error) {
 	return q, nil
 }
 
-// OpenReadOnly opens an existing litequeue file for inspection — Get, List,
-// History, Stats, NextDue — while other processes work on it. It never
-// creates, migrates or writes the file: a missing file or one without
-// litequeue's tables is an error, and every method that writes returns
-// ErrReadOnly. It also reads a file in a directory it cannot write (a
-// read-only mount, say) that was closed cleanly, with no -wal file beside
-// it: no writer can work there, so it reads the file as a snapshot.
+// OpenReadOnly opens an existing litequeue file for inspection —
+// [Queue.Get], [Queue.List], [Queue.History], [Queue.Stats],
+// [Queue.NextDue] — while other processes work on it. It never creates,
+// migrates or writes the file: a missing file or one without litequeue's
+// tables is an error, and every method that writes returns [ErrReadOnly].
+// It also reads a file in a directory it cannot write (a read-only mount,
+// say) that was closed cleanly, with no -wal file beside it: no writer can
+// work there, so it reads the file as a snapshot.
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, readMode)
 	if err != nil {
@@ -191,17 +194,18 @@ func newQueue(path string, opts Options) *Queue {
 	}
 }
 
-// Close stops every Work and RunDue call on the queue from claiming and
-// shuts their runs down, then closes the file, and returns once nothing of
-// the Queue runs. Each Work shuts down as if its context were done, with
-// its ShutdownGrace; a RunDue, which has no options, with a grace of
-// DefaultShutdownGrace on the injected clock (see [Queue.RunDue]). Past the
-// grace the running handlers' contexts are cancelled, a job whose handler
-// then returns is released without using a try, and a handler that does
-// not return within a further min(grace, 5s) is abandoned: its job comes
-// back through lease expiry. So Close called from a handler, which cannot
-// wait for itself, returns after the grace and that further wait. Close is
-// safe to call more than once; later calls return nil at once.
+// Close stops every [Queue.Work] and RunDue call on the queue from claiming
+// and shuts their runs down, then closes the file, and returns once nothing
+// of the [Queue] runs. Each Work shuts down as if its context were done,
+// with its [WorkerOptions.ShutdownGrace]; a RunDue, which has no options,
+// with a grace of [DefaultShutdownGrace] on the injected clock (see
+// [Queue.RunDue]). Past the grace the running handlers' contexts are
+// cancelled, a job whose handler then returns is released without using a
+// try, and a handler that does not return within a further min(grace, 5s)
+// is abandoned: its job comes back through lease expiry. So Close called
+// from a handler, which cannot wait for itself, returns after the grace and
+// that further wait. Close is safe to call more than once; later calls
+// return nil at once.
 func (q *Queue) Close() error {
 	q.mu.Lock()
 	if q.closed {
@@ -223,22 +227,22 @@ func (q *Queue) Close() error {
 	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.eng.close())
 }
 
-// DB returns the app's connection pool, for its own tables and
-// transactions in the queue's file. The pool is the app's alone: litequeue
-// reads on a pool of its own and writes on a connection of its own, so
-// nothing the Queue does waits for a connection the app holds. Like any
-// database/sql pool it opens as many connections as the app uses at once,
-// unless the app bounds it with SetMaxOpenConns. For a write transaction
-// use WriteTx, which waits its turn with litequeue's writes rather than in
-// SQLite's busy handler. Transactions begun on DB with default options
+// DB returns the app's connection pool, for its own tables and transactions
+// in the queue's file. The pool is the app's alone: litequeue reads on a
+// pool of its own and writes on a connection of its own, so nothing the
+// [Queue] does waits for a connection the app holds. Like any database/sql
+// pool it opens as many connections as the app uses at once, unless the app
+// bounds it with SetMaxOpenConns. For a write transaction use
+// [Queue.WriteTx], which waits its turn with litequeue's writes rather than
+// in SQLite's busy handler. Transactions begun on DB with default options
 // take SQLite's write lock at BEGIN (IMMEDIATE), so they too can be passed
-// to EnqueueTx, SeenTx, MarkTx and CompleteTx, but under load they may
-// fail with SQLITE_BUSY; one held open blocks litequeue's own writes until
-// it ends. A transaction begun
-// ReadOnly, or a *sql.Rows left open, holds a read that keeps SQLite from
-// emptying the WAL, which grows with every commit until the read ends. On
-// a Queue from OpenReadOnly, DB is the pool of the Queue's own reads, and
-// only ReadOnly transactions can begin.
+// to [Queue.EnqueueTx], [Queue.SeenTx], [Queue.MarkTx] and
+// [Queue.CompleteTx], but under load they may fail with SQLITE_BUSY; one
+// held open blocks litequeue's own writes until it ends. A transaction
+// begun ReadOnly, or a *sql.Rows left open, holds a read that keeps SQLite
+// from emptying the WAL, which grows with every commit until the read ends.
+// On a Queue from [OpenReadOnly], DB is the pool of the Queue's own reads,
+// and only ReadOnly transactions can begin.
 func (q *Queue) DB() *sqlx.DB { return q.app }
 
 // enter admits one public call, returning ErrClosed after Close; Close

@@ -8,10 +8,10 @@ import (
 	"unicode/utf8"
 )
 
-// The bounds of a job's metadata, checked by every Enqueue call: at most
-// MetadataKeysLimit keys, and at most MetadataSizeLimit bytes in its keys
-// and values together. They leave room for a W3C traceparent (55 bytes)
-// and a tracestate (at most 512) beside a few keys of the app's own.
+// The bounds of a job's metadata, checked by every [Queue.Enqueue] call: at
+// most [MetadataKeysLimit] keys, and at most [MetadataSizeLimit] bytes in
+// its keys and values together. They leave room for a W3C traceparent (55
+// bytes) and a tracestate (at most 512) beside a few keys of the app's own.
 const (
 	MetadataKeysLimit = 32
 	MetadataSizeLimit = 4096 // bytes, the lengths of every key and value summed
@@ -21,9 +21,9 @@ const (
 // strings carried from the enqueue to every run of the job ([Job.Metadata])
 // and kept with it in the file, for what travels beside the payload rather
 // than in it (a trace context, a request ID, the user who asked). Given
-// again for one key, the last value wins. Enqueue refuses an empty key,
-// a key or value that is not valid UTF-8, more than [MetadataKeysLimit]
-// keys and more than [MetadataSizeLimit] bytes.
+// again for one key, the last value wins. [Queue.Enqueue] refuses an empty
+// key, a key or value that is not valid UTF-8, more than
+// [MetadataKeysLimit] keys and more than [MetadataSizeLimit] bytes.
 func Metadata(key, value string) EnqueueOption {
 	return func(c *enqueueConfig) {
 		if c.metadata == nil {

@@ -6,11 +6,11 @@ import (
 	"sync/atomic"
 )
 
-// Use adds middleware that wraps every handler of the Queue, those
+// Use adds middleware that wraps every handler of the [Queue], those
 // registered before the call too, from their next run on: cross-cutting
 // code such as tracing, logging and metrics. Each middleware is given the
-// next Handler and returns one that runs in its place; it sees the run's
-// ctx (the handler's, with its deadline and cancellation) and *Job, may
+// next [Handler] and returns one that runs in its place; it sees the run's
+// ctx (the handler's, with its deadline and cancellation) and [*Job], may
 // pass on another ctx, and gets what the handler returns, so it can
 // observe the outcome and the duration. The run records what the
 // outermost middleware returns. A handler's panic passes up through the
@@ -18,13 +18,13 @@ import (
 // panicked; a run past its timeout is recorded as timed_out at once,
 // whatever the middleware returns later.
 //
-// Order: middleware given to Use wraps that given to [WithMiddleware],
-// and within each, the first given is the outermost. After
-// Use(a, b), Use(c) and Handle(kind, h, WithMiddleware(d)), a run calls
+// Order: middleware given to Use wraps that given to [WithMiddleware], and
+// within each, the first given is the outermost. After Use(a, b), Use(c)
+// and [Queue.Handle](kind, h, WithMiddleware(d)), a run calls
 // a(b(c(d(h)))): a sees the run start first and end last. Each middleware
 // is applied to a handler once, at the handler's first run after the Use
-// that added it. Use is safe to call while runs are in progress; it
-// panics on a nil middleware.
+// that added it. Use is safe to call while runs are in progress; it panics
+// on a nil middleware.
 func (q *Queue) Use(mw ...func(Handler) Handler) {
 	checkMiddleware("Use", mw)
 	q.mu.Lock()

@@ -11,7 +11,7 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
-// Defaults for the zero fields of Options.
+// Defaults for the zero fields of [Options].
 const (
 	DefaultVisibilityTimeout = 30 * time.Second
 	DefaultDeadTTL           = 14 * 24 * time.Hour
@@ -19,27 +19,27 @@ const (
 	DefaultMaxPayload        = 1 << 20 // bytes
 )
 
-// Options configure a Queue. The zero Options is valid: every field's zero
-// value selects the default named beside it. Open copies the Options; later
-// changes to the caller's value, or to its Policies and Kinds maps, have no
-// effect.
+// Options configure a [Queue]. The zero Options is valid: every field's
+// zero value selects the default named beside it. [Open] copies the
+// Options; later changes to the caller's value, or to its
+// [Options.Policies] and [Options.Kinds] maps, have no effect.
 type Options struct {
 	// Clock supplies every timestamp the queue stores or compares, and every
-	// timer it waits on. nil: the real clock. Tests pass clock.NewMock().
+	// timer it waits on. nil: the real clock. Tests pass [clock.NewMock]().
 	Clock clock.Clock
 
-	// Rand returns uniform draws in [0,1) for jitter. The Queue serialises
+	// Rand returns uniform draws in [0,1) for jitter. The [Queue] serialises
 	// its calls, so it need not be safe for concurrent use.
 	// nil: a PRNG seeded from the operating system.
 	Rand func() float64
 
-	// Retry is the default policy, used by every handler without UsePolicy.
-	// Its zero fields take DefaultPolicy's values.
+	// Retry is the default policy, used by every handler without [UsePolicy].
+	// Its zero fields take [DefaultPolicy]'s values.
 	Retry Policy
 
-	// Policies are named policies, chosen per handler with UsePolicy(name).
-	// A zero field inherits the value of Retry after Retry's own defaults
-	// are filled in. nil: none.
+	// Policies are named policies, chosen per handler with [UsePolicy](name).
+	// A zero field inherits the value of [Options.Retry] after Retry's own
+	// defaults are filled in. nil: none.
 	Policies map[string]Policy
 
 	// VisibilityTimeout is the lease a worker takes on a job it claims. The
@@ -48,25 +48,25 @@ type Options struct {
 	VisibilityTimeout time.Duration
 
 	// DeadTTL is how long a dead job is kept for inspection and replay
-	// before it is purged. 0: 14 days; KeepForever: for good.
+	// before it is purged. 0: 14 days; [KeepForever]: for good.
 	DeadTTL time.Duration
 
 	// KeepFinished is how long completed, discarded, cancelled and expired
-	// jobs are kept before they are purged. 0: 24h; KeepForever: for good.
+	// jobs are kept before they are purged. 0: 24h; [KeepForever]: for good.
 	KeepFinished time.Duration
 
 	// Retention holds rules that keep the finished jobs of some queues or
-	// kinds for other times than KeepFinished and DeadTTL (see
-	// [Retention]). Open refuses a rule that names neither a queue nor a
-	// kind, or sets neither time, two rules for the same queue and kind,
-	// and a negative time other than KeepForever. nil: none.
+	// kinds for other times than [Options.KeepFinished] and [Options.DeadTTL]
+	// (see [Retention]). [Open] refuses a rule that names neither a queue nor
+	// a kind, or sets neither time, two rules for the same queue and kind, and
+	// a negative time other than [KeepForever]. nil: none.
 	Retention []Retention
 
 	// Kinds holds the flow control of kinds by name — limits, expiry and
 	// breaker (see [KindOptions]) — that [Queue.Handle] starts each
 	// kind's handler from, before its own HandlerOptions, which win field
-	// by field. Open refuses an empty kind and a field out of the limits
-	// its HandlerOption has, with an error that names the kind and wraps
+	// by field. [Open] refuses an empty kind and a field out of the limits
+	// its [HandlerOption] has, with an error that names the kind and wraps
 	// a *[FieldError]. nil: none.
 	Kinds map[string]KindOptions
 
@@ -92,28 +92,30 @@ type Options struct {
 	Checkpoint string
 
 	// Logger receives the queue's logs (rescued leases, a panicking
-	// OnEvent, retention). nil: no logs.
+	// [Options.OnEvent], retention). nil: no logs.
 	Logger *slog.Logger
 
 	// OnEvent, if not nil, is called after each state change commits and
-	// before the call that caused it returns, one call at a time. Event.Type
+	// before the call that caused it returns, one call at a time. [Event.Type]
 	// is one of "job.enqueued", "job.started", "job.completed", "job.retry",
 	// "job.snoozed", "job.dead", "job.discarded", "job.cancelled",
 	// "job.replayed", "job.run_now", "job.deleted", "job.expired". A panic
 	// in OnEvent is recovered and logged.
-	// A kind with a Breaker also fires "job.breaker_opened" and
+	// A kind with a [Breaker] also fires "job.breaker_opened" and
 	// "job.breaker_closed".
 	//
-	// OnEvent must not call the Queue's methods that fire events (Enqueue,
-	// EnqueueMany, Cancel, Replay, ReplayDead, RunNow, Delete, RunDue) or
-	// Close: such a call waits for the OnEvent call in progress to return,
-	// which waits for it. Reads (Get, List, History, Stats, Seen) are fine.
-	// To enqueue a follow-up job on an event, call Enqueue from another
-	// goroutine, or from the handler. A call that has waited 10 seconds
-	// for OnEvent is logged as a warning.
+	// OnEvent must not call the [Queue]'s methods that fire events
+	// ([Queue.Enqueue], [Queue.EnqueueMany], [Queue.Cancel], [Queue.Replay],
+	// [Queue.ReplayDead], [Queue.RunNow], [Queue.Delete], [Queue.RunDue]) or
+	// [Queue.Close]: such a call waits for the OnEvent call in progress to
+	// return, which waits for it. Reads ([Queue.Get], [Queue.List],
+	// [Queue.History], [Queue.Stats], [Queue.Seen]) are fine. To enqueue a
+	// follow-up job on an event, call Enqueue from another goroutine, or from
+	// the handler. A call that has waited 10 seconds for OnEvent is logged as
+	// a warning.
 	OnEvent func(Event)
 
-	// MaxPayload is the largest payload, in bytes, Enqueue accepts.
+	// MaxPayload is the largest payload, in bytes, [Queue.Enqueue] accepts.
 	// 0: 1 MiB.
 	MaxPayload int
 }

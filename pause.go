@@ -19,21 +19,21 @@ const (
 )
 
 // Pause is a paused queue or kind, as [Stats] and [Queue.Paused] report it:
-// exactly one of Queue and Kind is set.
+// exactly one of [Pause.Queue] and [Pause.Kind] is set.
 type Pause struct {
 	Queue string    // the paused queue; "" when a kind is paused
 	Kind  string    // the paused kind; "" when a queue is paused
 	Since time.Time // when it was paused first (a second pause keeps it)
 }
 
-// PauseQueue stops every process on the database from claiming jobs of
-// the named queue until [Queue.ResumeQueue]. Runs in progress finish
-// normally, as do jobs already claimed (Work leases a few ahead of its
-// free slots); pending jobs, retries waiting included, keep their RunAt, and
-// Enqueue still adds jobs to the queue. Pausing a paused queue changes
-// nothing. A claim that began before the pause committed may still start
-// one batch. An empty name is an error; on a Queue from [OpenReadOnly],
-// PauseQueue returns [ErrReadOnly].
+// PauseQueue stops every process on the database from claiming jobs of the
+// named queue until [Queue.ResumeQueue]. Runs in progress finish normally,
+// as do jobs already claimed ([Queue.Work] leases a few ahead of its free
+// slots); pending jobs, retries waiting included, keep their [Job.RunAt],
+// and [Queue.Enqueue] still adds jobs to the queue. Pausing a paused queue
+// changes nothing. A claim that began before the pause committed may still
+// start one batch. An empty name is an error; on a [Queue] from
+// [OpenReadOnly], PauseQueue returns [ErrReadOnly].
 func (q *Queue) PauseQueue(ctx context.Context, name string) error {
 	return q.setPaused(ctx, scopeQueue, name, true)
 }

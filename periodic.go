@@ -21,7 +21,7 @@ import (
 // process of the file was there to fire it.
 type Missed string
 
-// The values of Missed.
+// The values of [Missed].
 const (
 	// CatchUpOne fires one job, at once, for the latest slot missed,
 	// however many were missed: never a burst. The default.
@@ -33,7 +33,7 @@ const (
 
 // PeriodicGrace is how late a slot may be evaluated and still count as on
 // time: from PeriodicGrace on, the slot was missed, and the schedule's
-// Missed decides. As only the latest slot is considered, a schedule whose
+// [Missed] decides. As only the latest slot is considered, a schedule whose
 // slots come at most PeriodicGrace apart (every minute, "@every 30s")
 // never misses one.
 const PeriodicGrace = time.Minute
@@ -62,7 +62,7 @@ func OnMissed(m Missed) PeriodicOption {
 }
 
 // PeriodicJob sets the enqueue options of the schedule's jobs: [OnQueue],
-// [Priority], [MaxTries], [Metadata]. UniqueKey, Delay and At are
+// [Priority], [MaxTries], [Metadata]. [UniqueKey], [Delay] and [At] are
 // refused: a job is due at its slot, and a slot fires once.
 func PeriodicJob(opts ...EnqueueOption) PeriodicOption {
 	return func(c *periodicConfig) { c.enqueue = append(c.enqueue, opts...) }
@@ -113,26 +113,26 @@ func (ps *periodics) list() []*periodic {
 // [PeriodicIn] says otherwise; on the days the clock changes, it follows
 // cron(8)'s rules (see doc.go).
 //
-// The jobs fire from RunDue (before it claims, so that its jobs run in
-// the same call) and Work (a timer on the injected clock for the next
-// slot); NextDue includes the next slot. Each job is due at its slot
-// ([Job.RunAt]) and carries its schedule and slot in its metadata
+// The jobs fire from [Queue.RunDue] (before it claims, so that its jobs run
+// in the same call) and [Queue.Work] (a timer on the injected clock for the
+// next slot); [Queue.NextDue] includes the next slot. Each job is due at
+// its slot ([Job.RunAt]) and carries its schedule and slot in its metadata
 // ([PeriodicNameKey], [PeriodicSlotKey]). Only the latest slot that has
-// come is ever considered: a slot first evaluated [PeriodicGrace] late
-// or more was missed, and [OnMissed] decides whether one job fires for it.
-// A new schedule starts at its latest slot at or before its first
+// come is ever considered: a slot first evaluated [PeriodicGrace] late or
+// more was missed, and [OnMissed] decides whether one job fires for it. A
+// new schedule starts at its latest slot at or before its first
 // registration, which does not fire.
 //
 // Periodic writes the schedule's definition to the file, for the
 // litequeue command and the other processes: the newest registration's
-// definition is stored. A Queue whose own spec, location or kind for the
+// definition is stored. A [Queue] whose own spec, location or kind for the
 // name is no longer the stored one fires nothing for it (in a rolling
 // deploy, the new version's schedule takes over). It refuses, registering
 // nothing: an empty name, a name this Queue registered already, a spec
 // that does not parse (with the parser's complaint) or never fires, a nil
-// location, an "@every" below a second, an unknown Missed, and the
-// enqueue options and payload that Enqueue would refuse, or that
-// PeriodicJob refuses.
+// location, an "@every" below a second, an unknown [Missed], and the
+// enqueue options and payload that [Queue.Enqueue] would refuse, or that
+// [PeriodicJob] refuses.
 func (q *Queue) Periodic(ctx context.Context, name, spec, kind string, payload any, opts ...PeriodicOption) error {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -333,7 +333,7 @@ type PeriodicInfo struct {
 	Location                string // the time zone the spec is read in
 	Missed                  Missed
 	LastSlot                time.Time // the latest slot fired or skipped; at first, the latest slot before the registration
-	LastSkipped             bool      // LastSlot was missed and skipped
+	LastSkipped             bool      // [PeriodicInfo.LastSlot] was missed and skipped
 	LastJobID               int64     // the job of the latest slot fired; 0: none yet
 	LastFired               time.Time // when that job was enqueued; zero: never
 	NextSlot                time.Time // the slot the schedule fires next; in the past if it is due now; zero if unknown here
@@ -358,10 +358,10 @@ type periodicRow struct {
 }
 
 // Periodics returns every schedule stored in the file, registered by any
-// process, in name order. It works on a Queue from OpenReadOnly: a file of
-// a schema older than periodic jobs has none. NextSlot is computed on
-// this Queue's clock, and is zero for a location this machine does not
-// know.
+// process, in name order. It works on a [Queue] from [OpenReadOnly]: a file
+// of a schema older than periodic jobs has none. [PeriodicInfo.NextSlot] is
+// computed on this Queue's clock, and is zero for a location this machine
+// does not know.
 func (q *Queue) Periodics(ctx context.Context) ([]PeriodicInfo, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 )
 
 // Backoff names how the wait before a retry grows with the attempt number.
-// The empty Backoff means unset: Exponential in the default policy, inherited
-// from Options.Retry in a named one.
+// The empty Backoff means unset: [Exponential] in the default policy,
+// inherited from [Options.Retry] in a named one.
 type Backoff string
 
 // The backoff kinds. For attempt n (the run that just failed, from 1):
@@ -19,29 +19,30 @@ const (
 	Constant    Backoff = "constant"    // min(Ceiling, Base)
 )
 
-// Limits on a Policy, checked by Validate.
+// Limits on a [Policy], checked by [Policy.Validate].
 const (
-	// MaxTriesLimit is the largest MaxTries a policy or a job may have.
+	// MaxTriesLimit is the largest [MaxTries] a policy or a job may have.
 	MaxTriesLimit = 50
-	// CeilingLimit is the largest Ceiling, and the clamp applied to the
-	// durations given to RetryAfter and Snooze.
+	// CeilingLimit is the largest [Policy.Ceiling], and the clamp applied to
+	// the durations given to [RetryAfter] and [Snooze].
 	CeilingLimit = 24 * time.Hour
 )
 
 // Policy says how often a failed job is tried again and how long it waits
-// in between. The zero Policy is not valid on its own: Options.Retry fills
-// its zero fields from DefaultPolicy, and a named policy in Options.Policies
-// fills its zero fields from the resolved Options.Retry.
+// in between. The zero Policy is not valid on its own: [Options.Retry]
+// fills its zero fields from [DefaultPolicy], and a named policy in
+// [Options.Policies] fills its zero fields from the resolved Options.Retry.
 //
-// With the defaults (exponential, Base 2s, Ceiling 15m, MaxTries 8, full
-// jitter) the retries after attempts 1…7 wait at most 2s, 4s, 8s, 16s, 32s,
-// 64s and 128s: 254s in all before the job is dead.
+// With the defaults (exponential, [Policy.Base] 2s, [Policy.Ceiling] 15m,
+// [Policy.MaxTries] 8, full jitter) the retries after attempts 1…7 wait at
+// most 2s, 4s, 8s, 16s, 32s, 64s and 128s: 254s in all before the job is
+// dead.
 type Policy struct {
-	Backoff  Backoff       // "": Exponential
+	Backoff  Backoff       // "": [Exponential]
 	Base     time.Duration // the wait before the first retry; 0: 2s
 	Ceiling  time.Duration // no wait ever exceeds it, jitter included; 0: 15m
 	MaxTries int           // total attempts, the first included, 1…50; 0: 8
-	Jitter   Jitter        // "": FullJitter
+	Jitter   Jitter        // "": [FullJitter]
 }
 
 // DefaultPolicy returns the policy used where nothing else is said:
@@ -77,9 +78,10 @@ func (p Policy) withDefaults(def Policy) Policy {
 }
 
 // Validate checks the policy as given, without filling zero fields:
-// MaxTries in 1…50, 0 < Base ≤ Ceiling ≤ 24h, and a known (or empty)
-// Backoff and Jitter. The error is a *[FieldError] that names the field,
-// the value and the limit, as in "max_tries 80 is over the limit of 50".
+// [Policy.MaxTries] in 1…50, 0 < [Policy.Base] ≤ [Policy.Ceiling] ≤ 24h,
+// and a known (or empty) [Backoff] and [Jitter]. The error is a
+// *[FieldError] that names the field, the value and the limit, as in
+// "max_tries 80 is over the limit of 50".
 func (p Policy) Validate() error {
 	if err := p.check(); err != nil {
 		return err
@@ -121,24 +123,25 @@ func (p Policy) check() *FieldError {
 // return it wrapped, with the policy or the line of the file it is about.
 // Read it with errors.As.
 type FieldError struct {
-	// Policy is the name, in Options.Policies, of the policy whose field
-	// it is; "" for Options.Retry, for a policy checked alone with
-	// Validate, and for the fields of Options.
+	// Policy is the name, in [Options.Policies], of the policy whose field
+	// it is; "" for [Options.Retry], for a policy checked alone with
+	// [Policy.Validate], and for the fields of [Options].
 	Policy string
 
-	// Field is the field as litequeue.toml names it: "policy" (Backoff),
-	// "base", "ceiling", "max_tries" or "jitter" of a Policy;
-	// "visibility_timeout", "dead_ttl", "keep_finished", "synchronous",
-	// "checkpoint" or "max_payload" of Options.
+	// Field is the field as litequeue.toml names it: "policy"
+	// ([Policy.Backoff]), "base", "ceiling", "max_tries" or "jitter" of a
+	// [Policy]; "visibility_timeout", "dead_ttl", "keep_finished",
+	// "synchronous", "checkpoint" or "max_payload" of [Options].
 	Field string
 
 	// Value is the value refused, of the field's type.
 	Value any
 
-	// Limit is the limit Value is outside of, of the field's type: the
-	// largest or the least value allowed (0 where the value must be
-	// positive, or not negative), the policy's Ceiling for a Base over it,
-	// or, for a name that is not known, the names allowed, as a []string.
+	// Limit is the limit [FieldError.Value] is outside of, of the field's
+	// type: the largest or the least value allowed (0 where the value must be
+	// positive, or not negative), the policy's [Policy.Ceiling] for a
+	// [Policy.Base] over it, or, for a name that is not known, the names
+	// allowed, as a []string.
 	Limit any
 
 	kind limitKind // how Value is outside Limit
@@ -207,11 +210,11 @@ func orList(words []string) string {
 	return strings.Join(words[:last], ", ") + " or " + words[last]
 }
 
-// MaxDelay returns d(attempt), the wait after the given attempt fails before
-// jitter: the largest delay Delay can return for it. Attempts below 1 count
-// as 1. The arithmetic saturates at Ceiling for any attempt, up to
-// math.MaxInt, and never overflows. An unset Backoff counts as Exponential;
-// a negative Ceiling counts as 0.
+// MaxDelay returns d(attempt), the wait after the given attempt fails
+// before jitter: the largest delay [Policy.Delay] can return for it.
+// Attempts below 1 count as 1. The arithmetic saturates at [Policy.Ceiling]
+// for any attempt, up to [math.MaxInt], and never overflows. An unset
+// [Backoff] counts as [Exponential]; a negative Ceiling counts as 0.
 func (p Policy) MaxDelay(attempt int) time.Duration {
 	n := max(attempt, 1)
 	ceiling := max(p.Ceiling, 0)
@@ -233,10 +236,11 @@ func (p Policy) MaxDelay(attempt int) time.Duration {
 	return min(d, ceiling)
 }
 
-// Delay returns the wait after the given attempt fails: MaxDelay(attempt)
-// with the policy's jitter applied to the uniform draw u in [0,1), truncated
-// to whole milliseconds. It never exceeds MaxDelay, hence never Ceiling, and
-// is never negative. A u outside [0,1), or NaN, is clamped into it.
+// Delay returns the wait after the given attempt fails:
+// [Policy.MaxDelay](attempt) with the policy's jitter applied to the
+// uniform draw u in [0,1), truncated to whole milliseconds. It never
+// exceeds MaxDelay, hence never [Policy.Ceiling], and is never negative. A
+// u outside [0,1), or NaN, is clamped into it.
 func (p Policy) Delay(attempt int, u float64) time.Duration {
 	d := p.Jitter.apply(p.MaxDelay(attempt), u)
 	return d.Truncate(time.Millisecond)

@@ -6,30 +6,30 @@ import (
 	"time"
 )
 
-// KeepForever, as Options.KeepFinished, Options.DeadTTL or a field of a
+// KeepForever, as [Options.KeepFinished], [Options.DeadTTL] or a field of a
 // [Retention] rule, keeps the jobs it is about for good: the janitor never
-// purges them (Delete and PurgeDead still can). litequeue.toml writes it
-// "forever". Zero keeps meaning the default; other negative durations are
-// refused.
+// purges them ([Queue.Delete] and [Queue.PurgeDead] still can).
+// litequeue.toml writes it "forever". Zero keeps meaning the default; other
+// negative durations are refused.
 const KeepForever = time.Duration(-1)
 
-// Retention is a rule of Options.Retention: how long the finished jobs of
+// Retention is a rule of [Options.Retention]: how long the finished jobs of
 // one queue, of one kind, or of one kind on one queue are kept, in place
-// of Options.KeepFinished and Options.DeadTTL. A job follows the most
+// of [Options.KeepFinished] and [Options.DeadTTL]. A job follows the most
 // specific rule that matches it — the one naming its kind and its queue,
 // else the one naming its kind, else the one naming its queue — and,
-// with none, the Options' values. A zero field of the rule that applies
+// with none, the [Options]' values. A zero field of the rule that applies
 // takes the Options' value, not that of a less specific rule.
 type Retention struct {
 	Queue string // "": any queue
 	Kind  string // "": any kind
 
-	// KeepFinished is how long completed, discarded, cancelled and
-	// expired jobs are kept. 0: Options.KeepFinished; KeepForever: for good.
+	// KeepFinished is how long completed, discarded, cancelled and expired
+	// jobs are kept. 0: [Options.KeepFinished]; [KeepForever]: for good.
 	KeepFinished time.Duration
 
-	// DeadTTL is how long dead jobs are kept. 0: Options.DeadTTL;
-	// KeepForever: for good.
+	// DeadTTL is how long dead jobs are kept. 0: [Options.DeadTTL];
+	// [KeepForever]: for good.
 	DeadTTL time.Duration
 }
 

@@ -7,23 +7,23 @@ import (
 )
 
 // RunDue runs, in the caller's goroutine, every job that is due now, one at
-// a time in priority, then RunAt, then ID order, until none is due — also
-// retries that become due during the call, as a failure with a delay of 0
-// does. Each handler runs on a goroutine of its own so that its timeout can
-// abandon it; RunDue waits for it or for the timeout. It first rescues
-// expired leases, re-reads the clock before each claim, claims only kinds
-// with a handler on this Queue, and returns the number of handler runs
-// (timed-out runs count; rescues do not). After the runs it enforces
-// retention (DeadTTL, KeepFinished, expired idempotency keys). With a mock
-// clock, a test steps a schedule with NextDue, clock.Set and RunDue,
-// deterministically.
+// a time in priority, then [Job.RunAt], then ID order, until none is due —
+// also retries that become due during the call, as a failure with a delay
+// of 0 does. Each handler runs on a goroutine of its own so that its
+// timeout can abandon it; RunDue waits for it or for the timeout. It first
+// rescues expired leases, re-reads the clock before each claim, claims only
+// kinds with a handler on this [Queue], and returns the number of handler
+// runs (timed-out runs count; rescues do not). After the runs it enforces
+// retention ([Options.DeadTTL], [Options.KeepFinished], expired idempotency
+// keys). With a mock clock, a test steps a schedule with [Queue.NextDue],
+// clock.Set and RunDue, deterministically.
 //
-// Close stops RunDue from claiming and shuts its run down as Work's
-// shutdown does, with a grace of DefaultShutdownGrace on the injected
-// clock: then the handler's context is cancelled, and a job whose handler
-// returns is released without using a try; after a further 5s a handler
-// that has not returned is abandoned, and its job comes back through lease
-// expiry. RunDue then returns its runs and ErrClosed.
+// [Queue.Close] stops RunDue from claiming and shuts its run down as
+// [Queue.Work]'s shutdown does, with a grace of [DefaultShutdownGrace] on
+// the injected clock: then the handler's context is cancelled, and a job
+// whose handler returns is released without using a try; after a further 5s
+// a handler that has not returned is abandoned, and its job comes back
+// through lease expiry. RunDue then returns its runs and [ErrClosed].
 func (q *Queue) RunDue(ctx context.Context) (int, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {

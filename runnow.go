@@ -7,13 +7,13 @@ import (
 
 // RunNow makes a pending job — scheduled, or waiting to retry — due at
 // once, on the injected clock, as River's JobRetry and asynq's RunTask do.
-// Its Attempt, LastError and history are kept; RunNow appends a history
-// row of its own (outcome run_now, the job's Attempt, worker: the Queue's
-// default worker name), fires job.run_now and wakes this Queue's idle
-// workers. A job already due is left as it is: no row, no event. RunNow
-// returns ErrNotFound for an ID that names no job, and an error naming the
-// state of a job that is running or finished (Replay puts a dead job
-// back).
+// Its [Job.Attempt], [Job.LastError] and history are kept; RunNow appends a
+// history row of its own (outcome run_now, the job's Attempt, worker: the
+// [Queue]'s default worker name), fires job.run_now and wakes this Queue's
+// idle workers. A job already due is left as it is: no row, no event.
+// RunNow returns [ErrNotFound] for an ID that names no job, and an error
+// naming the state of a job that is running or finished ([Queue.Replay]
+// puts a dead job back).
 func (q *Queue) RunNow(ctx context.Context, id int64) error {
 	return q.actOn(ctx, "run now", id, true, func(tx execer, row *jobRow, now time.Time) (Event, error) {
 		switch {

@@ -12,30 +12,32 @@ import (
 // alerts on. Its maps and slices are never nil.
 type Stats struct {
 	Queues          map[string]QueueStats // per queue name, for the queues that have jobs
-	Unhandled       []string              // kinds with due jobs and no handler on this Queue, sorted
+	Unhandled       []string              // kinds with due jobs and no handler on this [Queue], sorted
 	RetriesLastHour []ErrorCount          // failed runs retried in the last hour, per kind and error class, most first
 	DeathsLastHour  map[string]int        // jobs that went dead in the last hour, per kind
-	// DeathsByClassLastHour splits DeathsLastHour by the error class of
+	// DeathsByClassLastHour splits [Stats.DeathsLastHour] by the error class of
 	// each job's last run, most first: what killed them.
 	DeathsByClassLastHour []ErrorCount
 	// Paused lists the paused queues, then the paused kinds, each sorted
 	// by name (see [Queue.PauseQueue]).
 	Paused []Pause
 	// Breakers holds the circuit breakers that are not closed, per kind
-	// (see Breaker): open, or half-open with their probe running.
+	// (see [Breaker]): open, or half-open with their probe running.
 	Breakers map[string]BreakerStats
 }
 
-// QueueStats counts one queue's jobs by state. Due and Scheduled split the
-// pending jobs at now: Scheduled are those whose RunAt is still to come
-// (waiting to retry, or enqueued with a delay). Completed, Discarded,
-// Cancelled and Expired count the finished jobs still kept (KeepFinished,
-// or the Retention rule of their queue or kind), Dead the
-// dead ones (DeadTTL). OldestDue is how long the longest-waiting due job
-// has been due: 0 when none is.
+// QueueStats counts one queue's jobs by state. [QueueStats.Due] and
+// [QueueStats.Scheduled] split the pending jobs at now: Scheduled are those
+// whose [Job.RunAt] is still to come (waiting to retry, or enqueued with a
+// delay). [QueueStats.Completed], [QueueStats.Discarded],
+// [QueueStats.Cancelled] and [QueueStats.Expired] count the finished jobs
+// still kept ([Options.KeepFinished], or the [Retention] rule of their
+// queue or kind), [QueueStats.Dead] the dead ones ([Options.DeadTTL]).
+// [QueueStats.OldestDue] is how long the longest-waiting due job has been
+// due: 0 when none is.
 type QueueStats struct {
 	Due, Scheduled, Running, Dead, Completed, Discarded, Cancelled int
-	Expired                                                        int // not started by their expiry: see ExpireAfter
+	Expired                                                        int // not started by their expiry: see [ExpireAfter]
 	OldestDue                                                      time.Duration
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// WorkerOptions configure one Work call. The zero value is valid.
+// WorkerOptions configure one [Queue.Work] call. The zero value is valid.
 type WorkerOptions struct {
 	Queues        []string      // the queues to take jobs from; nil: every queue
 	Concurrency   int           // handlers running at once; 0: 10
@@ -17,7 +17,7 @@ type WorkerOptions struct {
 	Name          string        // the worker's name in history rows; "": host:pid
 }
 
-// Defaults for the zero fields of WorkerOptions.
+// Defaults for the zero fields of [WorkerOptions].
 const (
 	DefaultConcurrency   = 10
 	DefaultShutdownGrace = 30 * time.Second
@@ -33,32 +33,32 @@ const pollInterval = time.Second
 const errorBackoff = time.Second
 
 // Work runs handlers for due jobs until ctx is done, then shuts down, and
-// returns nil after a clean shutdown (ErrClosed if the Queue was already
-// closed). Up to Concurrency handlers run at once; jobs are claimed in
-// batches, only of kinds with a handler on this Queue. While the handlers
-// return within 10ms on average (and Concurrency is above 1), Work leases
-// up to four times Concurrency jobs: the extra ones are running (leased,
-// their leases renewed) while they wait for a handler slot, so that a
-// worker starts its next job while the commit that records its last one
-// is under way, and many runs share one commit. An idle Work wakes at once
-// on an Enqueue or a Handle in this process, and for writes by other
-// processes or the app's EnqueueTx: on a file on Linux, when the file
-// system tells of a change of the file or its -wal (it watches the file's
-// directory), or else at its next look — every second, and every minute
-// once the file has been quiet for 30 seconds; elsewhere, and when the
-// file system cannot tell, within a second; on PostgreSQL, on a
-// notification, or else within a second. Otherwise it sleeps until the
-// next RunAt, lease expiry or retention sweep on the injected clock. Any
-// worker rescues expired leases, and
-// enforces retention (DeadTTL, KeepFinished, expired idempotency keys) at
+// returns nil after a clean shutdown ([ErrClosed] if the [Queue] was
+// already closed). Up to [WorkerOptions.Concurrency] handlers run at once;
+// jobs are claimed in batches, only of kinds with a handler on this Queue.
+// While the handlers return within 10ms on average (and Concurrency is
+// above 1), Work leases up to four times Concurrency jobs: the extra ones
+// are running (leased, their leases renewed) while they wait for a handler
+// slot, so that a worker starts its next job while the commit that records
+// its last one is under way, and many runs share one commit. An idle Work
+// wakes at once on a [Queue.Enqueue] or a [Queue.Handle] in this process,
+// and for writes by other processes or the app's [Queue.EnqueueTx]: on a
+// file on Linux, when the file system tells of a change of the file or its
+// -wal (it watches the file's directory), or else at its next look — every
+// second, and every minute once the file has been quiet for 30 seconds;
+// elsewhere, and when the file system cannot tell, within a second; on
+// PostgreSQL, on a notification, or else within a second. Otherwise it
+// sleeps until the next [Job.RunAt], lease expiry or retention sweep on the
+// injected clock. Any worker rescues expired leases, and enforces retention
+// ([Options.DeadTTL], [Options.KeepFinished], expired idempotency keys) at
 // most once a minute on the injected clock.
 //
-// Shutdown: Work stops claiming and waits up to ShutdownGrace for running
-// handlers; then it cancels their contexts. A job whose handler then
-// returns is released without using a try; after a further wait of the
-// same length (at most 5s), a handler that has not returned is abandoned,
-// and its job comes back through lease expiry. Close shuts down every Work
-// call the same way.
+// Shutdown: Work stops claiming and waits up to
+// [WorkerOptions.ShutdownGrace] for running handlers; then it cancels their
+// contexts. A job whose handler then returns is released without using a
+// try; after a further wait of the same length (at most 5s), a handler that
+// has not returned is abandoned, and its job comes back through lease
+// expiry. [Queue.Close] shuts down every Work call the same way.
 func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	if ctx == nil {
 		return errNilContext
