@@ -30,6 +30,7 @@ type Queue struct {
 	dialect *dialect  // nil: SQLite's (see dialect.go)
 	worker  string    // default worker name: host:pid
 	jobs    string    // the columns a jobRow scans from this file: see fileJobColumns
+	flow    bool      // the database has flow control's tables: see flowTables
 
 	randMu  sync.Mutex
 	eventMu sync.Mutex
@@ -141,6 +142,7 @@ func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
 		checkpoint: opts.Checkpoint, db: first, flock: f.lock, logger: opts.Logger}
 	q.eng = eng
 	q.jobs = fileJobColumns(f.version, mode)
+	q.flow = mode != readMode || f.version >= 5
 	if mode == readMode {
 		first.SetMaxOpenConns(readPoolSize)
 		first.SetMaxIdleConns(readPoolSize)

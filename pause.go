@@ -3,7 +3,6 @@ package litequeue
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -161,11 +160,9 @@ func (q *Queue) pausedRows(ctx context.Context, tx execer) ([]pauseRow, error) {
 // flowTables reports whether the database has the tables of schema
 // version 5 — flow control's and the periodic schedules' — which pauses,
 // limits, breakers and Periodics read: only a file of an older version
-// that OpenReadOnly opened, without migrating it, has not; its jobs then read expires_at as
-// NULL (see fileJobColumns).
-func (q *Queue) flowTables() bool {
-	return !strings.Contains(q.jobs, "NULL AS expires_at")
-}
+// that OpenReadOnly opened, without migrating it, has not (see
+// fileJobColumns).
+func (q *Queue) flowTables() bool { return q.flow }
 
 // pauseGate shuts the paused kinds and puts the paused queues in g.paused.
 func (q *Queue) pauseGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {

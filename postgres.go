@@ -69,7 +69,7 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	}
 	q := newQueue("", opts)
 	d := new(dialect)
-	q.eng, q.dialect, q.jobs = eng, d, jobColumns
+	q.eng, q.dialect, q.jobs, q.flow = eng, d, jobColumns, true
 	q.db = &dbPool{DB: db, d: d}
 	q.app, q.wdb = db, db
 	if err := q.openWriter(ctx, eng); err != nil {
