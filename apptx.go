@@ -199,3 +199,6 @@ func (t *writeTurn) give() {
 	t.mu.Unlock()
 	<-t.c()
 }
+
+// appTx is the app's transaction tx, for litequeue's SQL.
+func (q *Queue) appTx(t *sqlx.Tx) *dbTx { return &dbTx{t, q.dialect} }

@@ -146,5 +146,11 @@ func (t *dbTx) SelectContext(ctx context.Context, dest any, query string, args .
 	return t.Tx.SelectContext(ctx, dest, t.d.sql(query), t.d.args(args)...)
 }
 
-// appTx is the app's transaction tx, for litequeue's SQL.
-func (q *Queue) appTx(t *sqlx.Tx) *dbTx { return &dbTx{t, q.dialect} }
+// execer is what litequeue's SQL runs on: the writer's connection inside
+// one of its transactions, or a caller's *sqlx.Tx (EnqueueTx, MarkTx,
+// CompleteTx). Both paths share one piece of SQL.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+}

@@ -2,7 +2,6 @@ package litequeue
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"time"
 )
@@ -104,15 +103,6 @@ func (q *Queue) settleChanged(ctx context.Context, tx execer, re *runEnd, now ti
 	}
 	re.d = decide(row, re.e, now)
 	return storeRow(ctx, tx, &re.d)
-}
-
-// execer is what litequeue's SQL runs on: the writer's connection inside
-// one of its transactions, or a caller's *sqlx.Tx (EnqueueTx, MarkTx,
-// CompleteTx). Both paths share one piece of SQL.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	GetContext(ctx context.Context, dest any, query string, args ...any) error
-	SelectContext(ctx context.Context, dest any, query string, args ...any) error
 }
 
 const settleSQL = `UPDATE litequeue_jobs
