@@ -15,9 +15,6 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// ok is a handler that completes its job.
-func ok(ctx context.Context, job *litequeue.Job) error { return nil }
-
 // TestQueue_ExpireAfter enqueues a due job and a delayed one with
 // ExpireAfter and moves the clock to one millisecond before the expiry,
 // where the job runs, or to the expiry, where it expires instead: with a

@@ -2,16 +2,23 @@ package litequeue_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/postgres"
 )
 
 // epoch is where the tests' mock clocks start.
@@ -281,4 +288,368 @@ func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
 		tb.Fatal(err)
 	}
 	return h
+}
+
+// The suite runs on the file, and, with LITEQUEUE_TEST_BACKEND=postgres,
+// on the PostgreSQL server at LITEQUEUE_TEST_POSTGRES: every test that
+// opens its queues with openQueue or openAt then runs on the server, each
+// "file" a schema of its own, so that two Queues opened on one path share
+// their jobs as on the file. Tests of the file itself call fileOnly.
+var onPostgres = os.Getenv("LITEQUEUE_TEST_BACKEND") == "postgres"
+
+// fileOnly skips a test of what only the file has when the suite runs on
+// PostgreSQL.
+func fileOnly(tb testing.TB, why string) {
+	tb.Helper()
+	if onPostgres {
+		tb.Skipf("file only: %s", why)
+	}
+}
+
+var pg struct {
+	once    sync.Once
+	db      *sql.DB
+	err     error
+	schemas sync.Map // path → DSN
+	n       atomic.Int64
+}
+
+// tb is what openBackend needs of a test: a *testing.T or a *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
+}
+
+// openBackend opens the Queue for path on the suite's backend.
+func openBackend(tb tb, path string, opts litequeue.Options) (*litequeue.Queue, error) {
+	if !onPostgres {
+		return litequeue.Open(path, opts)
+	}
+	return postgres.Open(context.Background(), schemaFor(tb, path), opts)
+}
+
+// schemaFor returns the DSN of the schema that stands for the file at
+// path, creating it on first use and dropping it at the end of the test.
+func schemaFor(tb tb, path string) string {
+	tb.Helper()
+	if dsn, ok := pg.schemas.Load(path); ok {
+		return dsn.(string)
+	}
+	base := os.Getenv("LITEQUEUE_TEST_POSTGRES")
+	if base == "" {
+		tb.Fatal("LITEQUEUE_TEST_BACKEND=postgres needs LITEQUEUE_TEST_POSTGRES, the URL of a server to test on")
+	}
+	pg.once.Do(func() { pg.db, pg.err = sql.Open("pgx", base) })
+	if pg.err != nil {
+		tb.Fatal(pg.err)
+	}
+	name := fmt.Sprintf("lq_%d_%d", os.Getpid(), pg.n.Add(1))
+	if _, err := pg.db.Exec(`CREATE SCHEMA ` + name); err != nil {
+		tb.Fatalf("create schema: %v", err)
+	}
+	tb.Cleanup(func() {
+		pg.schemas.Delete(path)
+		if _, err := pg.db.Exec(`DROP SCHEMA ` + name + ` CASCADE`); err != nil {
+			tb.Errorf("drop schema: %v", err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v := u.Query()
+	v.Set("search_path", name)
+	u.RawQuery = v.Encode()
+	pg.schemas.Store(path, u.String())
+	return u.String()
+}
+
+// errDown is the failure of a dependency that is down.
+var errDown = errors.New("dependency down")
+
+// breakers returns the breakers of q's Stats that are not closed.
+func breakers(tb testing.TB, q *litequeue.Queue) map[string]litequeue.BreakerStats {
+	tb.Helper()
+	s, err := q.Stats(context.Background())
+	if err != nil {
+		tb.Fatalf("Stats: %v", err)
+	}
+	return s.Breakers
+}
+
+// outcomeHandler fails, completes, discards, cancels or snoozes each job
+// as its payload says.
+func outcomeHandler(ctx context.Context, job *litequeue.Job) error {
+	var what string
+	if err := job.Decode(&what); err != nil {
+		return err
+	}
+	switch what {
+	case "fail":
+		return errDown
+	case "permanent":
+		return litequeue.Permanent(errDown)
+	case "panic":
+		panic("down")
+	case "discard":
+		return fmt.Errorf("no such account: %w", litequeue.ErrDiscard)
+	case "cancel":
+		return litequeue.CancelJob(nil)
+	case "snooze":
+		return litequeue.Snooze(time.Hour)
+	}
+	return nil
+}
+
+// orders is the app's own table in the queue's file, for CompleteTx tests.
+const ordersSchema = `CREATE TABLE app_orders (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL)`
+
+// openOrders opens a queue whose file also holds the app's orders table.
+func openOrders(tb testing.TB, opts litequeue.Options) (*litequeue.Queue, string) {
+	tb.Helper()
+	q, path := openQueue(tb, opts)
+	if _, err := q.DB().Exec(ordersSchema); err != nil {
+		tb.Fatal(err)
+	}
+	return q, path
+}
+
+// orders counts the app's rows for a job.
+func orders(tb testing.TB, q *litequeue.Queue, id int64) int {
+	tb.Helper()
+	var n int
+	if err := q.DB().Get(&n, q.DB().Rebind(`SELECT COUNT(*) FROM app_orders WHERE job_id = ?`), id); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// placeOrder is a handler's exactly-once step: the app's write, its
+// idempotency key and the job's completion in one transaction, rolled back
+// if any fails.
+func placeOrder(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`), job.ID, job.Attempt); err != nil {
+		return err
+	}
+	if err := q.MarkTx(ctx, tx, "order-for-job-"+itoa(job.ID), time.Hour); err != nil {
+		return err
+	}
+	if err := q.CompleteTx(ctx, tx, job); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// writeConfig writes text to a litequeue.toml of its own and returns its
+// path.
+func writeConfig(tb testing.TB, text string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "litequeue.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// loadConfig loads text as a litequeue.toml and fails the test on error.
+func loadConfig(tb testing.TB, text string) litequeue.Options {
+	tb.Helper()
+	o, err := litequeue.LoadConfig(writeConfig(tb, text))
+	if err != nil {
+		tb.Fatalf("LoadConfig: %v", err)
+	}
+	return o
+}
+
+// ok is a handler that completes its job.
+func ok(ctx context.Context, job *litequeue.Job) error { return nil }
+
+// ids lists the jobs' IDs, in order; never nil.
+func ids(jobs []*litequeue.Job) []int64 {
+	out := make([]int64, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+func list(tb testing.TB, q *litequeue.Queue, f litequeue.Filter) []int64 {
+	tb.Helper()
+	jobs, err := q.List(context.Background(), f)
+	if err != nil {
+		tb.Fatalf("List(%+v): %v", f, err)
+	}
+	return ids(jobs)
+}
+
+// oldFileRows are jobs and history rows as litequeue versions 1 and 2 wrote
+// them: every state, NULLs, a BLOB payload that is not JSON, an empty one, a
+// unique key, a running job's lease. Job 12 was deleted from the jobs table
+// (by the app, through DB()) but its history rows remain: its ID was handed
+// out too.
+var oldFileRows = []string{
+	`INSERT INTO litequeue_jobs (id, queue, kind, payload, state, priority, attempt, max_tries, own_max_tries,
+		run_at, created_at, finished_at, last_error, unique_key, token, lease_until, started_at, worker, retry_delay, cancel) VALUES
+		(1, 'default', 'ok', X'226122', 'completed', 0, 1, 8, 0, NULL, 1000, 2000, '', NULL, 1, 0, 1500, 'w:1', 2000, 0),
+		(2, 'mail', 'send', X'6e6f74206a736f6e', 'dead', 3, 2, 2, 2, 3000, 1000, 4000, 'smtp: 550', 'welcome-ada', 2, 0, 3500, 'w:1', 0, 0),
+		(4, 'default', 'later', X'', 'pending', -1, 0, 8, 0, 999999999, 1000, NULL, '', 'digest', 0, 0, 0, '', 0, 0),
+		(5, 'default', 'slow', X'7b7d', 'running', 0, 1, 8, 0, 5000, 1000, NULL, 'boom', NULL, 7, 65000, 5000, 'w:2', 4000, 1),
+		(7, 'default', 'spam', X'6e756c6c', 'discarded', 0, 1, 8, 0, 6000, 1000, 6000, '', NULL, 1, 0, 6000, 'w:1', 2000, 0)`,
+	`INSERT INTO litequeue_attempts (id, job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state) VALUES
+		(1, 1, 1, 1500, 2000, 'completed', '', '', 0, 'w:1', 'ok', 'completed'),
+		(2, 2, 1, 1500, 2500, 'failed', 'smtp: 451', '*main.smtpError', 500, 'w:1', 'send', 'pending'),
+		(3, 2, 2, 3500, 4000, 'failed', 'smtp: 550', '*errors.errorString', 0, 'w:1', 'send', 'dead'),
+		(4, 12, 1, 7000, 8000, 'completed', '', '', 0, 'w:3', 'gone', 'completed'),
+		(5, 7, 1, 6000, 6000, 'discarded', 'spam', '*errors.errorString', 0, 'w:1', 'spam', 'discarded')`,
+}
+
+// oldFile writes a litequeue file of the given schema version, as that
+// version's binary left it, holding oldFileRows.
+func oldFile(t *testing.T, version int) string {
+	t.Helper()
+	ddl, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("schema-v%d.sql", version)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	sqliteFile(t, path, append([]string{
+		`PRAGMA auto_vacuum = INCREMENTAL`,
+		`PRAGMA journal_mode = WAL`,
+		string(ddl),
+		fmt.Sprintf(`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', '%d')`, version),
+		`PRAGMA application_id = 1280398661`, // "LQUE"
+	}, oldFileRows...)...)
+	return path
+}
+
+// periodicJobs returns the jobs of kind, each by the slot its metadata
+// names, failing the test if a slot has two or a job's RunAt is not its
+// slot while it is pending.
+func periodicJobs(tb testing.TB, q *litequeue.Queue, kind string) map[time.Time]*litequeue.Job {
+	tb.Helper()
+	jobs, err := q.List(context.Background(), litequeue.Filter{Kind: kind})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bySlot := make(map[time.Time]*litequeue.Job)
+	for _, j := range jobs {
+		slot, err := time.Parse(time.RFC3339, j.Metadata[litequeue.PeriodicSlotKey])
+		if err != nil {
+			tb.Fatalf("job %d: slot: %v", j.ID, err)
+		}
+		slot = slot.UTC()
+		if prev, ok := bySlot[slot]; ok {
+			tb.Fatalf("slot %v fired twice: jobs %d and %d", slot, prev.ID, j.ID)
+		}
+		if j.State == litequeue.Pending && !j.RunAt.Equal(slot) { // success clears RunAt
+			tb.Fatalf("job %d: RunAt %v, want its slot %v", j.ID, j.RunAt, slot)
+		}
+		bySlot[slot] = j
+	}
+	return bySlot
+}
+
+// slots returns the UTC times from first, every step, n of them.
+func slots(first time.Time, step time.Duration, n int) []time.Time {
+	out := make([]time.Time, n)
+	for i := range out {
+		out[i] = first.Add(time.Duration(i) * step).UTC()
+	}
+	return out
+}
+
+// slotsOf returns the slots of the jobs, in order.
+func slotsOf(jobs map[time.Time]*litequeue.Job) []time.Time {
+	var out []time.Time
+	for s := range jobs {
+		out = append(out, s)
+	}
+	sortTimes(out)
+	return out
+}
+
+func sortTimes(ts []time.Time) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].Before(ts[j-1]); j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// jobsInEveryState makes one job in each state but pending on q: running
+// (its handler waits until the returned release is called), completed,
+// dead, discarded and cancelled; and a pending one, scheduled.
+func jobsInEveryState(t *testing.T, q *litequeue.Queue) (ids map[litequeue.State]int64, release func()) {
+	t.Helper()
+	ctx := t.Context()
+	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	q.Handle("doomed", doomed)
+	q.Handle("spam", func(ctx context.Context, job *litequeue.Job) error { return litequeue.ErrDiscard })
+	ids = map[litequeue.State]int64{
+		litequeue.Completed: enqueue(t, q, "ok", nil).ID,
+		litequeue.Dead:      enqueue(t, q, "doomed", nil).ID,
+		litequeue.Discarded: enqueue(t, q, "spam", nil).ID,
+		litequeue.Cancelled: enqueue(t, q, "ok", nil, litequeue.Delay(time.Hour)).ID,
+		litequeue.Pending:   enqueue(t, q, "ok", nil, litequeue.Delay(2*time.Hour)).ID,
+	}
+	if err := q.Cancel(ctx, ids[litequeue.Cancelled]); err != nil {
+		t.Fatal(err)
+	}
+	runDue(t, q)
+	g := newGate()
+	q.Handle("slow", g.handle)
+	ids[litequeue.Running] = enqueue(t, q, "slow", nil).ID
+	done := runDueAsync(q)
+	<-g.started
+	released := false
+	release = func() {
+		if !released {
+			released = true
+			close(g.release)
+			if r := <-done; r.err != nil {
+				t.Error(r.err)
+			}
+		}
+	}
+	t.Cleanup(release)
+	return ids, release
+}
+
+// unchanged fails the test unless the job and its history read as they
+// did before: a refused operation changed nothing.
+func unchanged(t *testing.T, q *litequeue.Queue, before *litequeue.Job, history0 []litequeue.Attempt) {
+	t.Helper()
+	opt := cmp.AllowUnexported(litequeue.Job{})
+	if diff := cmp.Diff(before, get(t, q, before.ID), opt); diff != "" {
+		t.Errorf("job %d changed (-before +after):\n%s", before.ID, diff)
+	}
+	if diff := cmp.Diff(history0, history(t, q, before.ID)); diff != "" {
+		t.Errorf("history of job %d changed (-before +after):\n%s", before.ID, diff)
+	}
+}
+
+// tempError is an app's error type, to tell error classes apart.
+type tempError struct{}
+
+func (*tempError) Error() string { return "service unavailable" }
+
+// startWork runs q.Work in a goroutine and returns a function that stops
+// it and returns Work's error.
+func startWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Work(ctx, opts) }()
+	return func() error {
+		cancel()
+		return <-done
+	}
 }

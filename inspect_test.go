@@ -30,24 +30,6 @@ func deadWith(tb testing.TB, q *litequeue.Queue, texts ...string) []int64 {
 	return ids
 }
 
-// ids lists the jobs' IDs, in order; never nil.
-func ids(jobs []*litequeue.Job) []int64 {
-	out := make([]int64, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.ID
-	}
-	return out
-}
-
-func list(tb testing.TB, q *litequeue.Queue, f litequeue.Filter) []int64 {
-	tb.Helper()
-	jobs, err := q.List(context.Background(), f)
-	if err != nil {
-		tb.Fatalf("List(%+v): %v", f, err)
-	}
-	return ids(jobs)
-}
-
 func TestQueue_List_Cursor(t *testing.T) {
 	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})

@@ -11,11 +11,6 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// tempError is an app's error type, to tell error classes apart.
-type tempError struct{}
-
-func (*tempError) Error() string { return "service unavailable" }
-
 // TestQueue_Stats checks every figure of Stats against a known set of jobs
 // on two queues, one of them running on a second Queue, with runs more and
 // less than an hour old.

@@ -19,19 +19,6 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// startWork runs q.Work in a goroutine and returns a function that stops
-// it and returns Work's error.
-func startWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) (stop func() error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- q.Work(ctx, opts) }()
-	return func() error {
-		cancel()
-		return <-done
-	}
-}
-
 // TestWork_RetriesUntilSuccess lets Work run a job that fails twice and
 // then succeeds, as the test advances the mock clock.
 func TestWork_RetriesUntilSuccess(t *testing.T) {
