@@ -1,6 +1,7 @@
 package litequeue_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -309,4 +311,48 @@ func indexesOf(t *testing.T, q *litequeue.Queue) []string {
 		t.Fatal(err)
 	}
 	return indexes
+}
+
+// TestOpen_MigratesVersion1 opens a file of schema version 1 (its state
+// index over every row): Open moves it to version 4 (the finished index,
+// partial; see also TestOpen_MigratesToVersion3) and keeps every job and
+// its history.
+func TestOpen_MigratesVersion1(t *testing.T) {
+	fileOnly(t, "the file's schema versions")
+	clk := newMock()
+	q, path := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("k", doomed)
+	dead := enqueue(t, q, "k", nil)
+	runDue(t, q)
+	waiting := enqueue(t, q, "later", nil, litequeue.Delay(time.Hour))
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Version 1 as it was written.
+	sqliteFile(t, path,
+		`DROP INDEX litequeue_jobs_finished`,
+		`CREATE INDEX litequeue_jobs_state ON litequeue_jobs (state, finished_at)`,
+		`UPDATE litequeue_meta SET value = '1' WHERE name = 'schema_version'`)
+
+	q = openAt(t, path, litequeue.Options{Clock: clk})
+	var version string
+	if err := q.DB().Get(&version, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || version != "5" {
+		t.Fatalf("schema version %q (%v), want 5", version, err)
+	}
+	var indexes []string
+	if err := q.DB().Select(&indexes, `SELECT name FROM sqlite_schema WHERE type = 'index' AND name IN ('litequeue_jobs_state', 'litequeue_jobs_finished')`); err != nil {
+		t.Fatal(err)
+	}
+	if len(indexes) != 1 || indexes[0] != "litequeue_jobs_finished" {
+		t.Fatalf("indexes after the migration: %v, want only litequeue_jobs_finished", indexes)
+	}
+	if got := get(t, q, dead.ID); got.State != litequeue.Dead || len(history(t, q, dead.ID)) != 1 {
+		t.Fatalf("the dead job after the migration: %s with %d history rows", got.State, len(history(t, q, dead.ID)))
+	}
+	if got := get(t, q, waiting.ID); got.State != litequeue.Pending {
+		t.Fatalf("the waiting job after the migration: %s", got.State)
+	}
+	if deadJobs, err := q.List(context.Background(), litequeue.Filter{State: litequeue.Dead}); err != nil || len(deadJobs) != 1 {
+		t.Fatalf("List dead after the migration: %d jobs, %v", len(deadJobs), err)
+	}
 }

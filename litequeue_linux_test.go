@@ -21,7 +21,7 @@ import (
 // These tests give Open files and places it cannot use — a read-only file,
 // a read-only directory, a missing directory, a directory for a file, a
 // full disk — and check for a clear error, never a panic and never a
-// half-written job. open_test.go has the files Open refuses by content.
+// half-written job. litequeue_test.go has the files Open refuses by content.
 // As root, permission bits do not stop a write, so the tests use what does:
 // the immutable attribute, a read-only bind mount, a small tmpfs.
 
