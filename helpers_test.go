@@ -678,3 +678,15 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// fixedPolicy waits exactly 10s before every retry, 3 tries.
+var fixedPolicy = litequeue.Policy{Backoff: litequeue.Constant, Base: 10 * time.Second, Ceiling: time.Minute, MaxTries: 3, Jitter: litequeue.NoJitter}
+
+func workerName(t *testing.T, q *litequeue.Queue, id int64) string {
+	t.Helper()
+	h := history(t, q, id)
+	if len(h) == 0 || h[0].Worker == "" {
+		t.Fatalf("job %d: no worker name in history", id)
+	}
+	return h[0].Worker
+}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,9 +11,6 @@ import (
 
 	"github.com/litequeue/litequeue"
 )
-
-// fixedPolicy waits exactly 10s before every retry, 3 tries.
-var fixedPolicy = litequeue.Policy{Backoff: litequeue.Constant, Base: 10 * time.Second, Ceiling: time.Minute, MaxTries: 3, Jitter: litequeue.NoJitter}
 
 type customError struct{ msg string }
 
@@ -129,109 +124,70 @@ func TestQueue_SnoozeKeepsAttempt(t *testing.T) {
 	}
 }
 
-// TestQueue_Panic records a panicking handler as panicked, with the stack,
-// and retries it.
-func TestQueue_Panic(t *testing.T) {
-	q, _ := openQueue(t, litequeue.Options{Retry: fixedPolicy})
-	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		var none []int
-		return fmt.Errorf("unreachable: %d", none[job.Attempt]) // index out of range
-	})
-	job := enqueue(t, q, "k", nil)
-	runDue(t, q)
-	h := history(t, q, job.ID)
-	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || h[0].Delay != 10*time.Second {
-		t.Fatalf("history = %+v, want one panicked row with a 10s delay", h)
-	}
-	if !strings.Contains(h[0].Error, "index out of range [1] with length 0") || !strings.Contains(h[0].Error, "outcome_test.go") {
-		t.Errorf("error %q lacks the panic value or the stack", h[0].Error)
-	}
-	if h[0].ErrorClass != "runtime.boundsError" {
-		t.Errorf("error class %q, want runtime.boundsError", h[0].ErrorClass)
-	}
-	if got := get(t, q, job.ID).State; got != litequeue.Pending {
-		t.Fatalf("state = %s, want pending (retry)", got)
-	}
-}
-
-// TestQueue_PanicWithError panics with a wrapped error: the ErrorClass is
-// that of the innermost error, as for one returned.
-func TestQueue_PanicWithError(t *testing.T) {
-	q, _ := openQueue(t, litequeue.Options{Retry: fixedPolicy})
-	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		panic(fmt.Errorf("fetch: %w", &fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}))
-	})
-	job := enqueue(t, q, "k", nil)
-	runDue(t, q)
-	if h := history(t, q, job.ID); len(h) != 1 || h[0].ErrorClass != "*errors.errorString" {
-		t.Fatalf("history = %+v, want one row of class *errors.errorString (fs.ErrNotExist)", h)
-	}
-}
-
-// TestQueue_Timeout runs a handler that ignores its context past its
-// timeout on the mock clock: the run is timed_out at once, RunDue returns,
-// and the handler's late success changes nothing.
-func TestQueue_Timeout(t *testing.T) {
+// TestQueue_RetryScheduleToDead steps a job that always fails through its
+// whole schedule with NextDue and RunDue, checking each run time, the
+// history and the events.
+func TestQueue_RetryScheduleToDead(t *testing.T) {
 	clk := newMock()
-	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
-	g := newGate()
-	returned := make(chan error, 1)
-	var sawCancel bool
-	q.Handle("slow", func(ctx context.Context, job *litequeue.Job) error {
-		g.handle(ctx, job)
-		sawCancel = ctx.Err() != nil
-		returned <- nil
-		return nil
-	}, litequeue.WithTimeout(time.Minute))
-	job := enqueue(t, q, "slow", nil)
+	var ev events
+	q, _ := openQueue(t, litequeue.Options{
+		Clock:   clk,
+		Retry:   litequeue.Policy{Base: time.Second, Ceiling: 5 * time.Second, MaxTries: 5, Jitter: litequeue.NoJitter},
+		OnEvent: ev.record,
+	})
+	var runs []time.Time
+	q.Handle("flaky", func(ctx context.Context, job *litequeue.Job) error {
+		runs = append(runs, clk.Now())
+		return errors.New("boom")
+	}, litequeue.WithTimeout(0))
+	ctx := context.Background()
+	job := enqueue(t, q, "flaky", map[string]int{"n": 1})
 
-	done := runDueAsync(q)
-	<-g.started
-	clk.Add(59 * time.Second)
-	select {
-	case <-done:
-		t.Fatal("RunDue returned before the timeout")
-	default:
+	for {
+		next, ok, err := q.NextDue(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		clk.Set(next)
+		if got := runDue(t, q); got != 1 {
+			t.Fatalf("RunDue at %v ran %d jobs, want 1", next, got)
+		}
 	}
-	clk.Add(time.Second)
-	if r := <-done; r.n != 1 || r.err != nil {
-		t.Fatalf("RunDue = %d, %v; want 1 run (a timed-out run counts)", r.n, r.err)
+	// Retries after attempts 1…4 wait 1s, 2s, 4s, then 5s (the ceiling).
+	wantDelays := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 0}
+	var want []time.Time
+	at := epoch
+	for _, d := range wantDelays {
+		want = append(want, at)
+		at = at.Add(d)
 	}
-	close(g.release)
-	<-returned
-	if !sawCancel {
-		t.Error("the handler's context was not cancelled at the timeout")
+	if diff := cmp.Diff(want, runs); diff != "" {
+		t.Fatalf("run times (-want +got):\n%s", diff)
 	}
 	got := get(t, q, job.ID)
-	h := history(t, q, job.ID)
-	if got.State != litequeue.Pending || len(h) != 1 || h[0].Outcome != litequeue.OutcomeTimedOut ||
-		!h[0].FinishedAt.Equal(epoch.Add(time.Minute)) || h[0].Delay != 10*time.Second {
-		t.Fatalf("job %s, history %+v; want pending after one timed_out row at +1m with a 10s delay", got.State, h)
+	if got.State != litequeue.Dead || got.Attempt != 5 || got.LastError != "boom" || !got.FinishedAt.Equal(want[4]) {
+		t.Fatalf("job = %+v, want dead after 5 attempts with last error boom", got)
 	}
-	if !got.RunAt.Equal(epoch.Add(70 * time.Second)) {
-		t.Fatalf("RunAt = %v, want end of timeout + 10s", got.RunAt)
+	worker := workerName(t, q, job.ID)
+	var wantHist []litequeue.Attempt
+	for i, d := range wantDelays {
+		wantHist = append(wantHist, litequeue.Attempt{
+			Attempt: i + 1, StartedAt: want[i], FinishedAt: want[i], Outcome: litequeue.OutcomeFailed,
+			Error: "boom", ErrorClass: "*errors.errorString", Delay: d, Worker: worker,
+		})
 	}
-}
-
-// TestQueue_JSONBadPayload sends a payload that does not decode to dead at
-// once, with the decode error in the history.
-func TestQueue_JSONBadPayload(t *testing.T) {
-	q, _ := openQueue(t, litequeue.Options{})
-	called := false
-	q.Handle("email", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, args struct{ To string }) error {
-		called = true
-		return nil
-	}))
-	job := enqueue(t, q, "email", []byte(`{"To": 42}`))
-	good := enqueue(t, q, "email", map[string]string{"To": "a@b.c"})
-	runDue(t, q)
-	if got := get(t, q, job.ID); got.State != litequeue.Dead || got.Attempt != 1 {
-		t.Fatalf("bad payload: state %s attempt %d, want dead after 1", got.State, got.Attempt)
+	if diff := cmp.Diff(wantHist, history(t, q, job.ID)); diff != "" {
+		t.Fatalf("history (-want +got):\n%s", diff)
 	}
-	if h := history(t, q, job.ID); !strings.Contains(h[0].Error, "cannot unmarshal") {
-		t.Errorf("history error %q lacks the decode error", h[0].Error)
+	wantTypes := []string{"job.enqueued"}
+	for range 4 {
+		wantTypes = append(wantTypes, "job.started", "job.retry")
 	}
-	if got := get(t, q, good.ID).State; got != litequeue.Completed || !called {
-		t.Fatalf("good payload: state %s, called %v", got, called)
+	wantTypes = append(wantTypes, "job.started", "job.dead")
+	if diff := cmp.Diff(wantTypes, ev.types()); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
 	}
 }
