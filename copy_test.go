@@ -114,3 +114,23 @@ func TestCopy(t *testing.T) {
 		t.Error("the copy cut short the expiry of a key the target held longer")
 	}
 }
+
+// TestCopy_KeepsExpiry copies a job with an expiry: the copy expires when
+// the original would have.
+func TestCopy_KeepsExpiry(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	from, _ := openQueue(t, litequeue.Options{Clock: clk})
+	to, _ := openQueue(t, litequeue.Options{Clock: clk})
+	job := enqueue(t, from, "k", nil, litequeue.Delay(time.Minute), litequeue.ExpireAfter(time.Hour))
+	if _, err := litequeue.Copy(t.Context(), from, to); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := to.List(t.Context(), litequeue.Filter{})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("List of the copy: %d jobs (%v), want 1", len(jobs), err)
+	}
+	if !jobs[0].ExpiresAt.Equal(job.ExpiresAt) {
+		t.Fatalf("copied ExpiresAt %v, want %v", jobs[0].ExpiresAt, job.ExpiresAt)
+	}
+}

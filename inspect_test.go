@@ -167,3 +167,26 @@ func BenchmarkList_NewestDead(b *testing.B) {
 		})
 	}
 }
+
+// TestQueue_FilterErrors checks that List and ReplayDead refuse a filter
+// no job can match (a state that does not exist, as a typo makes one) and
+// a negative limit, rather than quietly returning nothing or everything.
+func TestQueue_FilterErrors(t *testing.T) {
+	q, _ := openQueue(t, litequeue.Options{})
+	enqueue(t, q, "k", nil)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		f    litequeue.Filter
+		want string
+	}{
+		{litequeue.Filter{State: "PENDING"}, `unknown state "PENDING" (want pending, running, completed, dead, discarded, cancelled or expired)`},
+		{litequeue.Filter{Limit: -1}, "limit -1 is negative (0: no limit)"},
+	} {
+		if jobs, err := q.List(ctx, tt.f); err == nil || !strings.HasSuffix(err.Error(), tt.want) {
+			t.Errorf("List(%+v) = %d jobs, %v; want %q", tt.f, len(jobs), err, tt.want)
+		}
+		if n, err := q.ReplayDead(ctx, tt.f); err == nil || !strings.HasSuffix(err.Error(), tt.want) {
+			t.Errorf("ReplayDead(%+v) = %d, %v; want %q", tt.f, n, err, tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package litequeue_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -169,5 +170,34 @@ func TestClock_ForwardFourteenDays(t *testing.T) {
 	}
 	if n := ev.count("job.dead"); n != 2 {
 		t.Errorf("%d job.dead events for 2 deaths", n)
+	}
+}
+
+// TestQueue_RunDueOrder runs due jobs by priority, then RunAt, then ID, and
+// leaves future jobs and unhandled kinds alone.
+func TestQueue_RunDueOrder(t *testing.T) {
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	var order []string
+	q.Handle("k", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, name string) error {
+		order = append(order, name)
+		return nil
+	}))
+	enqueue(t, q, "k", "low-late", litequeue.At(epoch.Add(-time.Second)))
+	enqueue(t, q, "k", "low-early", litequeue.At(epoch.Add(-time.Minute)))
+	enqueue(t, q, "k", "high", litequeue.Priority(5))
+	enqueue(t, q, "k", "future", litequeue.Delay(time.Hour), litequeue.Priority(9))
+	other := enqueue(t, q, "other", "unhandled")
+	enqueue(t, q, "k", "low-same-time", litequeue.At(epoch.Add(-time.Second)))
+	runDue(t, q)
+	if diff := cmp.Diff([]string{"high", "low-early", "low-late", "low-same-time"}, order); diff != "" {
+		t.Fatalf("run order (-want +got):\n%s", diff)
+	}
+	if got := get(t, q, other.ID).State; got != litequeue.Pending {
+		t.Fatalf("unhandled kind: state %s, want pending", got)
+	}
+	next, ok, err := q.NextDue(context.Background())
+	if err != nil || !ok || !next.Equal(epoch.Add(time.Hour)) {
+		t.Fatalf("NextDue = %v %v %v, want the future job's RunAt", next, ok, err)
 	}
 }
