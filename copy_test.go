@@ -14,13 +14,13 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// TestCopy copies a file's unfinished and dead jobs, with their history
+// TestCopy_Jobs copies a file's unfinished and dead jobs, with their history
 // and keys, into the suite's backend (a file, or with
 // LITEQUEUE_TEST_BACKEND=postgres a server): every copied job as it was
 // but its ID, its history whole, the finished job left behind; the dead
 // job replays there. A second copy, whose unique key is now live in the
 // target, fails and changes nothing.
-func TestCopy(t *testing.T) {
+func TestCopy_Jobs(t *testing.T) {
 	ctx := t.Context()
 	clk := newMock()
 	fromPath := filepath.Join(t.TempDir(), "from.db")

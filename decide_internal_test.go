@@ -10,11 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestDecide runs every way a run can end, on a try that is not the last
-// and on the last, under each kind of policy, through decide, and checks
-// what follows: the job's state, Attempt and RunAt, the history row and
-// the event.
-func TestDecide(t *testing.T) {
+// TestDecide_Endings runs every way a run can end, on a try that is not the
+// last and on the last, under each kind of policy, through decide, and
+// checks what follows: the job's state, Attempt and RunAt, the history row
+// and the event.
+func TestDecide_Endings(t *testing.T) {
 	t.Parallel()
 	var (
 		now     = time.UnixMilli(1_700_000_000_000)

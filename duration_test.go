@@ -7,7 +7,7 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-func TestFormatDuration(t *testing.T) {
+func TestFormatDuration_Syntax(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		d    time.Duration
@@ -34,7 +34,7 @@ func TestFormatDuration(t *testing.T) {
 	}
 }
 
-func TestParseDuration(t *testing.T) {
+func TestParseDuration_Syntax(t *testing.T) {
 	tests := []struct {
 		in   string
 		want time.Duration

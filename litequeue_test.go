@@ -397,9 +397,9 @@ func TestOpen_BadOptions(t *testing.T) {
 	}
 }
 
-// TestOpenReadOnly inspects a file another Queue works on, and refuses to
-// create or adopt one.
-func TestOpenReadOnly(t *testing.T) {
+// TestOpenReadOnly_Inspects inspects a file another Queue works on, and
+// refuses to create or adopt one.
+func TestOpenReadOnly_Inspects(t *testing.T) {
 	fileOnly(t, "OpenReadOnly opens a file")
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
@@ -507,10 +507,10 @@ func TestOpen_LockFileSymlink(t *testing.T) {
 	}
 }
 
-// TestOpenExisting writes to a litequeue file, and refuses, leaving them
-// byte for byte as they were and with nothing beside them, the files that
-// Open would create or adopt.
-func TestOpenExisting(t *testing.T) {
+// TestOpenExisting_ExistingOnly writes to a litequeue file, and refuses,
+// leaving them byte for byte as they were and with nothing beside them, the
+// files that Open would create or adopt.
+func TestOpenExisting_ExistingOnly(t *testing.T) {
 	fileOnly(t, "OpenExisting opens a file")
 	t.Parallel()
 	dir := t.TempDir()

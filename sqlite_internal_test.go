@@ -9,12 +9,13 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// TestQueryPlans checks that the queries run once per claim or per batch
-// read an index in the order they need and stop at their LIMIT, instead of
-// sorting every matching row each time: a job queue's hot path must not
-// slow down as its backlog grows. SQLite, without statistics, picks plans
-// by rules; this catches a change of schema or query that makes it sort.
-func TestQueryPlans(t *testing.T) {
+// TestQueryPlans_HotPath checks that the queries run once per claim or per
+// batch read an index in the order they need and stop at their LIMIT,
+// instead of sorting every matching row each time: a job queue's hot path
+// must not slow down as its backlog grows. SQLite, without statistics, picks
+// plans by rules; this catches a change of schema or query that makes it
+// sort.
+func TestQueryPlans_HotPath(t *testing.T) {
 	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
