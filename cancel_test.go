@@ -27,7 +27,7 @@ func TestQueue_CancelWaitingToRetry(t *testing.T) {
 		runs++
 		return errors.New("boom")
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	job := enqueue(t, q, "flaky", nil)
 	runDue(t, q)
 	clk.Add(500 * time.Millisecond)
@@ -58,7 +58,7 @@ func TestQueue_CancelErrors(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
 	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
 	q.Handle("doomed", doomed)
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := q.Cancel(ctx, 999); !errors.Is(err, litequeue.ErrNotFound) {
 		t.Fatalf("Cancel(999) = %v, want ErrNotFound", err)
 	}
@@ -95,7 +95,7 @@ func TestQueue_CancelRunning(t *testing.T) {
 		causes <- context.Cause(ctx)
 		return nil
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	job := enqueue(t, q1, "slow", nil)
 	done := runDueAsync(q1)
 	<-started
@@ -172,7 +172,7 @@ func TestQueue_CancelRunningInProcess(t *testing.T) {
 			}
 			defer wait()
 			<-started
-			if err := q.Cancel(context.Background(), job.ID); err != nil {
+			if err := q.Cancel(t.Context(), job.ID); err != nil {
 				t.Fatalf("Cancel of a running job: %v", err)
 			}
 			var cause error
@@ -223,7 +223,7 @@ func TestQueue_CancelRunningBeforeRenewal(t *testing.T) {
 	job := enqueue(t, q1, "slow", nil)
 	done := runDueAsync(q1)
 	<-g.started
-	if err := q2.Cancel(context.Background(), job.ID); err != nil {
+	if err := q2.Cancel(t.Context(), job.ID); err != nil {
 		t.Fatalf("Cancel of a running job: %v", err)
 	}
 	close(g.release)

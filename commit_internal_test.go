@@ -21,7 +21,7 @@ func TestWriter_BatchIsolatesFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := q.DB().Exec(`CREATE TABLE t (v TEXT)`); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestWriter_LightBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer q.Close()
-		ctx := context.Background()
+		ctx := t.Context()
 		level := func(light ...bool) int { // the level a batch of such writes ran at
 			var got int
 			var batch []*writeOp

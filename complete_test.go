@@ -131,7 +131,7 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 		t.Fatalf("job after the timeout = %+v, want pending after attempt 1", got)
 	}
 
-	next, _, err := q.NextDue(context.Background())
+	next, _, err := q.NextDue(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestQueue_CompleteTxCancelled(t *testing.T) {
 	job := enqueue(t, q, "order", nil)
 	done := runDueAsync(q)
 	<-g.started
-	if err := other.Cancel(context.Background(), job.ID); err != nil {
+	if err := other.Cancel(t.Context(), job.ID); err != nil {
 		t.Fatalf("Cancel of a running job: %v", err)
 	}
 	close(g.release)
@@ -198,7 +198,7 @@ func TestQueue_CompleteTxThenShutdown(t *testing.T) {
 		close(stopped)
 		return nil
 	})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{ShutdownGrace: 10 * time.Second}) }()
 	job := enqueue(t, q, "order", nil)

@@ -33,7 +33,7 @@ func TestQueue_Replay(t *testing.T) {
 		}
 		return nil
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	job := enqueue(t, q, "flaky", nil)
 	runDue(t, q)
 	clk.Add(time.Second)
@@ -89,7 +89,7 @@ func TestQueue_Replay(t *testing.T) {
 
 func TestQueue_ReplayErrors(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 
 	t.Run("missing", func(t *testing.T) {
 		err := q.Replay(ctx, 999)
@@ -121,7 +121,7 @@ func TestQueue_ReplayErrors(t *testing.T) {
 func TestQueue_ReplayUniqueKey(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
 	q.Handle("doomed", doomed)
-	ctx := context.Background()
+	ctx := t.Context()
 	dead := enqueue(t, q, "doomed", nil, litequeue.UniqueKey("k"))
 	runDue(t, q)
 	live := enqueue(t, q, "doomed", nil, litequeue.UniqueKey("k"), litequeue.Delay(time.Hour))
@@ -162,7 +162,7 @@ func TestQueue_ReplayDeadFilter(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{OnEvent: ev.record})
 	q.Handle("a", doomed)
 	q.Handle("b", doomed)
-	ctx := context.Background()
+	ctx := t.Context()
 	a1 := enqueue(t, q, "a", nil, litequeue.OnQueue("q1"))
 	a2 := enqueue(t, q, "a", nil, litequeue.OnQueue("q2"))
 	b1 := enqueue(t, q, "b", nil, litequeue.OnQueue("q1"))
@@ -215,7 +215,7 @@ func TestQueue_ReplayDeadWhileWorking(t *testing.T) {
 		}
 		return nil
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := q.EnqueueMany(ctx, "bulk", make([]any, jobs)); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestQueue_PurgeDead(t *testing.T) {
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk})
 	q.Handle("doomed", doomed)
-	ctx := context.Background()
+	ctx := t.Context()
 	dead := enqueue(t, q, "doomed", nil)
 	other := enqueue(t, q, "other", nil) // pending: never purged
 	runDue(t, q)

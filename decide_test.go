@@ -140,7 +140,7 @@ func TestQueue_RetryScheduleToDead(t *testing.T) {
 		runs = append(runs, clk.Now())
 		return errors.New("boom")
 	}, litequeue.WithTimeout(0))
-	ctx := context.Background()
+	ctx := t.Context()
 	job := enqueue(t, q, "flaky", map[string]int{"n": 1})
 
 	for {

@@ -1,7 +1,6 @@
 package litequeue_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,7 +19,7 @@ func TestQueue_NextDueSeesLeases(t *testing.T) {
 	enqueue(t, q1, "k", nil)
 	done := runDueAsync(q1)
 	<-g.started
-	next, ok, err := q2.NextDue(context.Background())
+	next, ok, err := q2.NextDue(t.Context())
 	if err != nil || !ok || !next.Equal(epoch.Add(litequeue.DefaultVisibilityTimeout)) {
 		t.Fatalf("NextDue = %v %v %v, want the lease expiry", next, ok, err)
 	}
@@ -28,7 +27,7 @@ func TestQueue_NextDueSeesLeases(t *testing.T) {
 	if r := <-done; r.n != 1 || r.err != nil {
 		t.Fatalf("RunDue = %d, %v; want 1 run", r.n, r.err)
 	}
-	if _, ok, _ := q2.NextDue(context.Background()); ok {
+	if _, ok, _ := q2.NextDue(t.Context()); ok {
 		t.Fatal("NextDue reports work on an empty queue")
 	}
 	var types []string

@@ -20,7 +20,7 @@ import (
 )
 
 func TestQueue_Enqueue(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("stores the job as given", func(t *testing.T) {
 		t.Parallel()
 		q, _ := openQueue(t, litequeue.Options{})
@@ -167,7 +167,7 @@ func TestQueue_EnqueueMany(t *testing.T) {
 	for i := range payloads {
 		payloads[i] = i
 	}
-	jobs, err := q.EnqueueMany(context.Background(), "n", payloads, litequeue.OnQueue("bulk"))
+	jobs, err := q.EnqueueMany(t.Context(), "n", payloads, litequeue.OnQueue("bulk"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestQueue_EnqueueManyBytes(t *testing.T) {
 	fileOnly(t, "SQLite's storage classes")
 	q, _ := openQueue(t, litequeue.Options{})
 	payloads := []any{[]byte{0, 1, 0xff, '"', '\\'}, []byte(nil), []byte{}, json.RawMessage(`{"a":"\u00e9"}`), []byte("é\n")}
-	jobs, err := q.EnqueueMany(context.Background(), "b", payloads)
+	jobs, err := q.EnqueueMany(t.Context(), "b", payloads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,10 +335,10 @@ func TestQueue_UniqueKeyRace(t *testing.T) {
 			for i := range callers {
 				q := qs[i%len(qs)]
 				wg.Go(func() {
-					jobs[i], errs[i] = q.Enqueue(context.Background(), "send", i, litequeue.UniqueKey("invoice-7"))
+					jobs[i], errs[i] = q.Enqueue(t.Context(), "send", i, litequeue.UniqueKey("invoice-7"))
 				})
 				wg.Go(func() {
-					errs[callers+i] = q.Mark(context.Background(), "invoice-7", time.Hour)
+					errs[callers+i] = q.Mark(t.Context(), "invoice-7", time.Hour)
 				})
 			}
 			wg.Wait()
@@ -359,7 +359,7 @@ func TestQueue_UniqueKeyRace(t *testing.T) {
 			if first != 1 {
 				t.Fatalf("%d callers inserted a job, want 1", first)
 			}
-			all, err := q1.List(context.Background(), litequeue.Filter{})
+			all, err := q1.List(t.Context(), litequeue.Filter{})
 			if err != nil || len(all) != 1 {
 				t.Fatalf("List = %d jobs, %v; want 1", len(all), err)
 			}

@@ -95,7 +95,7 @@ func openAt(tb testing.TB, path string, opts litequeue.Options) *litequeue.Queue
 // enqueue adds a job and fails the test on error.
 func enqueue(tb testing.TB, q *litequeue.Queue, kind string, payload any, opts ...litequeue.EnqueueOption) *litequeue.Job {
 	tb.Helper()
-	j, err := q.Enqueue(context.Background(), kind, payload, opts...)
+	j, err := q.Enqueue(tb.Context(), kind, payload, opts...)
 	if err != nil {
 		tb.Fatalf("Enqueue(%q): %v", kind, err)
 	}
@@ -105,7 +105,7 @@ func enqueue(tb testing.TB, q *litequeue.Queue, kind string, payload any, opts .
 // get reads a job and fails the test on error.
 func get(tb testing.TB, q *litequeue.Queue, id int64) *litequeue.Job {
 	tb.Helper()
-	j, err := q.Get(context.Background(), id)
+	j, err := q.Get(tb.Context(), id)
 	if err != nil {
 		tb.Fatalf("Get(%d): %v", id, err)
 	}
@@ -115,7 +115,7 @@ func get(tb testing.TB, q *litequeue.Queue, id int64) *litequeue.Job {
 // history reads a job's history and fails the test on error.
 func history(tb testing.TB, q *litequeue.Queue, id int64) []litequeue.Attempt {
 	tb.Helper()
-	h, err := q.History(context.Background(), id)
+	h, err := q.History(tb.Context(), id)
 	if err != nil {
 		tb.Fatalf("History(%d): %v", id, err)
 	}
@@ -134,7 +134,7 @@ func outcomes(h []litequeue.Attempt) []litequeue.Outcome {
 // runDue calls RunDue and fails the test on error.
 func runDue(tb testing.TB, q *litequeue.Queue) int {
 	tb.Helper()
-	n, err := q.RunDue(context.Background())
+	n, err := q.RunDue(tb.Context())
 	if err != nil {
 		tb.Fatalf("RunDue: %v", err)
 	}
@@ -215,7 +215,7 @@ func runDueAsync(q *litequeue.Queue) <-chan runResult {
 // exists reports whether the job is still stored.
 func exists(tb testing.TB, q *litequeue.Queue, id int64) bool {
 	tb.Helper()
-	_, err := q.Get(context.Background(), id)
+	_, err := q.Get(tb.Context(), id)
 	if errors.Is(err, litequeue.ErrNotFound) {
 		return false
 	}
@@ -228,7 +228,7 @@ func exists(tb testing.TB, q *litequeue.Queue, id int64) bool {
 // seen calls Seen and fails the test on error.
 func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
 	tb.Helper()
-	ok, err := q.Seen(context.Background(), key)
+	ok, err := q.Seen(tb.Context(), key)
 	if err != nil {
 		tb.Fatalf("Seen(%q): %v", key, err)
 	}
@@ -238,7 +238,7 @@ func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
 // mark calls Mark and fails the test on error.
 func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
 	tb.Helper()
-	if err := q.Mark(context.Background(), key, ttl); err != nil {
+	if err := q.Mark(tb.Context(), key, ttl); err != nil {
 		tb.Fatalf("Mark(%q, %v): %v", key, ttl, err)
 	}
 }
@@ -283,7 +283,7 @@ func openReadOnly(tb testing.TB, path string) *litequeue.Queue {
 // health returns q's Health, failing the test on error.
 func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
 	tb.Helper()
-	h, err := q.Health(context.Background())
+	h, err := q.Health(tb.Context())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -373,7 +373,7 @@ var errDown = errors.New("dependency down")
 // breakers returns the breakers of q's Stats that are not closed.
 func breakers(tb testing.TB, q *litequeue.Queue) map[string]litequeue.BreakerStats {
 	tb.Helper()
-	s, err := q.Stats(context.Background())
+	s, err := q.Stats(tb.Context())
 	if err != nil {
 		tb.Fatalf("Stats: %v", err)
 	}
@@ -483,7 +483,7 @@ func ids(jobs []*litequeue.Job) []int64 {
 
 func list(tb testing.TB, q *litequeue.Queue, f litequeue.Filter) []int64 {
 	tb.Helper()
-	jobs, err := q.List(context.Background(), f)
+	jobs, err := q.List(tb.Context(), f)
 	if err != nil {
 		tb.Fatalf("List(%+v): %v", f, err)
 	}
@@ -535,7 +535,7 @@ func oldFile(t *testing.T, version int) string {
 // slot while it is pending.
 func periodicJobs(tb testing.TB, q *litequeue.Queue, kind string) map[time.Time]*litequeue.Job {
 	tb.Helper()
-	jobs, err := q.List(context.Background(), litequeue.Filter{Kind: kind})
+	jobs, err := q.List(tb.Context(), litequeue.Filter{Kind: kind})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -645,7 +645,7 @@ func (*tempError) Error() string { return "service unavailable" }
 // it and returns Work's error.
 func startWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) (stop func() error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- q.Work(ctx, opts) }()
 	return func() error {
@@ -751,7 +751,7 @@ func jumpQueue(t *testing.T, clk interface{ Now() time.Time }, opts litequeue.Op
 // nextDue calls NextDue and fails the test on error.
 func nextDue(t *testing.T, q *litequeue.Queue) (time.Time, bool) {
 	t.Helper()
-	next, ok, err := q.NextDue(context.Background())
+	next, ok, err := q.NextDue(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

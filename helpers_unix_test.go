@@ -221,7 +221,7 @@ func completeJobs(t *testing.T, q *litequeue.Queue, n int) {
 		for j := range batch {
 			batch[j] = map[string]any{"n": i + j, "pad": pad}
 		}
-		if _, err := q.EnqueueMany(context.Background(), "k", batch); err != nil {
+		if _, err := q.EnqueueMany(t.Context(), "k", batch); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,7 +1,6 @@
 package litequeue_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -20,7 +19,7 @@ func TestClock_HistoryAfterBackJump(t *testing.T) {
 	j := enqueue(t, q, "doomed", nil)
 	runDue(t, q)
 	clk.Set(epoch.Add(-time.Hour))
-	if err := q.Replay(context.Background(), j.ID); err != nil {
+	if err := q.Replay(t.Context(), j.ID); err != nil {
 		t.Fatal(err)
 	}
 	runDue(t, q)

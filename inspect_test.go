@@ -174,7 +174,7 @@ func BenchmarkList_NewestDead(b *testing.B) {
 func TestQueue_FilterErrors(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
 	enqueue(t, q, "k", nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, tt := range []struct {
 		f    litequeue.Filter
 		want string

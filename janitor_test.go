@@ -18,7 +18,7 @@ func TestQueue_Retention(t *testing.T) {
 	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
 	q.Handle("doomed", doomed)
 	q.Handle("spam", func(ctx context.Context, job *litequeue.Job) error { return litequeue.ErrDiscard })
-	ctx := context.Background()
+	ctx := t.Context()
 	completed := enqueue(t, q, "ok", nil)
 	dead := enqueue(t, q, "doomed", nil)
 	discarded := enqueue(t, q, "spam", nil)
@@ -83,7 +83,7 @@ func TestQueue_RetentionBatches(t *testing.T) {
 		}
 		return nil
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	const jobs = 700 // 3 rows each: 2,100 rows
 	if _, err := q.EnqueueMany(ctx, "twice", make([]any, jobs)); err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestQueue_WorkRetention(t *testing.T) {
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
 	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	worked := make(chan error, 1)
 	go func() { worked <- q.Work(ctx, litequeue.WorkerOptions{}) }()
 	job := enqueue(t, q, "ok", nil)

@@ -3,7 +3,6 @@
 package litequeue_test
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"testing"
@@ -55,7 +54,7 @@ func TestQueue_GrowthAndRetention(t *testing.T) {
 			break
 		}
 	}
-	if jobs, err := q.List(context.Background(), litequeue.Filter{}); err != nil || len(jobs) != 0 {
+	if jobs, err := q.List(t.Context(), litequeue.Filter{}); err != nil || len(jobs) != 0 {
 		t.Fatalf("%d jobs left after retention (%v), want 0", len(jobs), err)
 	}
 	t.Logf("after %d retention passes: %v", sweeps, after)

@@ -1,7 +1,6 @@
 package litequeue_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +65,7 @@ func TestQueue_MarkBetweenMilliseconds(t *testing.T) {
 
 func TestQueue_MarkErrors(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, tc := range []struct {
 		key  string
 		ttl  time.Duration
@@ -97,7 +96,7 @@ func TestQueue_MarkErrors(t *testing.T) {
 // exists if and only if the caller commits.
 func TestQueue_MarkTx(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, commit := range []bool{false, true} {
 		tx, err := q.DB().BeginTxx(ctx, nil)
 		if err != nil {

@@ -254,7 +254,7 @@ func TestQueue_DiskFull(t *testing.T) {
 		ran = append(ran, p.Seq)
 		return nil
 	}))
-	ctx := context.Background()
+	ctx := t.Context()
 	acked := map[int]bool{}
 	var fullErr error
 	failures, seq := 0, 0
@@ -331,7 +331,7 @@ type payload struct {
 // jobs, each once.
 func checkJobs(t *testing.T, q *litequeue.Queue, acked map[int]bool) {
 	t.Helper()
-	jobs, err := q.List(context.Background(), litequeue.Filter{})
+	jobs, err := q.List(t.Context(), litequeue.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

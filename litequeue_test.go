@@ -98,7 +98,7 @@ func closeAsync(q *litequeue.Queue, err *error) <-chan struct{} {
 func waitClosing(tb testing.TB, q *litequeue.Queue) {
 	tb.Helper()
 	waitFor(tb, "Close to begin", func() bool {
-		_, _, err := q.NextDue(context.Background())
+		_, _, err := q.NextDue(tb.Context())
 		return errors.Is(err, litequeue.ErrClosed)
 	})
 }
@@ -227,7 +227,7 @@ func TestQueue_CloseFromHandler(t *testing.T) {
 				}
 			} else {
 				done := make(chan error, 1)
-				go func() { done <- q.Work(context.Background(), litequeue.WorkerOptions{}) }()
+				go func() { done <- q.Work(t.Context(), litequeue.WorkerOptions{}) }()
 				stepUntilClosed(t, clk, "Close to return", closed, time.Second)
 				if err := <-done; err != nil {
 					t.Errorf("Work = %v, want nil", err)
@@ -357,7 +357,7 @@ func TestQueue_Close(t *testing.T) {
 	if err := q.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := q.Enqueue(ctx, "k", nil); !errors.Is(err, litequeue.ErrClosed) {
 		t.Errorf("Enqueue after Close: %v, want ErrClosed", err)
 	}
@@ -437,7 +437,7 @@ func TestOpenReadOnly_Inspects(t *testing.T) {
 	if got := get(t, ro, j.ID); string(got.Payload) != `"hello"` {
 		t.Fatalf("read-only Get = %+v", got)
 	}
-	if _, err := ro.Enqueue(context.Background(), "k", nil); !errors.Is(err, litequeue.ErrReadOnly) {
+	if _, err := ro.Enqueue(t.Context(), "k", nil); !errors.Is(err, litequeue.ErrReadOnly) {
 		t.Fatalf("Enqueue on a read-only queue: %v, want ErrReadOnly", err)
 	}
 	if tx, err := ro.DB().BeginTxx(t.Context(), &sql.TxOptions{ReadOnly: true}); err != nil {
@@ -449,14 +449,14 @@ func TestOpenReadOnly_Inspects(t *testing.T) {
 		tx.Rollback()
 	}
 	ro.Handle("k", func(context.Context, *litequeue.Job) error { return nil })
-	if err := ro.Work(context.Background(), litequeue.WorkerOptions{}); !errors.Is(err, litequeue.ErrReadOnly) {
+	if err := ro.Work(t.Context(), litequeue.WorkerOptions{}); !errors.Is(err, litequeue.ErrReadOnly) {
 		t.Fatalf("Work on a read-only queue: %v, want ErrReadOnly at once", err)
 	}
-	if _, err := ro.RunDue(context.Background()); !errors.Is(err, litequeue.ErrReadOnly) {
+	if _, err := ro.RunDue(t.Context()); !errors.Is(err, litequeue.ErrReadOnly) {
 		t.Fatalf("RunDue on a read-only queue: %v, want ErrReadOnly", err)
 	}
 	enqueue(t, q, "k", "more") // the writer goes on meanwhile
-	if jobs, err := ro.List(context.Background(), litequeue.Filter{}); err != nil || len(jobs) != 2 {
+	if jobs, err := ro.List(t.Context(), litequeue.Filter{}); err != nil || len(jobs) != 2 {
 		t.Fatalf("read-only List: %d jobs, %v; want 2", len(jobs), err)
 	}
 }

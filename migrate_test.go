@@ -1,7 +1,6 @@
 package litequeue_test
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -352,7 +351,7 @@ func TestOpen_MigratesVersion1(t *testing.T) {
 	if got := get(t, q, waiting.ID); got.State != litequeue.Pending {
 		t.Fatalf("the waiting job after the migration: %s", got.State)
 	}
-	if deadJobs, err := q.List(context.Background(), litequeue.Filter{State: litequeue.Dead}); err != nil || len(deadJobs) != 1 {
+	if deadJobs, err := q.List(t.Context(), litequeue.Filter{State: litequeue.Dead}); err != nil || len(deadJobs) != 1 {
 		t.Fatalf("List dead after the migration: %d jobs, %v", len(deadJobs), err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 func register(tb testing.TB, q *litequeue.Queue, name, spec, kind string, opts ...litequeue.PeriodicOption) {
 	tb.Helper()
-	if err := q.Periodic(context.Background(), name, spec, kind, nil, opts...); err != nil {
+	if err := q.Periodic(tb.Context(), name, spec, kind, nil, opts...); err != nil {
 		tb.Fatalf("Periodic(%q, %q): %v", name, spec, err)
 	}
 }

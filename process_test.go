@@ -3,7 +3,6 @@
 package litequeue_test
 
 import (
-	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -38,7 +37,7 @@ func TestProcess_KillEnqueuer(t *testing.T) {
 		q := openAt(t, path, litequeue.Options{})
 		for _, s := range acked {
 			id, _ := strconv.ParseInt(s, 10, 64)
-			if _, err := q.Get(context.Background(), id); err != nil {
+			if _, err := q.Get(t.Context(), id); err != nil {
 				t.Fatalf("round %d: acknowledged job %d is gone after the kill: %v", round, id, err)
 			}
 		}
@@ -61,7 +60,7 @@ func TestProcess_KillWorkers(t *testing.T) {
 	for i := range payloads {
 		payloads[i] = 50 + rand.IntN(150) // ms of work
 	}
-	if _, err := q.EnqueueMany(context.Background(), "slow", payloads); err != nil {
+	if _, err := q.EnqueueMany(t.Context(), "slow", payloads); err != nil {
 		t.Fatal(err)
 	}
 	const concurrency = 4
@@ -89,7 +88,7 @@ func TestProcess_KillWorkers(t *testing.T) {
 	}
 	last, _, _ := startProc(t, "work", path, "last", startsLog)
 	waitFor(t, "every job to complete", func() bool {
-		done, err := q.List(context.Background(), litequeue.Filter{State: litequeue.Completed})
+		done, err := q.List(t.Context(), litequeue.Filter{State: litequeue.Completed})
 		return err == nil && len(done) == jobs
 	})
 	last.Process.Signal(syscall.SIGTERM)
@@ -231,7 +230,7 @@ func TestProcess_KillMixed(t *testing.T) {
 		}
 	}
 	q := openAt(t, path, litequeue.Options{})
-	jobs, err := q.List(context.Background(), litequeue.Filter{})
+	jobs, err := q.List(t.Context(), litequeue.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

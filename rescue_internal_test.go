@@ -1,7 +1,6 @@
 package litequeue
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ func TestRescue_ManySightings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := q.EnqueueMany(ctx, "k", make([]any, n)); err != nil {
 		t.Fatal(err)
 	}

@@ -196,7 +196,7 @@ func TestQueue_RunDueOrder(t *testing.T) {
 	if got := get(t, q, other.ID).State; got != litequeue.Pending {
 		t.Fatalf("unhandled kind: state %s, want pending", got)
 	}
-	next, ok, err := q.NextDue(context.Background())
+	next, ok, err := q.NextDue(t.Context())
 	if err != nil || !ok || !next.Equal(epoch.Add(time.Hour)) {
 		t.Fatalf("NextDue = %v %v %v, want the future job's RunAt", next, ok, err)
 	}

@@ -1,7 +1,6 @@
 package litequeue
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,7 +114,7 @@ func planOf(t *testing.T, q *Queue, query string, args ...any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := q.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
+	rows, err := q.db.QueryxContext(t.Context(), `EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}

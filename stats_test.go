@@ -31,7 +31,7 @@ func TestQueue_Stats(t *testing.T) {
 		return nil
 	})
 	q.Handle("fetch", func(ctx context.Context, job *litequeue.Job) error { panic("nil map") })
-	ctx := context.Background()
+	ctx := t.Context()
 	emails, reports := litequeue.OnQueue("emails"), litequeue.OnQueue("reports")
 
 	// An hour before: a death that is out of the last hour by then.
@@ -105,7 +105,7 @@ func TestQueue_Stats(t *testing.T) {
 // and maps and slices that are empty, not nil.
 func TestQueue_StatsEmpty(t *testing.T) {
 	q, _ := openQueue(t, litequeue.Options{})
-	got, err := q.Stats(context.Background())
+	got, err := q.Stats(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

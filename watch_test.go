@@ -155,7 +155,7 @@ func TestWork_WatcherClosed(t *testing.T) {
 		return nil
 	})
 	done := make(chan error, 1)
-	go func() { done <- q.Work(context.Background(), litequeue.WorkerOptions{}) }()
+	go func() { done <- q.Work(t.Context(), litequeue.WorkerOptions{}) }()
 	enqueue(t, q, "k", nil)
 	awaitStart(t, started) // Work has begun: its watch too
 	want := 1

@@ -100,7 +100,7 @@ func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error)
 		close(stopped)
 		return returns(ctx)
 	})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{ShutdownGrace: 10 * time.Second}) }()
 	job := enqueue(t, q, "k", nil)
@@ -135,7 +135,7 @@ func TestWork_NoLeakAfterClose(t *testing.T) {
 		return nil
 	})
 	done := make(chan error, 1)
-	go func() { done <- q.Work(context.Background(), litequeue.WorkerOptions{Concurrency: 3}) }()
+	go func() { done <- q.Work(t.Context(), litequeue.WorkerOptions{Concurrency: 3}) }()
 	for range 10 {
 		enqueue(t, q, "k", nil)
 	}
@@ -177,7 +177,7 @@ func TestWork_TwoQueuesOneFile(t *testing.T) {
 	}
 	wg.Wait()
 	waitFor(t, "every job to complete", func() bool {
-		jobs, err := q1.List(context.Background(), litequeue.Filter{State: litequeue.Completed})
+		jobs, err := q1.List(t.Context(), litequeue.Filter{State: litequeue.Completed})
 		return err == nil && len(jobs) == n
 	})
 	stop1()
@@ -209,10 +209,10 @@ func TestWork_StopsQuietly(t *testing.T) {
 		return nil
 	})
 	for round := range 40 {
-		if _, err := q.EnqueueMany(context.Background(), "k", make([]any, 100)); err != nil {
+		if _, err := q.EnqueueMany(t.Context(), "k", make([]any, 100)); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		stop.Store(&cancel)
 		runs.Store(0)
 		target.Store(int32(1 + round%25))
@@ -266,7 +266,7 @@ func TestWork_BadOptions(t *testing.T) {
 		{litequeue.WorkerOptions{Concurrency: -1}, "litequeue: work: Concurrency -1 is negative"},
 		{litequeue.WorkerOptions{ShutdownGrace: -time.Second}, "litequeue: work: ShutdownGrace -1s is negative"},
 	} {
-		if err := q.Work(context.Background(), tt.opts); err == nil || err.Error() != tt.want {
+		if err := q.Work(t.Context(), tt.opts); err == nil || err.Error() != tt.want {
 			t.Errorf("Work(%+v) = %v, want %q", tt.opts, err, tt.want)
 		}
 	}
@@ -351,7 +351,7 @@ func newSlowJobs(tb testing.TB) *slowJobs {
 // listState lists the jobs in one state.
 func listState(tb testing.TB, q *litequeue.Queue, state litequeue.State) []*litequeue.Job {
 	tb.Helper()
-	jobs, err := q.List(context.Background(), litequeue.Filter{State: state})
+	jobs, err := q.List(tb.Context(), litequeue.Filter{State: state})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestWork_LeasesAheadForShortHandlers(t *testing.T) {
 			break
 		}
 	}
-	if err := q.Cancel(context.Background(), waiting.ID); err != nil {
+	if err := q.Cancel(t.Context(), waiting.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -413,7 +413,7 @@ func TestWork_LeasesAheadForShortHandlers(t *testing.T) {
 			}
 			return true
 		})
-		if n, err := other.RunDue(context.Background()); err != nil || n != 0 {
+		if n, err := other.RunDue(t.Context()); err != nil || n != 0 {
 			t.Fatalf("another Queue's RunDue: %d runs, %v", n, err)
 		}
 	}
