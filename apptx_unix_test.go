@@ -20,6 +20,7 @@ import (
 // them (no SQLITE_BUSY), every app transaction commits (its counter
 // increments none lost), and every job's side effect exists once.
 func TestProcess_AppTransactions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "q.db")
 	q := openAt(t, path, litequeue.Options{})

@@ -15,6 +15,7 @@ import (
 // cancelled at once, keeps its history (no row for the cancel) and never
 // runs again.
 func TestQueue_CancelWaitingToRetry(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{
@@ -55,6 +56,7 @@ func TestQueue_CancelWaitingToRetry(t *testing.T) {
 }
 
 func TestQueue_CancelErrors(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
 	q.Handle("doomed", doomed)
@@ -82,6 +84,7 @@ func TestQueue_CancelErrors(t *testing.T) {
 // at its next lease renewal and the run is recorded as cancelled, though
 // the handler returns nil.
 func TestQueue_CancelRunning(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	const visibility = 3 * time.Second
 	var ev events
@@ -140,6 +143,7 @@ func TestQueue_CancelRunning(t *testing.T) {
 // cancelled at once, the mock clock standing still, and the run is
 // recorded as cancelled.
 func TestQueue_CancelRunningInProcess(t *testing.T) {
+	t.Parallel()
 	for _, runner := range []string{"RunDue", "Work"} {
 		t.Run(runner, func(t *testing.T) {
 			clk := newMock()
@@ -215,6 +219,7 @@ func TestQueue_CancelRunningInProcess(t *testing.T) {
 // then returns nil before any lease renewal saw the request: the run is
 // still recorded as cancelled, as Cancel promised, not completed.
 func TestQueue_CancelRunningBeforeRenewal(t *testing.T) {
+	t.Parallel()
 	var ev events
 	q1, path := openQueue(t, litequeue.Options{OnEvent: ev.record})
 	q2 := openAt(t, path, litequeue.Options{})

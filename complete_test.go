@@ -17,6 +17,7 @@ import (
 // at once; the run is recorded once, as completed, whatever the handler
 // returns after the commit.
 func TestQueue_CompleteTx(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		after   error // what the handler returns after the commit
@@ -66,6 +67,7 @@ func TestQueue_CompleteTx(t *testing.T) {
 // TestQueue_CompleteTxRolledBack checks that nothing trusts a CompleteTx
 // whose transaction was rolled back: the run ends as the handler says.
 func TestQueue_CompleteTxRolledBack(t *testing.T) {
+	t.Parallel()
 	q, _ := openOrders(t, litequeue.Options{Retry: litequeue.Policy{MaxTries: 2}})
 	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
 		tx, err := q.DB().BeginTxx(ctx, nil)
@@ -89,6 +91,7 @@ func TestQueue_CompleteTxRolledBack(t *testing.T) {
 // recorded timed_out, and the stale handler's CompleteTx returns
 // ErrLeaseLost, so the app's write is rolled back. The retry completes.
 func TestQueue_CompleteTxStale(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openOrders(t, litequeue.Options{
 		Clock: clk,
@@ -156,6 +159,7 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 // rolls back and the run is recorded as cancelled. The request comes from
 // another Queue, so no renewal has shown it to the handler yet.
 func TestQueue_CompleteTxCancelled(t *testing.T) {
+	t.Parallel()
 	q, path := openOrders(t, litequeue.Options{})
 	other := openAt(t, path, litequeue.Options{})
 	g := newGate()
@@ -189,6 +193,7 @@ func TestQueue_CompleteTxCancelled(t *testing.T) {
 // Work's shutdown grace: the handler's return after the cancel would
 // release the job, but its completion stands.
 func TestQueue_CompleteTxThenShutdown(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openOrders(t, litequeue.Options{Clock: clk})
 	committed, stopped := make(chan error, 1), make(chan struct{})

@@ -21,6 +21,7 @@ import (
 // job replays there. A second copy, whose unique key is now live in the
 // target, fails and changes nothing.
 func TestCopy_Jobs(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	clk := newMock()
 	fromPath := filepath.Join(t.TempDir(), "from.db")

@@ -18,6 +18,7 @@ import (
 // completes, and its history keeps the failed runs, the replay and the
 // completion, in that order.
 func TestQueue_Replay(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{
@@ -88,6 +89,7 @@ func TestQueue_Replay(t *testing.T) {
 }
 
 func TestQueue_ReplayErrors(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	ctx := t.Context()
 
@@ -119,6 +121,7 @@ func TestQueue_ReplayErrors(t *testing.T) {
 // job with one UniqueKey: Replay refuses, naming the key and the live job,
 // and ReplayDead skips.
 func TestQueue_ReplayUniqueKey(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	q.Handle("doomed", doomed)
 	ctx := t.Context()
@@ -158,6 +161,7 @@ func TestQueue_ReplayUniqueKey(t *testing.T) {
 // TestQueue_ReplayDeadFilter replays by queue, kind and limit, and skips the
 // second of two dead jobs with one key.
 func TestQueue_ReplayDeadFilter(t *testing.T) {
+	t.Parallel()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{OnEvent: ev.record})
 	q.Handle("a", doomed)
@@ -200,6 +204,7 @@ func TestQueue_ReplayDeadFilter(t *testing.T) {
 // a Work loop on the same Queue runs them: every one completes once, with
 // its failed run, its replay and its completion in its history.
 func TestQueue_ReplayDeadWhileWorking(t *testing.T) {
+	t.Parallel()
 	jobs := 5000
 	if race {
 		jobs = 700 // still two ReplayDead batches, with Work busy throughout
@@ -264,6 +269,7 @@ func TestQueue_ReplayDeadWhileWorking(t *testing.T) {
 // TestQueue_PurgeDead deletes dead jobs from the moment they have been dead
 // for the given age, and not a millisecond before, with their history.
 func TestQueue_PurgeDead(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk})
 	q.Handle("doomed", doomed)

@@ -19,6 +19,7 @@ func (e *customError) Error() string { return e.msg }
 // TestQueue_Outcomes runs one job per kind of handler ending through one
 // RunDue and checks the job and the history row each leaves.
 func TestQueue_Outcomes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		ret       error
@@ -101,6 +102,7 @@ func errText(err error, o litequeue.Outcome) string {
 // TestQueue_SnoozeKeepsAttempt checks that the run after a snooze carries
 // the same Attempt number and that snoozes never make a job dead.
 func TestQueue_SnoozeKeepsAttempt(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: litequeue.Policy{MaxTries: 1}})
 	var attempts []int
@@ -128,6 +130,7 @@ func TestQueue_SnoozeKeepsAttempt(t *testing.T) {
 // whole schedule with NextDue and RunDue, checking each run time, the
 // history and the events.
 func TestQueue_RetryScheduleToDead(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{

@@ -11,6 +11,7 @@ import (
 // TestQueue_NextDueSeesLeases shows NextDue reporting a running job's lease
 // expiry, so that a test can step to the rescue.
 func TestQueue_NextDueSeesLeases(t *testing.T) {
+	t.Parallel()
 	clk1, clk2 := newMock(), newMock()
 	q1, path := openQueue(t, litequeue.Options{Clock: clk1})
 	q2 := openAt(t, path, litequeue.Options{Clock: clk2}) // handles nothing

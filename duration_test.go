@@ -35,6 +35,7 @@ func TestFormatDuration_Syntax(t *testing.T) {
 }
 
 func TestParseDuration_Syntax(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want time.Duration

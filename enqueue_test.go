@@ -20,6 +20,7 @@ import (
 )
 
 func TestQueue_Enqueue(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	t.Run("stores the job as given", func(t *testing.T) {
 		t.Parallel()
@@ -162,6 +163,7 @@ func TestQueue_Enqueue(t *testing.T) {
 }
 
 func TestQueue_EnqueueMany(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	payloads := make([]any, 100)
 	for i := range payloads {
@@ -198,6 +200,7 @@ func TestQueue_EnqueueMany(t *testing.T) {
 // and the same payloads enqueued one by one.
 func TestQueue_EnqueueManyBytes(t *testing.T) {
 	fileOnly(t, "SQLite's storage classes")
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	payloads := []any{[]byte{0, 1, 0xff, '"', '\\'}, []byte(nil), []byte{}, json.RawMessage(`{"a":"\u00e9"}`), []byte("é\n")}
 	jobs, err := q.EnqueueMany(t.Context(), "b", payloads)
@@ -234,6 +237,7 @@ func TestQueue_EnqueueManyBytes(t *testing.T) {
 
 // TestQueue_MaxTriesOverride makes one job's MaxTries win over the policy.
 func TestQueue_MaxTriesOverride(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return context.Canceled })
@@ -319,6 +323,7 @@ func TestQueue_IDAfterPurgeIsNotTheOldJob(t *testing.T) {
 // key, from goroutines on one Queue and on two Queues on one file: exactly
 // one job is inserted, every caller gets it, and no Mark fails.
 func TestQueue_UniqueKeyRace(t *testing.T) {
+	t.Parallel()
 	for _, queues := range []int{1, 2} {
 		t.Run(map[int]string{1: "one queue", 2: "two queues"}[queues], func(t *testing.T) {
 			clk := newMock()
@@ -378,6 +383,7 @@ func TestQueue_UniqueKeyRace(t *testing.T) {
 // TestQueue_UniqueKeyFreed checks that a key names one live job only: once
 // its job finished, the same key enqueues a new job.
 func TestQueue_UniqueKeyFreed(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error { return nil })
 	first := enqueue(t, q, "send", nil, litequeue.UniqueKey("k"))

@@ -11,6 +11,7 @@ import (
 // TestQueue_OnEventPanics shows that a panicking OnEvent is recovered: the
 // enqueue and the run still succeed.
 func TestQueue_OnEventPanics(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{OnEvent: func(litequeue.Event) { panic("observer bug") }})
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
 	j := enqueue(t, q, "k", nil)
@@ -25,6 +26,7 @@ func TestQueue_OnEventPanics(t *testing.T) {
 // TestQueue_EventsCarryTheJob checks an event's fields: the job after the
 // change, the error and the delay of a retry, the commit time.
 func TestQueue_EventsCarryTheJob(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy, OnEvent: ev.record})

@@ -15,6 +15,7 @@ import (
 
 // TestQueue_HandlePanics checks the set-up mistakes Handle refuses.
 func TestQueue_HandlePanics(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{Policies: map[string]litequeue.Policy{"slow": {MaxTries: 3}}})
 	ok := func(ctx context.Context, job *litequeue.Job) error { return nil }
 	q.Handle("taken", ok, litequeue.UsePolicy("slow"))
@@ -43,6 +44,7 @@ func TestQueue_HandlePanics(t *testing.T) {
 
 // TestQueue_NamedPolicy uses a named policy's MaxTries and delays.
 func TestQueue_NamedPolicy(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{
 		Retry:    litequeue.Policy{MaxTries: 5},
 		Policies: map[string]litequeue.Policy{"once": {MaxTries: 1}},
@@ -120,6 +122,7 @@ func TestQueue_WithTimeoutDeadlineRealClock(t *testing.T) {
 // TestQueue_Panic records a panicking handler as panicked, with the stack,
 // and retries it.
 func TestQueue_Panic(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{Retry: fixedPolicy})
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
 		var none []int
@@ -145,6 +148,7 @@ func TestQueue_Panic(t *testing.T) {
 // TestQueue_PanicWithError panics with a wrapped error: the ErrorClass is
 // that of the innermost error, as for one returned.
 func TestQueue_PanicWithError(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{Retry: fixedPolicy})
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
 		panic(fmt.Errorf("fetch: %w", &fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}))
@@ -160,6 +164,7 @@ func TestQueue_PanicWithError(t *testing.T) {
 // timeout on the mock clock: the run is timed_out at once, RunDue returns,
 // and the handler's late success changes nothing.
 func TestQueue_Timeout(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
 	g := newGate()
@@ -204,6 +209,7 @@ func TestQueue_Timeout(t *testing.T) {
 // TestQueue_JSONBadPayload sends a payload that does not decode to dead at
 // once, with the decode error in the history.
 func TestQueue_JSONBadPayload(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	called := false
 	q.Handle("email", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, args struct{ To string }) error {

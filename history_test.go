@@ -14,6 +14,7 @@ import (
 // after it in the order they happened, although the later rows carry
 // earlier times.
 func TestClock_HistoryAfterBackJump(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := jumpQueue(t, clk, litequeue.Options{Clock: clk})
 	j := enqueue(t, q, "doomed", nil)

@@ -172,6 +172,7 @@ func BenchmarkList_NewestDead(b *testing.B) {
 // no job can match (a state that does not exist, as a typo makes one) and
 // a negative limit, rather than quietly returning nothing or everything.
 func TestQueue_FilterErrors(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	enqueue(t, q, "k", nil)
 	ctx := t.Context()

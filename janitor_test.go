@@ -13,6 +13,7 @@ import (
 // (DeadTTL 14 days, KeepFinished 24h) and a key's TTL: RunDue purges each
 // thing, with its history, at its TTL's end and not a millisecond before.
 func TestQueue_Retention(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk})
 	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
@@ -75,6 +76,7 @@ func TestQueue_Retention(t *testing.T) {
 // TestQueue_RetentionBatches purges more finished jobs, and history rows,
 // than one retention transaction takes.
 func TestQueue_RetentionBatches(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Synchronous: "normal", KeepFinished: time.Hour})
 	q.Handle("twice", func(ctx context.Context, job *litequeue.Job) error {
@@ -106,6 +108,7 @@ func TestQueue_RetentionBatches(t *testing.T) {
 // TestQueue_WorkRetention checks that Work's loop runs the janitor as the
 // injected clock moves on.
 func TestQueue_WorkRetention(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})

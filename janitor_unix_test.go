@@ -26,6 +26,7 @@ import (
 // cut back to 4 MiB when it starts again.
 func TestQueue_GrowthAndRetention(t *testing.T) {
 	fileOnly(t, "the file's pages")
+	t.Parallel()
 	if race {
 		t.Skip("10,000 job runs take a minute under the race detector; nothing here is concurrent")
 	}

@@ -23,6 +23,7 @@ import (
 // VisibilityTimeout later) cancels it. Fencing keeps the effects exactly
 // once: the first holder's CompleteTx and completion are refused.
 func TestClock_ForwardWhileRunning(t *testing.T) {
+	t.Parallel()
 	p := openPausedPair(t)
 	clk2, q1, q2 := p.clk2, p.q1, p.q2
 	release, stale := p.gate.release, p.stale
@@ -62,6 +63,7 @@ func TestClock_ForwardWhileRunning(t *testing.T) {
 // paused worker wakes, its CompleteTx and its completion must still be
 // refused: its job is gone.
 func TestQueue_StaleHolderAfterPurge(t *testing.T) {
+	t.Parallel()
 	p := openPausedPair(t)
 	clk2, q2 := p.clk2, p.q2
 	release, stale := p.gate.release, p.stale
@@ -147,6 +149,7 @@ func openPausedPair(t *testing.T) *pausedPair {
 // the lease, rescues the job and runs it to completion. When q1's handler
 // finally returns, its completion is refused and changes nothing.
 func TestQueue_StaleHolderRefused(t *testing.T) {
+	t.Parallel()
 	clk1, clk2 := newMock(), newMock()
 	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
 	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})

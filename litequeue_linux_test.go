@@ -136,6 +136,7 @@ func checkInspectable(t *testing.T, path string, id int64) {
 }
 
 func TestOpen_Directory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	openFails(t, dir, dir, "is a directory")
 	if _, err := litequeue.OpenReadOnly(dir, litequeue.Options{}); err == nil {
@@ -144,6 +145,7 @@ func TestOpen_Directory(t *testing.T) {
 }
 
 func TestOpen_MissingDirectory(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no", "such")
 	path := filepath.Join(missing, "q.db")
 	_, err := litequeue.Open(path, litequeue.Options{})
@@ -159,6 +161,7 @@ func TestOpen_MissingDirectory(t *testing.T) {
 // and leaves it as it was; OpenReadOnly still inspects it.
 func TestOpen_ReadOnlyFile(t *testing.T) {
 	fileOnly(t, "file modes")
+	t.Parallel()
 	path, id := queueFile(t, t.TempDir())
 	makeReadOnly(t, path)
 	before := readFile(t, path)
@@ -177,6 +180,7 @@ func TestOpen_ReadOnlyFile(t *testing.T) {
 // would show an old state.
 func TestOpen_ReadOnlyDirectory(t *testing.T) {
 	fileOnly(t, "file modes")
+	t.Parallel()
 	dir := t.TempDir()
 	_, id := queueFile(t, dir)
 	view := readOnlyDir(t, dir)
@@ -235,6 +239,7 @@ func smallFS(t *testing.T, size string) string {
 // file passes integrity_check, takes new jobs, runs them all and opens
 // again.
 func TestQueue_DiskFull(t *testing.T) {
+	t.Parallel()
 	dir := smallFS(t, "4m")
 	// Ballast, deleted later to give the space back: the file system has
 	// about 1 MiB free.

@@ -241,6 +241,7 @@ func TestQueue_CloseFromHandler(t *testing.T) {
 }
 
 func TestOpen_Refuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		make func(t *testing.T, path string)
@@ -295,6 +296,7 @@ func TestOpen_Refuses(t *testing.T) {
 // data and user_version alone.
 func TestOpen_AdoptsAppFile(t *testing.T) {
 	fileOnly(t, "the app's own file")
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.db")
 	sqliteFile(t, path, `PRAGMA user_version = 7`, `CREATE TABLE notes (body TEXT)`, `INSERT INTO notes VALUES ('hello')`)
 	q := openAt(t, path, litequeue.Options{})
@@ -312,6 +314,7 @@ func TestOpen_AdoptsAppFile(t *testing.T) {
 // TestOpen_PathIsNotADSN shows that a path cannot carry driver parameters.
 func TestOpen_PathIsNotADSN(t *testing.T) {
 	fileOnly(t, "a file path")
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"q.db?_pragma=journal_mode(OFF)", "file:q.db?_pragma=journal_mode(DELETE)"} {
 		if runtime.GOOS == "windows" {
@@ -333,6 +336,7 @@ func TestOpen_PathIsNotADSN(t *testing.T) {
 // (and the write lock beside them) are created readable by their owner only.
 func TestOpen_FileModes(t *testing.T) {
 	fileOnly(t, "file modes")
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("no Unix modes")
 	}
@@ -350,6 +354,7 @@ func TestOpen_FileModes(t *testing.T) {
 }
 
 func TestQueue_Close(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	if err := q.Close(); err != nil {
 		t.Fatal(err)
@@ -376,6 +381,7 @@ func TestQueue_Close(t *testing.T) {
 }
 
 func TestOpen_BadOptions(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	for _, tt := range []struct {
 		opts litequeue.Options
@@ -401,6 +407,7 @@ func TestOpen_BadOptions(t *testing.T) {
 // refuses to create or adopt one.
 func TestOpenReadOnly_Inspects(t *testing.T) {
 	fileOnly(t, "OpenReadOnly opens a file")
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
 	if _, err := litequeue.OpenReadOnly(missing, litequeue.Options{}); !errors.Is(err, os.ErrNotExist) {

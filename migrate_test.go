@@ -318,6 +318,7 @@ func indexesOf(t *testing.T, q *litequeue.Queue) []string {
 // its history.
 func TestOpen_MigratesVersion1(t *testing.T) {
 	fileOnly(t, "the file's schema versions")
+	t.Parallel()
 	clk := newMock()
 	q, path := openQueue(t, litequeue.Options{Clock: clk})
 	q.Handle("k", doomed)

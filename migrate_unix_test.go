@@ -16,6 +16,7 @@ import (
 // janitor leaves it as it is.
 func TestOpen_AutoVacuum(t *testing.T) {
 	fileOnly(t, "the file's pages")
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	var mode int
 	if err := q.DB().Get(&mode, `PRAGMA auto_vacuum`); err != nil || mode != 2 {

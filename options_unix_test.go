@@ -70,6 +70,7 @@ func litestreamBinary(t *testing.T) string {
 // every job and history row, idempotency key included, as the file does.
 func TestOptions_CheckpointLitestream(t *testing.T) {
 	fileOnly(t, "Litestream replicates a file")
+	t.Parallel()
 	bin := litestreamBinary(t)
 	buildProc(t)
 	for _, checkpoint := range []string{"auto", "off"} {

@@ -23,6 +23,7 @@ import (
 // TestProcess_KillEnqueuer SIGKILLs a process that enqueues: every job whose
 // Enqueue had returned before the kill is in the file afterwards.
 func TestProcess_KillEnqueuer(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	for round := range soak(3, 20) {
 		cmd, out, _ := startProc(t, "enqueue", path, "100000")
@@ -52,6 +53,7 @@ func TestProcess_KillEnqueuer(t *testing.T) {
 // CompleteTx exists exactly once, the killed runs are recorded as
 // lease_expired, and no handler started more often than the kills explain.
 func TestProcess_KillWorkers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
 	jobs := soak(150, 1000)
@@ -139,6 +141,7 @@ func startMixed(t *testing.T, path, startsLog string, procs, perProc int) ([]*ex
 // enqueue while they work: no error reaches any of them (no SQLITE_BUSY),
 // every job runs its side effect once, and every process gets work.
 func TestProcess_SeveralProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
 	const procs = 4
@@ -193,6 +196,7 @@ func TestProcess_SeveralProcesses(t *testing.T) {
 // was enqueued completes, each side effect written with CompleteTx exists
 // exactly once, and no process that ran to its end logged an error.
 func TestProcess_KillMixed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
 	const procs = 4
@@ -255,6 +259,7 @@ func TestProcess_KillMixed(t *testing.T) {
 // stopped worker's completion is refused, and the job's side effect exists
 // once.
 func TestProcess_PausedWorker(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
 	q := openAt(t, path, litequeue.Options{})

@@ -13,6 +13,7 @@ import (
 // next ones, so every lease is seen within two looks, and all are rescued
 // a confirmWait after that, not one batch per confirmWait.
 func TestRescue_ManySightings(t *testing.T) {
+	t.Parallel()
 	const n, vt = rescueBatch + 44, DefaultVisibilityTimeout
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))

@@ -23,6 +23,7 @@ import (
 // to end an hour and 30s ahead, is trusted for one visibility timeout from
 // the moment it is seen, not for the whole hour.
 func TestQueue_ClockWentBack(t *testing.T) {
+	t.Parallel()
 	clk1, clk2 := newMock(), newMock()
 	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
 	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
@@ -100,6 +101,7 @@ func newOverlapHandler() *overlapHandler {
 // alive, and renews it at its next renewal. So the job runs once, not
 // twice at once, and completes on its first try.
 func TestClock_JumpWhileRunningInProcess(t *testing.T) {
+	t.Parallel()
 	for _, jump := range []time.Duration{-time.Hour, 14 * 24 * time.Hour} {
 		t.Run(jump.String(), func(t *testing.T) {
 			clk := newMock()
@@ -165,6 +167,7 @@ func (c *wallClock) jump(d time.Duration) {
 // until the handler's next renewal; the Queue leaves it alone, and the job
 // runs once.
 func TestClock_JumpWhileWorking(t *testing.T) {
+	t.Parallel()
 	for _, jump := range []time.Duration{-time.Hour, 14 * 24 * time.Hour} {
 		t.Run(jump.String(), func(t *testing.T) {
 			clk := &wallClock{Mock: newMock()}
@@ -192,6 +195,7 @@ func TestClock_JumpWhileWorking(t *testing.T) {
 // unchanged, for half a VisibilityTimeout, and the live holder renews it
 // before that (its timers run on). The job runs once, with no overlap.
 func TestClock_ForwardWhileWorkingTwoProcesses(t *testing.T) {
+	t.Parallel()
 	clk := &wallClock{Mock: newMock()}
 	q1, path := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
 	q2 := openAt(t, path, litequeue.Options{Clock: clk, Retry: fixedPolicy})
@@ -223,6 +227,7 @@ func TestClock_ForwardWhileWorkingTwoProcesses(t *testing.T) {
 // Work rescues the lease once it has seen it expired for half a
 // VisibilityTimeout, not before, and then runs the job.
 func TestClock_WorkRescuesAfterConfirming(t *testing.T) {
+	t.Parallel()
 	const vt = litequeue.DefaultVisibilityTimeout
 	clk1, clk2 := newMock(), newMock()
 	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})

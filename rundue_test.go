@@ -35,6 +35,7 @@ func stepAll(t *testing.T, q *litequeue.Queue, clk interface{ Set(time.Time) }) 
 // Finished jobs are kept until their TTL ends on the clock, an hour later
 // than they would have been.
 func TestClock_BackAnHour(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, log := jumpQueue(t, clk, litequeue.Options{Clock: clk, OnEvent: ev.record})
@@ -108,6 +109,7 @@ func TestClock_BackAnHour(t *testing.T) {
 // scheduled. The janitor purges the finished and dead jobs and the keys
 // whose TTL passed.
 func TestClock_ForwardFourteenDays(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, log := jumpQueue(t, clk, litequeue.Options{Clock: clk, OnEvent: ev.record})
@@ -176,6 +178,7 @@ func TestClock_ForwardFourteenDays(t *testing.T) {
 // TestQueue_RunDueOrder runs due jobs by priority, then RunAt, then ID, and
 // leaves future jobs and unhandled kinds alone.
 func TestQueue_RunDueOrder(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk})
 	var order []string

@@ -15,6 +15,7 @@ import (
 // plans by rules; this catches a change of schema or query that makes it
 // sort.
 func TestQueryPlans_HotPath(t *testing.T) {
+	t.Parallel()
 	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func TestQueryPlans_HotPath(t *testing.T) {
 // index for retention, the claim and lease indexes for pending and running
 // jobs, the expiry index for pending jobs whose expiry has come.
 func TestQueryPlans_PartialIndexes(t *testing.T) {
+	t.Parallel()
 	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +88,7 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 // its Limit: the newest 100 dead jobs of a million are as quick to list
 // as of a hundred (BenchmarkList_NewestDead measures it).
 func TestQueryPlans_ListPages(t *testing.T) {
+	t.Parallel()
 	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
 		t.Fatal(err)

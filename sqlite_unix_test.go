@@ -39,6 +39,7 @@ func (b *logBuffer) String() string {
 // cuts the file back to 4 MiB.
 func TestQueue_WALWithHeldReader(t *testing.T) {
 	fileOnly(t, "the WAL")
+	t.Parallel()
 	if race {
 		t.Skip("2,000 job runs take minutes under the race detector; nothing here is concurrent")
 	}

@@ -15,6 +15,7 @@ import (
 // on two queues, one of them running on a second Queue, with runs more and
 // less than an hour old.
 func TestQueue_Stats(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, path := openQueue(t, litequeue.Options{Clock: clk, Retry: litequeue.Policy{Base: 2 * time.Second}})
 	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error {
@@ -104,6 +105,7 @@ func TestQueue_Stats(t *testing.T) {
 // TestQueue_StatsEmpty checks the Stats of an empty queue: zero figures,
 // and maps and slices that are empty, not nil.
 func TestQueue_StatsEmpty(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	got, err := q.Stats(t.Context())
 	if err != nil {

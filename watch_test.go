@@ -139,6 +139,7 @@ func inotifyFDs(t *testing.T) int {
 // PostgreSQL watches no file. It counts the process's descriptors, so it
 // does not run in parallel with the tests that work.
 func TestWork_WatcherClosed(t *testing.T) {
+	// Not parallel: goleak and the inotify count see the whole process.
 	if runtime.GOOS != "linux" {
 		t.Skip("counts inotify descriptors in /proc/self/fd")
 	}

@@ -8,6 +8,7 @@ import (
 // TestPool_Limit: a pool leases ahead only while its handlers' moving
 // average run time is at most shortRun, and never with a Concurrency of 1.
 func TestPool_Limit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		concurrency int
 		runs        []time.Duration

@@ -22,6 +22,7 @@ import (
 // TestWork_RetriesUntilSuccess lets Work run a job that fails twice and
 // then succeeds, as the test advances the mock clock.
 func TestWork_RetriesUntilSuccess(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
 	var calls atomic.Int32
@@ -61,6 +62,7 @@ func TestWork_RetriesUntilSuccess(t *testing.T) {
 // TestWork_WakesOnEnqueue shows that an idle worker picks up an in-process
 // enqueue at once, without the clock moving.
 func TestWork_WakesOnEnqueue(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	ran := make(chan int64, 1)
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
@@ -80,6 +82,7 @@ func TestWork_WakesOnEnqueue(t *testing.T) {
 // returned, is released without using a try, whatever the handler
 // returned: its context's error, nil, or a snooze.
 func TestWork_ShutdownReleases(t *testing.T) {
+	t.Parallel()
 	for name, returns := range map[string]func(ctx context.Context) error{
 		"its context's error": context.Cause,
 		"nil":                 func(context.Context) error { return nil },
@@ -126,6 +129,7 @@ func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error)
 // TestWork_NoLeakAfterClose opens, works and closes a queue, then checks
 // that no goroutine of litequeue's is left.
 func TestWork_NoLeakAfterClose(t *testing.T) {
+	// Not parallel: goleak sees every goroutine of the process.
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	q, _ := openQueue(t, litequeue.Options{Clock: clock.New()})
 	var wg sync.WaitGroup
@@ -151,6 +155,7 @@ func TestWork_NoLeakAfterClose(t *testing.T) {
 // TestWork_TwoQueuesOneFile runs workers of two Queues on one file: every
 // job runs exactly once.
 func TestWork_TwoQueuesOneFile(t *testing.T) {
+	t.Parallel()
 	opts := litequeue.Options{Clock: clock.New()}
 	q1, path := openQueue(t, opts)
 	q2 := openAt(t, path, opts)
@@ -197,6 +202,7 @@ func TestWork_TwoQueuesOneFile(t *testing.T) {
 // TestWork_StopsQuietly stops Work at many moments of a busy drain, so that
 // some stops cut a claim short: that is no error, and none is logged.
 func TestWork_StopsQuietly(t *testing.T) {
+	t.Parallel()
 	var logged errorLog
 	q, _ := openQueue(t, litequeue.Options{Logger: slog.New(&logged)})
 	var runs atomic.Int32
@@ -258,6 +264,7 @@ func (l *errorLog) errors() []string {
 // TestWork_BadOptions checks that Work refuses negative options, naming
 // the one at fault.
 func TestWork_BadOptions(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	for _, tt := range []struct {
 		opts litequeue.WorkerOptions
@@ -364,6 +371,7 @@ func listState(tb testing.TB, q *litequeue.Queue, state litequeue.State) []*lite
 // without running it, and at shutdown gives the waiting jobs back without
 // using a try.
 func TestWork_LeasesAheadForShortHandlers(t *testing.T) {
+	t.Parallel()
 	const concurrency, vt = 2, 30 * time.Second
 	clk := newMock()
 	var ev events
