@@ -39,7 +39,7 @@ func (h *handlerErrors) list() []error {
 // completed counts the queue's completed jobs.
 func completed(tb testing.TB, q *litequeue.Queue) int {
 	tb.Helper()
-	jobs, err := q.List(context.Background(), litequeue.Filter{State: litequeue.Completed})
+	jobs, err := q.List(tb.Context(), litequeue.Filter{State: litequeue.Completed})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -23,19 +23,6 @@ var breakerRetry = litequeue.Policy{Backoff: litequeue.Constant, Base: 5 * time.
 // dieAtOnce sends a failed job to dead at once: it does not run again.
 var dieAtOnce = litequeue.Policy{MaxTries: 1}
 
-// errDown is the failure of a dependency that is down.
-var errDown = errors.New("dependency down")
-
-// breakers returns the breakers of q's Stats that are not closed.
-func breakers(tb testing.TB, q *litequeue.Queue) map[string]litequeue.BreakerStats {
-	tb.Helper()
-	s, err := q.Stats(context.Background())
-	if err != nil {
-		tb.Fatalf("Stats: %v", err)
-	}
-	return s.Breakers
-}
-
 // dueAt is nextDue for a queue that has work: it fails the test when
 // nothing is due.
 func dueAt(t *testing.T, q *litequeue.Queue) time.Time {
@@ -234,30 +221,6 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 		return slog.Attr{}
 	}
 	return a
-}
-
-// outcomeHandler fails, completes, discards, cancels or snoozes each job
-// as its payload says.
-func outcomeHandler(ctx context.Context, job *litequeue.Job) error {
-	var what string
-	if err := job.Decode(&what); err != nil {
-		return err
-	}
-	switch what {
-	case "fail":
-		return errDown
-	case "permanent":
-		return litequeue.Permanent(errDown)
-	case "panic":
-		panic("down")
-	case "discard":
-		return fmt.Errorf("no such account: %w", litequeue.ErrDiscard)
-	case "cancel":
-		return litequeue.CancelJob(nil)
-	case "snooze":
-		return litequeue.Snooze(time.Hour)
-	}
-	return nil
 }
 
 // TestBreaker_Counting checks which runs open a breaker: failed ones,

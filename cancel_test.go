@@ -15,6 +15,7 @@ import (
 // cancelled at once, keeps its history (no row for the cancel) and never
 // runs again.
 func TestQueue_CancelWaitingToRetry(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{
@@ -27,7 +28,7 @@ func TestQueue_CancelWaitingToRetry(t *testing.T) {
 		runs++
 		return errors.New("boom")
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	job := enqueue(t, q, "flaky", nil)
 	runDue(t, q)
 	clk.Add(500 * time.Millisecond)
@@ -55,10 +56,11 @@ func TestQueue_CancelWaitingToRetry(t *testing.T) {
 }
 
 func TestQueue_CancelErrors(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
 	q.Handle("doomed", doomed)
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := q.Cancel(ctx, 999); !errors.Is(err, litequeue.ErrNotFound) {
 		t.Fatalf("Cancel(999) = %v, want ErrNotFound", err)
 	}
@@ -82,6 +84,7 @@ func TestQueue_CancelErrors(t *testing.T) {
 // at its next lease renewal and the run is recorded as cancelled, though
 // the handler returns nil.
 func TestQueue_CancelRunning(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	const visibility = 3 * time.Second
 	var ev events
@@ -95,7 +98,7 @@ func TestQueue_CancelRunning(t *testing.T) {
 		causes <- context.Cause(ctx)
 		return nil
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	job := enqueue(t, q1, "slow", nil)
 	done := runDueAsync(q1)
 	<-started
@@ -140,6 +143,7 @@ func TestQueue_CancelRunning(t *testing.T) {
 // cancelled at once, the mock clock standing still, and the run is
 // recorded as cancelled.
 func TestQueue_CancelRunningInProcess(t *testing.T) {
+	t.Parallel()
 	for _, runner := range []string{"RunDue", "Work"} {
 		t.Run(runner, func(t *testing.T) {
 			clk := newMock()
@@ -172,7 +176,7 @@ func TestQueue_CancelRunningInProcess(t *testing.T) {
 			}
 			defer wait()
 			<-started
-			if err := q.Cancel(context.Background(), job.ID); err != nil {
+			if err := q.Cancel(t.Context(), job.ID); err != nil {
 				t.Fatalf("Cancel of a running job: %v", err)
 			}
 			var cause error
@@ -215,6 +219,7 @@ func TestQueue_CancelRunningInProcess(t *testing.T) {
 // then returns nil before any lease renewal saw the request: the run is
 // still recorded as cancelled, as Cancel promised, not completed.
 func TestQueue_CancelRunningBeforeRenewal(t *testing.T) {
+	t.Parallel()
 	var ev events
 	q1, path := openQueue(t, litequeue.Options{OnEvent: ev.record})
 	q2 := openAt(t, path, litequeue.Options{})
@@ -223,7 +228,7 @@ func TestQueue_CancelRunningBeforeRenewal(t *testing.T) {
 	job := enqueue(t, q1, "slow", nil)
 	done := runDueAsync(q1)
 	<-g.started
-	if err := q2.Cancel(context.Background(), job.ID); err != nil {
+	if err := q2.Cancel(t.Context(), job.ID); err != nil {
 		t.Fatalf("Cancel of a running job: %v", err)
 	}
 	close(g.release)

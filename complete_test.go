@@ -13,54 +13,11 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// orders is the app's own table in the queue's file, for CompleteTx tests.
-const ordersSchema = `CREATE TABLE app_orders (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL)`
-
-// openOrders opens a queue whose file also holds the app's orders table.
-func openOrders(tb testing.TB, opts litequeue.Options) (*litequeue.Queue, string) {
-	tb.Helper()
-	q, path := openQueue(tb, opts)
-	if _, err := q.DB().Exec(ordersSchema); err != nil {
-		tb.Fatal(err)
-	}
-	return q, path
-}
-
-// orders counts the app's rows for a job.
-func orders(tb testing.TB, q *litequeue.Queue, id int64) int {
-	tb.Helper()
-	var n int
-	if err := q.DB().Get(&n, q.DB().Rebind(`SELECT COUNT(*) FROM app_orders WHERE job_id = ?`), id); err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
-// placeOrder is a handler's exactly-once step: the app's write, its
-// idempotency key and the job's completion in one transaction, rolled back
-// if any fails.
-func placeOrder(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
-	tx, err := q.DB().BeginTxx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`), job.ID, job.Attempt); err != nil {
-		return err
-	}
-	if err := q.MarkTx(ctx, tx, "order-for-job-"+itoa(job.ID), time.Hour); err != nil {
-		return err
-	}
-	if err := q.CompleteTx(ctx, tx, job); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
 // TestQueue_CompleteTx commits the app's write, a key and the completion
 // at once; the run is recorded once, as completed, whatever the handler
 // returns after the commit.
 func TestQueue_CompleteTx(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		after   error // what the handler returns after the commit
@@ -110,6 +67,7 @@ func TestQueue_CompleteTx(t *testing.T) {
 // TestQueue_CompleteTxRolledBack checks that nothing trusts a CompleteTx
 // whose transaction was rolled back: the run ends as the handler says.
 func TestQueue_CompleteTxRolledBack(t *testing.T) {
+	t.Parallel()
 	q, _ := openOrders(t, litequeue.Options{Retry: litequeue.Policy{MaxTries: 2}})
 	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
 		tx, err := q.DB().BeginTxx(ctx, nil)
@@ -133,6 +91,7 @@ func TestQueue_CompleteTxRolledBack(t *testing.T) {
 // recorded timed_out, and the stale handler's CompleteTx returns
 // ErrLeaseLost, so the app's write is rolled back. The retry completes.
 func TestQueue_CompleteTxStale(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openOrders(t, litequeue.Options{
 		Clock: clk,
@@ -175,7 +134,7 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 		t.Fatalf("job after the timeout = %+v, want pending after attempt 1", got)
 	}
 
-	next, _, err := q.NextDue(context.Background())
+	next, _, err := q.NextDue(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +159,7 @@ func TestQueue_CompleteTxStale(t *testing.T) {
 // rolls back and the run is recorded as cancelled. The request comes from
 // another Queue, so no renewal has shown it to the handler yet.
 func TestQueue_CompleteTxCancelled(t *testing.T) {
+	t.Parallel()
 	q, path := openOrders(t, litequeue.Options{})
 	other := openAt(t, path, litequeue.Options{})
 	g := newGate()
@@ -213,7 +173,7 @@ func TestQueue_CompleteTxCancelled(t *testing.T) {
 	job := enqueue(t, q, "order", nil)
 	done := runDueAsync(q)
 	<-g.started
-	if err := other.Cancel(context.Background(), job.ID); err != nil {
+	if err := other.Cancel(t.Context(), job.ID); err != nil {
 		t.Fatalf("Cancel of a running job: %v", err)
 	}
 	close(g.release)
@@ -233,6 +193,7 @@ func TestQueue_CompleteTxCancelled(t *testing.T) {
 // Work's shutdown grace: the handler's return after the cancel would
 // release the job, but its completion stands.
 func TestQueue_CompleteTxThenShutdown(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openOrders(t, litequeue.Options{Clock: clk})
 	committed, stopped := make(chan error, 1), make(chan struct{})
@@ -242,7 +203,7 @@ func TestQueue_CompleteTxThenShutdown(t *testing.T) {
 		close(stopped)
 		return nil
 	})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{ShutdownGrace: 10 * time.Second}) }()
 	job := enqueue(t, q, "order", nil)

@@ -3,8 +3,8 @@ package litequeue_test
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,27 +14,6 @@ import (
 
 	"github.com/litequeue/litequeue"
 )
-
-// writeConfig writes text to a litequeue.toml of its own and returns its
-// path.
-func writeConfig(tb testing.TB, text string) string {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "litequeue.toml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return path
-}
-
-// loadConfig loads text as a litequeue.toml and fails the test on error.
-func loadConfig(tb testing.TB, text string) litequeue.Options {
-	tb.Helper()
-	o, err := litequeue.LoadConfig(writeConfig(tb, text))
-	if err != nil {
-		tb.Fatalf("LoadConfig: %v", err)
-	}
-	return o
-}
 
 // defaultOptions is what LoadConfig returns for an empty file.
 func defaultOptions() litequeue.Options {
@@ -341,37 +320,6 @@ func TestLoadConfig_Missing(t *testing.T) {
 	}
 }
 
-func TestParseDuration(t *testing.T) {
-	tests := []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"90s", 90 * time.Second, true},
-		{"1h30m", 90 * time.Minute, true},
-		{"14d", 14 * 24 * time.Hour, true},
-		{"1d12h", 36 * time.Hour, true},
-		{"1.5d", 36 * time.Hour, true},
-		{"0", 0, true},
-		{"", 0, false},
-		{"d", 0, false},
-		{"-1s", 0, false},
-		{"1d-1h", 0, false},
-		{"5", 0, false},
-		{"1w", 0, false},
-		{"1h1", 0, false},
-		{"106751d", 106751 * 24 * time.Hour, true},
-		{"106752d", 0, false},
-		{"9999999999999999999ns", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := litequeue.ParseDuration(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseDuration(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
-}
-
 // TestLoadConfig_Kinds reads each key of a [kinds.NAME] table, written as
 // tables, dotted keys and inline tables: a breaker = true takes the
 // defaults, and a breaker table's omitted keys too.
@@ -507,6 +455,97 @@ func TestLoadConfig_KindErrors(t *testing.T) {
 		{"retry before kinds", "[kinds.a]\nmax_running = -1\n[retry]\nmax_tries = 99\n",
 			`:4: retry: max_tries 99 is over the limit of 50`},
 	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := writeConfig(t, tt.text)
+			_, err := litequeue.LoadConfig(path)
+			if err == nil {
+				t.Fatalf("LoadConfig(%q): no error, want %q", tt.text, tt.want)
+			}
+			if got, want := err.Error(), path+tt.want; got != want {
+				t.Errorf("LoadConfig(%q):\ngot  %s\nwant %s", tt.text, got, want)
+			}
+		})
+	}
+}
+
+// TestLoadConfig_Checkpoint reads [queue] checkpoint; a value that is not
+// auto or off is a *FieldError that names it and the values allowed.
+func TestLoadConfig_Checkpoint(t *testing.T) {
+	t.Parallel()
+	if o := loadConfig(t, "[queue]\ncheckpoint = \"off\"\n"); o.Checkpoint != "off" {
+		t.Errorf("checkpoint = \"off\" loads as %q", o.Checkpoint)
+	}
+	if o := loadConfig(t, ""); o.Checkpoint != "auto" {
+		t.Errorf("no checkpoint key loads as %q, want auto", o.Checkpoint)
+	}
+	_, err := litequeue.LoadConfig(writeConfig(t, "[queue]\ncheckpoint = \"sometimes\"\n"))
+	var fe *litequeue.FieldError
+	if !errors.As(err, &fe) || fe.Field != "checkpoint" || fe.Value != "sometimes" || !slices.Equal(fe.Limit.([]string), []string{"auto", "off"}) {
+		t.Fatalf("checkpoint = \"sometimes\": %v (%#v); want a *FieldError naming the value and auto, off", err, fe)
+	}
+	if !strings.Contains(err.Error(), `checkpoint "sometimes" is unknown (want auto or off)`) {
+		t.Errorf("error %q", err)
+	}
+}
+
+// TestLoadConfig_Retention reads [[retention]] rules and "forever": the
+// rules come back with their unset times filled in from [queue].
+func TestLoadConfig_Retention(t *testing.T) {
+	t.Parallel()
+	got := loadConfig(t, `[queue]
+keep_finished = "2h"
+dead_ttl = "forever"
+
+[[retention]]
+queue = "audit"
+keep_finished = "forever"
+
+[[retention]]
+kind = "report"
+queue = "audit"
+dead_ttl = "30d"
+keep_finished = "1d12h"
+`)
+	want := defaultOptions()
+	want.KeepFinished, want.DeadTTL = 2*time.Hour, litequeue.KeepForever
+	want.Retention = []litequeue.Retention{
+		{Queue: "audit", KeepFinished: litequeue.KeepForever, DeadTTL: litequeue.KeepForever},
+		{Queue: "audit", Kind: "report", KeepFinished: 36 * time.Hour, DeadTTL: 30 * 24 * time.Hour},
+	}
+	if diff := diffOptions(want, got); diff != "" {
+		t.Errorf("LoadConfig mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadConfig_RetentionErrors checks the errors of bad rules, each on
+// the line of the key or rule it is about.
+func TestLoadConfig_RetentionErrors(t *testing.T) {
+	t.Parallel()
+	rule := func(lines ...string) string { return "[[retention]]\n" + strings.Join(lines, "\n") + "\n" }
+	tests := []struct{ name, text, want string }{
+		{"unknown key", rule(`queue = "a"`, `keep_finshed = "1h"`),
+			`:3: retention[0].keep_finshed: unknown key`},
+		{"bad duration", rule(`queue = "a"`) + rule(`kind = "k"`, `dead_ttl = "for ever"`),
+			`:5: retention[1].dead_ttl: "for ever" is not a duration such as "90s", "1h30m" or "14d"`},
+		{"zero", rule(`queue = "a"`, `dead_ttl = "0s"`),
+			`:3: retention[0].dead_ttl: "0s" is not allowed: omit the key to take the value of [queue]`},
+		{"not a string", rule(`queue = 3`, `dead_ttl = "1h"`),
+			`:2: retention[0].queue: 3 is not a string`},
+		{"a table, not an array", "[retention]\nqueue = \"a\"\n",
+			`:1: retention: a table is not an array of tables: write each rule as [[retention]]`},
+		{"empty rule", rule(`queue = "a"`, `dead_ttl = "1h"`) + rule(`keep_finished = "1h"`),
+			`:4: retention[1]: names neither a queue nor a kind (Options.KeepFinished and DeadTTL are the rule for every job)`},
+		{"nothing set", "\n" + rule(`kind = "k"`),
+			`:2: retention[0]: kind "k" sets neither KeepFinished nor DeadTTL`},
+		{"duplicate", rule(`queue = "a"`, `dead_ttl = "1h"`) + rule(`kind = "k"`, `dead_ttl = "1h"`) + rule(`queue = "a"`, `dead_ttl = "2h"`),
+			`:7: retention[2]: queue "a", as rule 0 does`},
+		{"inline", `retention = [{ queue = "a", dead_ttl = "1h" }, { kind = "k", ttl = "1h" }]` + "\n",
+			`:1: retention[1].ttl: unknown key`},
+		{"forever in [queue]", "[queue]\nvisibility_timeout = \"forever\"\n",
+			`:2: queue.visibility_timeout: "forever" is not a duration such as "90s", "1h30m" or "14d"`},
+	}
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			path := writeConfig(t, tt.text)

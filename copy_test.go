@@ -14,13 +14,14 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// TestCopy copies a file's unfinished and dead jobs, with their history
+// TestCopy_Jobs copies a file's unfinished and dead jobs, with their history
 // and keys, into the suite's backend (a file, or with
 // LITEQUEUE_TEST_BACKEND=postgres a server): every copied job as it was
 // but its ID, its history whole, the finished job left behind; the dead
 // job replays there. A second copy, whose unique key is now live in the
 // target, fails and changes nothing.
-func TestCopy(t *testing.T) {
+func TestCopy_Jobs(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	clk := newMock()
 	fromPath := filepath.Join(t.TempDir(), "from.db")
@@ -112,5 +113,25 @@ func TestCopy(t *testing.T) {
 	clk.Add(2 * time.Hour)
 	if !seen(t, other, "key") {
 		t.Error("the copy cut short the expiry of a key the target held longer")
+	}
+}
+
+// TestCopy_KeepsExpiry copies a job with an expiry: the copy expires when
+// the original would have.
+func TestCopy_KeepsExpiry(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	from, _ := openQueue(t, litequeue.Options{Clock: clk})
+	to, _ := openQueue(t, litequeue.Options{Clock: clk})
+	job := enqueue(t, from, "k", nil, litequeue.Delay(time.Minute), litequeue.ExpireAfter(time.Hour))
+	if _, err := litequeue.Copy(t.Context(), from, to); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := to.List(t.Context(), litequeue.Filter{})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("List of the copy: %d jobs (%v), want 1", len(jobs), err)
+	}
+	if !jobs[0].ExpiresAt.Equal(job.ExpiresAt) {
+		t.Fatalf("copied ExpiresAt %v, want %v", jobs[0].ExpiresAt, job.ExpiresAt)
 	}
 }

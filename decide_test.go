@@ -1,258 +1,196 @@
-package litequeue
+package litequeue_test
 
 import (
-	"database/sql"
+	"context"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/litequeue/litequeue"
 )
 
-// TestDecide runs every way a run can end, on a try that is not the last
-// and on the last, under each kind of policy, through decide, and checks
-// what follows: the job's state, Attempt and RunAt, the history row and
-// the event.
-func TestDecide(t *testing.T) {
+type customError struct{ msg string }
+
+func (e *customError) Error() string { return e.msg }
+
+// TestQueue_Outcomes runs one job per kind of handler ending through one
+// RunDue and checks the job and the history row each leaves.
+func TestQueue_Outcomes(t *testing.T) {
 	t.Parallel()
-	var (
-		now     = time.UnixMilli(1_700_000_000_000)
-		started = now.Add(-3 * time.Second)
-		boom    = errors.New("boom")
-	)
-	type want struct {
-		state   State
-		used    bool // the run used a try: Attempt stays as claimed
-		delay   time.Duration
-		retry   bool // the delay is the claim's drawn wait (policy), not the case's
-		outcome Outcome
-		event   string // "": no event, and no history row
-		failure bool   // the event carries the error
-	}
-	failed := func(o Outcome) [2]want { // a failed try: retried, or dead on the last
-		return [2]want{
-			{state: Pending, used: true, retry: true, outcome: o, event: eventRetry, failure: true},
-			{state: Dead, used: true, outcome: o, event: eventDead, failure: true},
-		}
-	}
-	both := func(w want) [2]want { return [2]want{w, w} }
-	returned := func(err, cause error) end { return end{kind: endReturned, err: err, cause: cause} }
 	tests := []struct {
 		name      string
-		end       end
-		cancel    bool // Cancel asked the job to stop: the row as it is now says so
-		completed bool // CompleteTx completed the job under this lease
-		want      [2]want
+		ret       error
+		state     litequeue.State
+		outcome   litequeue.Outcome
+		class     string
+		delay     time.Duration
+		attempt   int // after the run
+		lastError string
+		event     string
 	}{
-		{name: "nil", end: returned(nil, nil),
-			want: both(want{state: Completed, used: true, outcome: OutcomeCompleted, event: eventCompleted})},
-		{name: "error", end: returned(boom, nil), want: failed(OutcomeFailed)},
-		{name: "panic", end: returned(&panicError{value: "oops"}, nil), want: failed(OutcomePanicked)},
-		{name: "timeout", end: end{kind: endTimedOut, timeout: time.Second}, want: failed(OutcomeTimedOut)},
-		{name: "lease expired", end: end{kind: endExpired}, want: failed(OutcomeLeaseExpired)},
-		{name: "lease lost", end: returned(boom, ErrLeaseLost), want: failed(OutcomeFailed)},
-		{name: "RetryAfter", end: returned(RetryAfter(7*time.Second, boom), nil), want: [2]want{
-			{state: Pending, used: true, delay: 7 * time.Second, outcome: OutcomeFailed, event: eventRetry, failure: true},
-			{state: Dead, used: true, outcome: OutcomeFailed, event: eventDead, failure: true},
-		}},
-		{name: "Permanent", end: returned(Permanent(boom), nil),
-			want: both(want{state: Dead, used: true, outcome: OutcomeFailed, event: eventDead, failure: true})},
-		{name: "Snooze", end: returned(Snooze(5*time.Second), nil),
-			want: both(want{state: Pending, delay: 5 * time.Second, outcome: OutcomeSnoozed, event: eventSnoozed})},
-		{name: "ErrDiscard", end: returned(fmt.Errorf("gone: %w", ErrDiscard), nil),
-			want: both(want{state: Discarded, used: true, outcome: OutcomeDiscarded, event: eventDiscarded})},
-		{name: "CancelJob", end: returned(CancelJob(boom), nil),
-			want: both(want{state: Cancelled, used: true, outcome: OutcomeCancelled, event: eventCancelled})},
-		{name: "cancel requested", end: returned(boom, errCancelRequested),
-			want: both(want{state: Cancelled, used: true, outcome: OutcomeCancelled, event: eventCancelled})},
-		{name: "cancel before start", end: end{kind: endCancelled},
-			want: both(want{state: Cancelled, used: true, outcome: OutcomeCancelled, event: eventCancelled})},
-		{name: "cancelled row, nil", end: returned(nil, nil), cancel: true,
-			want: both(want{state: Cancelled, used: true, outcome: OutcomeCancelled, event: eventCancelled})},
-		{name: "cancelled row, lease expired", end: end{kind: endExpired}, cancel: true,
-			want: both(want{state: Cancelled, used: true, outcome: OutcomeLeaseExpired, event: eventCancelled, failure: true})},
-		{name: "shutdown release", end: returned(nil, errShutdown),
-			want: both(want{state: Pending})},
-		{name: "released before start", end: end{kind: endReleased},
-			want: both(want{state: Pending})},
-		{name: "after CompleteTx", end: returned(boom, nil), completed: true,
-			want: both(want{state: Completed, used: true, outcome: OutcomeCompleted, event: eventCompleted})},
-	}
-	policies := []Policy{
-		{Backoff: Exponential, Base: 2 * time.Second, Ceiling: time.Minute, MaxTries: 5, Jitter: FullJitter},
-		{Backoff: Linear, Base: 3 * time.Second, Ceiling: time.Minute, MaxTries: 5, Jitter: EqualJitter},
-		{Backoff: Constant, Base: 4 * time.Second, Ceiling: time.Minute, MaxTries: 5, Jitter: NoJitter},
-	}
-	for _, p := range policies {
-		for _, tt := range tests {
-			for i, last := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/%s/last=%v", p.Backoff, tt.name, last), func(t *testing.T) {
-					const attempt = 3
-					retry := p.Delay(attempt, 0.5)
-					cur := &jobRow{
-						ID: 7, Kind: "k", State: Running, Attempt: attempt, MaxTries: p.MaxTries,
-						RunAt: nullMS(started), CreatedAt: ms(started), LastError: "before",
-						Token: 4, LeaseUntil: ms(now.Add(time.Minute)), StartedAt: ms(started),
-						Worker: "w", RetryDelay: retry.Milliseconds(), Cancel: tt.cancel,
-					}
-					if last {
-						cur.MaxTries = attempt
-					}
-					if tt.completed {
-						cur.State, cur.RunAt, cur.LastError, cur.LeaseUntil = Completed, sql.NullInt64{}, "", 0
-						cur.FinishedAt = nullMS(now.Add(-time.Second))
-					}
-					e := tt.end
-					e.started, e.worker = started, "w"
-					w := tt.want[i]
-					if w.retry {
-						w.delay = retry
-					}
-					d := decide(cur, e, now)
-					checkDecision(t, cur, d, w.state, w.used, w.delay, w.outcome, w.event, w.failure, now)
-					if got, want := d.keep, tt.completed; got != want {
-						t.Errorf("keep %v, want %v", got, want)
-					}
-				})
-			}
-		}
-	}
-}
-
-// checkDecision checks the decision d on a run of the job in row cur, at
-// now, against what the test wants.
-func checkDecision(t *testing.T, cur *jobRow, d decision, state State, used bool, delay time.Duration,
-	outcome Outcome, event string, failure bool, now time.Time) {
-	t.Helper()
-	a := d.after
-	attempt := cur.Attempt
-	if !used {
-		attempt--
-	}
-	if a.State != state || a.Attempt != attempt {
-		t.Errorf("after: %s attempt %d, want %s attempt %d", a.State, a.Attempt, state, attempt)
-	}
-	if !d.keep && (a.LeaseUntil != 0 || a.Cancel) {
-		t.Errorf("after: lease_until %d, cancel %v; want no lease and no cancel", a.LeaseUntil, a.Cancel)
-	}
-	switch {
-	case state == Pending:
-		if want := nullMS(now.Add(delay)); a.RunAt != want {
-			t.Errorf("RunAt %v, want %v", a.RunAt, want)
-		}
-	case state == Completed && !d.keep:
-		if a.RunAt.Valid || a.LastError != "" {
-			t.Errorf("completed with RunAt %v, LastError %q; want neither", a.RunAt, a.LastError)
-		}
-	}
-	if state.terminal() && !d.keep && a.FinishedAt != nullMS(now) {
-		t.Errorf("FinishedAt %v, want %v", a.FinishedAt, nullMS(now))
-	}
-	if event == "" {
-		if d.history != nil || d.event.Type != "" {
-			t.Fatalf("history %+v, event %q; want none: a release is not a run", d.history, d.event.Type)
-		}
-		return
-	}
-	h := d.history
-	if h == nil {
-		t.Fatal("no history row")
-	}
-	if h.Outcome != outcome || h.Delay != delay.Milliseconds() || h.next != state || h.Attempt != cur.Attempt ||
-		h.jobID != cur.ID || h.Worker != "w" || h.FinishedAt != ms(now) {
-		t.Errorf("history %+v, want outcome %s, delay %v, next state %s, attempt %d", *h, outcome, delay, state, cur.Attempt)
-	}
-	ev := d.event
-	if ev.Type != event || ev.Delay != delay || ev.Job.State != state || !ev.At.Equal(now) {
-		t.Errorf("event %s (delay %v, job %s), want %s (delay %v, job %s)", ev.Type, ev.Delay, ev.Job.State, event, delay, state)
-	}
-	if got := ev.Err != ""; got != failure {
-		t.Errorf("event Err %q; want one: %v", ev.Err, failure)
-	}
-}
-
-// TestDecide_Acts checks the decisions of the acts that are not runs:
-// Cancel of a pending job, Replay, RunNow, CompleteTx and an expiry.
-func TestDecide_Acts(t *testing.T) {
-	t.Parallel()
-	now := time.UnixMilli(1_700_000_000_000)
-	cur := &jobRow{ID: 3, Kind: "k", State: Pending, Attempt: 2, MaxTries: 5, RunAt: nullMS(now.Add(time.Hour)), LastError: "boom"}
-	tests := []struct {
-		name    string
-		d       decision
-		state   State
-		attempt int
-		runAt   sql.NullInt64
-		outcome Outcome // "": no history row
-		event   string
-	}{
-		{"cancel", cancelPending(cur, now), Cancelled, 2, cur.RunAt, "", eventCancelled},
-		{"replay", makeDue(cur, OutcomeReplayed, 0, "op", now), Pending, 0, nullMS(now), OutcomeReplayed, eventReplayed},
-		{"run now", makeDue(cur, OutcomeRunNow, 2, "op", now), Pending, 2, nullMS(now), OutcomeRunNow, eventRunNow},
-		{"CompleteTx", completeHeld(cur, now), Completed, 2, sql.NullInt64{}, "", ""},
-		{"expire", expire(cur, "op", now), Expired, 2, cur.RunAt, OutcomeExpired, eventExpired},
+		{"nil completes", nil, litequeue.Completed, litequeue.OutcomeCompleted, "", 0, 1, "", "job.completed"},
+		{"error retries after the policy's delay", errors.New("down"), litequeue.Pending, litequeue.OutcomeFailed, "*errors.errorString", 10 * time.Second, 1, "down", "job.retry"},
+		{"wrapped error names the innermost type", fmt.Errorf("call: %w", &customError{"refused"}), litequeue.Pending, litequeue.OutcomeFailed, "*litequeue_test.customError", 10 * time.Second, 1, "call: refused", "job.retry"},
+		{"RetryAfter sets the delay exactly", litequeue.RetryAfter(1234567*time.Microsecond, errors.New("429")), litequeue.Pending, litequeue.OutcomeFailed, "*errors.errorString", 1234 * time.Millisecond, 1, "429", "job.retry"},
+		{"RetryAfter is clamped to 24h", litequeue.RetryAfter(48*time.Hour, errors.New("later")), litequeue.Pending, litequeue.OutcomeFailed, "*errors.errorString", 24 * time.Hour, 1, "later", "job.retry"},
+		{"Permanent goes to dead at once", litequeue.Permanent(errors.New("bad input")), litequeue.Dead, litequeue.OutcomeFailed, "*errors.errorString", 0, 1, "bad input", "job.dead"},
+		{"ErrDiscard discards", fmt.Errorf("account gone: %w", litequeue.ErrDiscard), litequeue.Discarded, litequeue.OutcomeDiscarded, "*errors.errorString", 0, 1, "", "job.discarded"},
+		{"Snooze uses no try", litequeue.Snooze(5 * time.Minute), litequeue.Pending, litequeue.OutcomeSnoozed, "", 5 * time.Minute, 0, "", "job.snoozed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := tt.d.after
-			if a.State != tt.state || a.Attempt != tt.attempt || a.RunAt != tt.runAt {
-				t.Errorf("after: %s attempt %d RunAt %v, want %s attempt %d RunAt %v", a.State, a.Attempt, a.RunAt, tt.state, tt.attempt, tt.runAt)
+			t.Parallel()
+			clk := newMock()
+			var ev events
+			q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy, OnEvent: ev.record})
+			q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+				clk.Add(1500 * time.Millisecond) // the run takes 1.5s
+				return tt.ret
+			})
+			job := enqueue(t, q, "k", nil)
+			if got := runDue(t, q); got != 1 {
+				t.Fatalf("RunDue ran %d, want 1", got)
 			}
-			if got, want := a.FinishedAt.Valid, tt.state.terminal(); got != want {
-				t.Errorf("FinishedAt %v; want one: %v", a.FinishedAt, want)
+			end := epoch.Add(1500 * time.Millisecond)
+			got := get(t, q, job.ID)
+			if got.State != tt.state || got.Attempt != tt.attempt || got.LastError != tt.lastError {
+				t.Errorf("job: state %s attempt %d last error %q, want %s %d %q", got.State, got.Attempt, got.LastError, tt.state, tt.attempt, tt.lastError)
 			}
-			switch h := tt.d.history; {
-			case tt.outcome == "" && h != nil:
-				t.Errorf("history %+v, want none", *h)
-			case tt.outcome != "" && (h == nil || h.Outcome != tt.outcome || h.Attempt != tt.attempt || h.Worker != "op"):
-				t.Errorf("history %+v, want outcome %s, attempt %d, worker op", h, tt.outcome, tt.attempt)
+			switch {
+			case tt.state == litequeue.Pending:
+				if want := end.Add(tt.delay); !got.RunAt.Equal(want) {
+					t.Errorf("RunAt = %v, want %v (end of run + delay)", got.RunAt, want)
+				}
+			case tt.state == litequeue.Completed:
+				if !got.RunAt.IsZero() {
+					t.Errorf("completed job has RunAt %v, want zero", got.RunAt)
+				}
+				fallthrough
+			default:
+				if !got.FinishedAt.Equal(end) {
+					t.Errorf("FinishedAt = %v, want %v", got.FinishedAt, end)
+				}
 			}
-			if got := tt.d.event.Type; got != tt.event {
-				t.Errorf("event %q, want %q", got, tt.event)
+			h := history(t, q, job.ID)
+			if len(h) != 1 {
+				t.Fatalf("history has %d rows, want 1: %+v", len(h), h)
+			}
+			want := litequeue.Attempt{
+				Attempt: 1, StartedAt: epoch, FinishedAt: end, Outcome: tt.outcome,
+				Error: errText(tt.ret, tt.outcome), ErrorClass: tt.class, Delay: tt.delay, Worker: h[0].Worker,
+			}
+			if diff := cmp.Diff(want, h[0]); diff != "" {
+				t.Errorf("history row (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"job.enqueued", "job.started", tt.event}, ev.types()); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-// TestDecide_Expire checks the decision for a pending job not started by
-// its expiry, fresh, waiting to retry and snoozed: expired at now, its
-// RunAt, tries and last error kept, one history row and job.expired.
-func TestDecide_Expire(t *testing.T) {
-	t.Parallel()
-	now := time.UnixMilli(1_700_000_000_000)
-	expiry := nullMS(now.Add(-time.Millisecond))
-	tests := []struct {
-		name string
-		cur  jobRow
-	}{
-		{"fresh", jobRow{ID: 1, Kind: "k", State: Pending, MaxTries: 3, RunAt: nullMS(now.Add(-time.Hour)), ExpiresAt: expiry}},
-		{"waiting to retry", jobRow{ID: 2, Kind: "k", State: Pending, Attempt: 2, MaxTries: 3,
-			RunAt: nullMS(now.Add(time.Hour)), LastError: "boom", ExpiresAt: expiry}},
-		{"snoozed", jobRow{ID: 3, Kind: "k", State: Pending, Attempt: 1, MaxTries: 3, RunAt: nullMS(now), ExpiresAt: nullMS(now)}},
+func errText(err error, o litequeue.Outcome) string {
+	if err == nil || o == litequeue.OutcomeSnoozed {
+		return ""
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := expire(&tt.cur, "w", now)
-			want := tt.cur
-			want.State, want.FinishedAt = Expired, nullMS(now)
-			if diff := cmp.Diff(want, d.after); diff != "" {
-				t.Errorf("after (-want +got):\n%s", diff)
-			}
-			wantH := historyRow{
-				attemptRow: attemptRow{Attempt: tt.cur.Attempt, StartedAt: ms(now), FinishedAt: ms(now), Outcome: OutcomeExpired,
-					Error: "not started by its expiry at " + fromMS(tt.cur.ExpiresAt.Int64).UTC().Format(time.RFC3339Nano), Worker: "w"},
-				jobID: tt.cur.ID, kind: "k", next: Expired,
-			}
-			if diff := cmp.Diff(&wantH, d.history, cmp.AllowUnexported(historyRow{})); diff != "" {
-				t.Errorf("history (-want +got):\n%s", diff)
-			}
-			if d.event.Type != eventExpired || d.event.Job.State != Expired || d.event.Job.ID != tt.cur.ID || !d.event.At.Equal(now) {
-				t.Errorf("event = %+v, want job.expired of job %d, expired, at %v", d.event, tt.cur.ID, now)
-			}
-			if d.keep {
-				t.Error("keep set: the row would not be written")
-			}
+	return err.Error()
+}
+
+// TestQueue_SnoozeKeepsAttempt checks that the run after a snooze carries
+// the same Attempt number and that snoozes never make a job dead.
+func TestQueue_SnoozeKeepsAttempt(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: litequeue.Policy{MaxTries: 1}})
+	var attempts []int
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		attempts = append(attempts, job.Attempt)
+		if len(attempts) < 4 {
+			return litequeue.Snooze(time.Second)
+		}
+		return nil
+	})
+	job := enqueue(t, q, "k", nil)
+	for range 4 {
+		runDue(t, q)
+		clk.Add(time.Second)
+	}
+	if diff := cmp.Diff([]int{1, 1, 1, 1}, attempts); diff != "" {
+		t.Fatalf("attempts (-want +got):\n%s", diff)
+	}
+	if got := get(t, q, job.ID).State; got != litequeue.Completed {
+		t.Fatalf("state = %s, want completed", got)
+	}
+}
+
+// TestQueue_RetryScheduleToDead steps a job that always fails through its
+// whole schedule with NextDue and RunDue, checking each run time, the
+// history and the events.
+func TestQueue_RetryScheduleToDead(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	var ev events
+	q, _ := openQueue(t, litequeue.Options{
+		Clock:   clk,
+		Retry:   litequeue.Policy{Base: time.Second, Ceiling: 5 * time.Second, MaxTries: 5, Jitter: litequeue.NoJitter},
+		OnEvent: ev.record,
+	})
+	var runs []time.Time
+	q.Handle("flaky", func(ctx context.Context, job *litequeue.Job) error {
+		runs = append(runs, clk.Now())
+		return errors.New("boom")
+	}, litequeue.WithTimeout(0))
+	ctx := t.Context()
+	job := enqueue(t, q, "flaky", map[string]int{"n": 1})
+
+	for {
+		next, ok, err := q.NextDue(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		clk.Set(next)
+		if got := runDue(t, q); got != 1 {
+			t.Fatalf("RunDue at %v ran %d jobs, want 1", next, got)
+		}
+	}
+	// Retries after attempts 1…4 wait 1s, 2s, 4s, then 5s (the ceiling).
+	wantDelays := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 0}
+	var want []time.Time
+	at := epoch
+	for _, d := range wantDelays {
+		want = append(want, at)
+		at = at.Add(d)
+	}
+	if diff := cmp.Diff(want, runs); diff != "" {
+		t.Fatalf("run times (-want +got):\n%s", diff)
+	}
+	got := get(t, q, job.ID)
+	if got.State != litequeue.Dead || got.Attempt != 5 || got.LastError != "boom" || !got.FinishedAt.Equal(want[4]) {
+		t.Fatalf("job = %+v, want dead after 5 attempts with last error boom", got)
+	}
+	worker := workerName(t, q, job.ID)
+	var wantHist []litequeue.Attempt
+	for i, d := range wantDelays {
+		wantHist = append(wantHist, litequeue.Attempt{
+			Attempt: i + 1, StartedAt: want[i], FinishedAt: want[i], Outcome: litequeue.OutcomeFailed,
+			Error: "boom", ErrorClass: "*errors.errorString", Delay: d, Worker: worker,
 		})
+	}
+	if diff := cmp.Diff(wantHist, history(t, q, job.ID)); diff != "" {
+		t.Fatalf("history (-want +got):\n%s", diff)
+	}
+	wantTypes := []string{"job.enqueued"}
+	for range 4 {
+		wantTypes = append(wantTypes, "job.started", "job.retry")
+	}
+	wantTypes = append(wantTypes, "job.started", "job.dead")
+	if diff := cmp.Diff(wantTypes, ev.types()); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
 	}
 }

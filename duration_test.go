@@ -7,7 +7,7 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-func TestFormatDuration(t *testing.T) {
+func TestFormatDuration_Syntax(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		d    time.Duration
@@ -30,6 +30,38 @@ func TestFormatDuration(t *testing.T) {
 		back, err := litequeue.ParseDuration(tc.want)
 		if err != nil || back != tc.d {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tc.want, back, err, tc.d)
+		}
+	}
+}
+
+func TestParseDuration_Syntax(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"90s", 90 * time.Second, true},
+		{"1h30m", 90 * time.Minute, true},
+		{"14d", 14 * 24 * time.Hour, true},
+		{"1d12h", 36 * time.Hour, true},
+		{"1.5d", 36 * time.Hour, true},
+		{"0", 0, true},
+		{"", 0, false},
+		{"d", 0, false},
+		{"-1s", 0, false},
+		{"1d-1h", 0, false},
+		{"5", 0, false},
+		{"1w", 0, false},
+		{"1h1", 0, false},
+		{"106751d", 106751 * 24 * time.Hour, true},
+		{"106752d", 0, false},
+		{"9999999999999999999ns", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := litequeue.ParseDuration(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +20,8 @@ import (
 )
 
 func TestQueue_Enqueue(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	t.Run("stores the job as given", func(t *testing.T) {
 		t.Parallel()
 		q, _ := openQueue(t, litequeue.Options{})
@@ -160,12 +163,13 @@ func TestQueue_Enqueue(t *testing.T) {
 }
 
 func TestQueue_EnqueueMany(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	payloads := make([]any, 100)
 	for i := range payloads {
 		payloads[i] = i
 	}
-	jobs, err := q.EnqueueMany(context.Background(), "n", payloads, litequeue.OnQueue("bulk"))
+	jobs, err := q.EnqueueMany(t.Context(), "n", payloads, litequeue.OnQueue("bulk"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,9 +200,10 @@ func TestQueue_EnqueueMany(t *testing.T) {
 // and the same payloads enqueued one by one.
 func TestQueue_EnqueueManyBytes(t *testing.T) {
 	fileOnly(t, "SQLite's storage classes")
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	payloads := []any{[]byte{0, 1, 0xff, '"', '\\'}, []byte(nil), []byte{}, json.RawMessage(`{"a":"\u00e9"}`), []byte("é\n")}
-	jobs, err := q.EnqueueMany(context.Background(), "b", payloads)
+	jobs, err := q.EnqueueMany(t.Context(), "b", payloads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,37 +235,9 @@ func TestQueue_EnqueueManyBytes(t *testing.T) {
 	}
 }
 
-// TestQueue_RunDueOrder runs due jobs by priority, then RunAt, then ID, and
-// leaves future jobs and unhandled kinds alone.
-func TestQueue_RunDueOrder(t *testing.T) {
-	clk := newMock()
-	q, _ := openQueue(t, litequeue.Options{Clock: clk})
-	var order []string
-	q.Handle("k", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, name string) error {
-		order = append(order, name)
-		return nil
-	}))
-	enqueue(t, q, "k", "low-late", litequeue.At(epoch.Add(-time.Second)))
-	enqueue(t, q, "k", "low-early", litequeue.At(epoch.Add(-time.Minute)))
-	enqueue(t, q, "k", "high", litequeue.Priority(5))
-	enqueue(t, q, "k", "future", litequeue.Delay(time.Hour), litequeue.Priority(9))
-	other := enqueue(t, q, "other", "unhandled")
-	enqueue(t, q, "k", "low-same-time", litequeue.At(epoch.Add(-time.Second)))
-	runDue(t, q)
-	if diff := cmp.Diff([]string{"high", "low-early", "low-late", "low-same-time"}, order); diff != "" {
-		t.Fatalf("run order (-want +got):\n%s", diff)
-	}
-	if got := get(t, q, other.ID).State; got != litequeue.Pending {
-		t.Fatalf("unhandled kind: state %s, want pending", got)
-	}
-	next, ok, err := q.NextDue(context.Background())
-	if err != nil || !ok || !next.Equal(epoch.Add(time.Hour)) {
-		t.Fatalf("NextDue = %v %v %v, want the future job's RunAt", next, ok, err)
-	}
-}
-
 // TestQueue_MaxTriesOverride makes one job's MaxTries win over the policy.
 func TestQueue_MaxTriesOverride(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return context.Canceled })
@@ -268,5 +245,153 @@ func TestQueue_MaxTriesOverride(t *testing.T) {
 	runDue(t, q)
 	if got := get(t, q, j.ID); got.State != litequeue.Dead || got.MaxTries != 1 {
 		t.Fatalf("job = %s with MaxTries %d, want dead after its own single try", got.State, got.MaxTries)
+	}
+}
+
+// TestQueue_IDsNeverReused purges finished jobs, the newest one among them,
+// and enqueues again: every new ID is greater than every ID handed out
+// before, so nothing built from an old ID reaches a new job.
+func TestQueue_IDsNeverReused(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	var highest int64
+	for range 3 {
+		highest = enqueue(t, q, "ok", nil).ID
+	}
+	runDue(t, q)
+	clk.Add(litequeue.DefaultKeepFinished)
+	runDue(t, q) // purges all three
+	if exists(t, q, highest) {
+		t.Fatalf("job %d not purged", highest)
+	}
+	j := enqueue(t, q, "ok", nil)
+	many, err := q.EnqueueMany(ctx, "ok", []any{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []int64{j.ID, many[0].ID, many[1].ID} {
+		if got <= highest {
+			t.Errorf("new job got ID %d, handed out before (the highest was %d)", got, highest)
+		}
+	}
+}
+
+// TestQueue_IDAfterPurgeIsNotTheOldJob is issue 11's case: a handler keeps
+// an idempotency key built from the job's ID for 7 days. Once retention
+// purged the job, a new job must neither skip its side effect because of
+// the old key nor be hit by a stale Cancel of the old ID.
+func TestQueue_IDAfterPurgeIsNotTheOldJob(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	charges := 0
+	q.Handle("charge", func(ctx context.Context, job *litequeue.Job) error {
+		key := fmt.Sprintf("charge:job-%d", job.ID)
+		done, err := q.Seen(ctx, key)
+		if err != nil || done {
+			return err
+		}
+		charges++
+		return q.Mark(ctx, key, 7*24*time.Hour)
+	})
+	old := enqueue(t, q, "charge", nil)
+	runDue(t, q)
+	clk.Add(litequeue.DefaultKeepFinished)
+	runDue(t, q) // purges the completed job; its key stays
+	if exists(t, q, old.ID) {
+		t.Fatalf("job %d not purged", old.ID)
+	}
+
+	next := enqueue(t, q, "charge", nil)
+	if err := q.Cancel(ctx, old.ID); !errors.Is(err, litequeue.ErrNotFound) {
+		t.Errorf("Cancel(%d) of the purged job: %v, want ErrNotFound", old.ID, err)
+	}
+	if got := get(t, q, next.ID); got.State != litequeue.Pending {
+		t.Fatalf("the new job is %s after a Cancel of the purged job's ID", got.State)
+	}
+	runDue(t, q)
+	if charges != 2 {
+		t.Errorf("%d charges, want 2: the new job (ID %d) skipped its charge for the purged job's key", charges, next.ID)
+	}
+}
+
+// TestQueue_UniqueKeyRace races Enqueue with one UniqueKey, and Mark of one
+// key, from goroutines on one Queue and on two Queues on one file: exactly
+// one job is inserted, every caller gets it, and no Mark fails.
+func TestQueue_UniqueKeyRace(t *testing.T) {
+	t.Parallel()
+	for _, queues := range []int{1, 2} {
+		t.Run(map[int]string{1: "one queue", 2: "two queues"}[queues], func(t *testing.T) {
+			clk := newMock()
+			var ev events
+			q1, path := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
+			qs := []*litequeue.Queue{q1}
+			if queues == 2 {
+				qs = append(qs, openAt(t, path, litequeue.Options{Clock: clk, OnEvent: ev.record}))
+			}
+			const callers = 16
+			jobs := make([]*litequeue.Job, callers)
+			errs := make([]error, 2*callers)
+			var wg sync.WaitGroup
+			for i := range callers {
+				q := qs[i%len(qs)]
+				wg.Go(func() {
+					jobs[i], errs[i] = q.Enqueue(t.Context(), "send", i, litequeue.UniqueKey("invoice-7"))
+				})
+				wg.Go(func() {
+					errs[callers+i] = q.Mark(t.Context(), "invoice-7", time.Hour)
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+			}
+			first := 0
+			for _, j := range jobs {
+				if !j.Duplicate {
+					first++
+				}
+				if j.ID != jobs[0].ID {
+					t.Fatalf("callers got jobs %d and %d, want one job", jobs[0].ID, j.ID)
+				}
+			}
+			if first != 1 {
+				t.Fatalf("%d callers inserted a job, want 1", first)
+			}
+			all, err := q1.List(t.Context(), litequeue.Filter{})
+			if err != nil || len(all) != 1 {
+				t.Fatalf("List = %d jobs, %v; want 1", len(all), err)
+			}
+			if n := ev.count("job.enqueued"); n != 1 {
+				t.Fatalf("%d job.enqueued events, want 1", n)
+			}
+			for _, q := range qs {
+				if !seen(t, q, "invoice-7") {
+					t.Fatalf("key not seen after Mark")
+				}
+			}
+		})
+	}
+}
+
+// TestQueue_UniqueKeyFreed checks that a key names one live job only: once
+// its job finished, the same key enqueues a new job.
+func TestQueue_UniqueKeyFreed(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	first := enqueue(t, q, "send", nil, litequeue.UniqueKey("k"))
+	if dup := enqueue(t, q, "send", nil, litequeue.UniqueKey("k")); !dup.Duplicate || dup.ID != first.ID {
+		t.Fatalf("second Enqueue = job %d duplicate=%v, want job %d duplicate", dup.ID, dup.Duplicate, first.ID)
+	}
+	runDue(t, q)
+	if next := enqueue(t, q, "send", nil, litequeue.UniqueKey("k")); next.Duplicate || next.ID == first.ID {
+		t.Fatalf("Enqueue after completion = job %d duplicate=%v, want a new job", next.ID, next.Duplicate)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,9 +13,6 @@ import (
 
 	"github.com/litequeue/litequeue"
 )
-
-// ok is a handler that completes its job.
-func ok(ctx context.Context, job *litequeue.Job) error { return nil }
 
 // TestQueue_ExpireAfter enqueues a due job and a delayed one with
 // ExpireAfter and moves the clock to one millisecond before the expiry,
@@ -347,52 +343,6 @@ func TestOpen_OldJobsNeverExpire(t *testing.T) {
 				t.Fatalf("%d runs, job 4 %s; want it run and completed", n, get(t, q, 4).State)
 			}
 		})
-	}
-}
-
-// TestProcess_Expire enqueues, in this process, a job whose expiry is
-// past on the real clock and one due without an expiry, and has another
-// process claim: the claim expires the first before it claims the second,
-// whose handler already sees the first expired, and the first never runs.
-func TestProcess_Expire(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "q.db")
-	clk := newMock()
-	clk.Set(time.Now().Add(-2 * time.Hour))
-	q := openAt(t, path, litequeue.Options{Clock: clk})
-	late := enqueue(t, q, "timed", nil, litequeue.ExpireAfter(time.Hour))
-	due := enqueue(t, q, "timed", nil)
-	cmd, out, _ := startProc(t, "expire", path, itoa(late.ID))
-	waitProc(t, cmd, time.Minute)
-	if want := fmt.Sprintf("ran %d expired\ndone\n", due.ID); out.String() != want {
-		t.Fatalf("the other process printed %q, want %q", out.String(), want)
-	}
-	if got := get(t, q, late.ID); got.State != litequeue.Expired {
-		t.Fatalf("state %s, want expired", got.State)
-	}
-	h := history(t, q, late.ID)
-	if len(h) != 1 || h[0].Outcome != litequeue.OutcomeExpired || !strings.HasSuffix(h[0].Worker, fmt.Sprintf(":%d", cmd.Process.Pid)) {
-		t.Fatalf("history %+v, want one expired row by process %d", h, cmd.Process.Pid)
-	}
-}
-
-// TestCopy_KeepsExpiry copies a job with an expiry: the copy expires when
-// the original would have.
-func TestCopy_KeepsExpiry(t *testing.T) {
-	t.Parallel()
-	clk := newMock()
-	from, _ := openQueue(t, litequeue.Options{Clock: clk})
-	to, _ := openQueue(t, litequeue.Options{Clock: clk})
-	job := enqueue(t, from, "k", nil, litequeue.Delay(time.Minute), litequeue.ExpireAfter(time.Hour))
-	if _, err := litequeue.Copy(t.Context(), from, to); err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := to.List(t.Context(), litequeue.Filter{})
-	if err != nil || len(jobs) != 1 {
-		t.Fatalf("List of the copy: %d jobs (%v), want 1", len(jobs), err)
-	}
-	if !jobs[0].ExpiresAt.Equal(job.ExpiresAt) {
-		t.Fatalf("copied ExpiresAt %v, want %v", jobs[0].ExpiresAt, job.ExpiresAt)
 	}
 }
 

@@ -3,6 +3,7 @@ package litequeue_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 // TestQueue_HandlePanics checks the set-up mistakes Handle refuses.
 func TestQueue_HandlePanics(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{Policies: map[string]litequeue.Policy{"slow": {MaxTries: 3}}})
 	ok := func(ctx context.Context, job *litequeue.Job) error { return nil }
 	q.Handle("taken", ok, litequeue.UsePolicy("slow"))
@@ -42,6 +44,7 @@ func TestQueue_HandlePanics(t *testing.T) {
 
 // TestQueue_NamedPolicy uses a named policy's MaxTries and delays.
 func TestQueue_NamedPolicy(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{
 		Retry:    litequeue.Policy{MaxTries: 5},
 		Policies: map[string]litequeue.Policy{"once": {MaxTries: 1}},
@@ -113,5 +116,116 @@ func TestQueue_WithTimeoutDeadlineRealClock(t *testing.T) {
 	after := time.Now()
 	if !ok || at.Before(before.Add(time.Hour)) || at.After(after.Add(time.Hour)) {
 		t.Fatalf("Deadline() = %v, %v; want between %v and %v", at, ok, before.Add(time.Hour), after.Add(time.Hour))
+	}
+}
+
+// TestQueue_Panic records a panicking handler as panicked, with the stack,
+// and retries it.
+func TestQueue_Panic(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{Retry: fixedPolicy})
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		var none []int
+		return fmt.Errorf("unreachable: %d", none[job.Attempt]) // index out of range
+	})
+	job := enqueue(t, q, "k", nil)
+	runDue(t, q)
+	h := history(t, q, job.ID)
+	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || h[0].Delay != 10*time.Second {
+		t.Fatalf("history = %+v, want one panicked row with a 10s delay", h)
+	}
+	if !strings.Contains(h[0].Error, "index out of range [1] with length 0") || !strings.Contains(h[0].Error, "handler_test.go") {
+		t.Errorf("error %q lacks the panic value or the stack", h[0].Error)
+	}
+	if h[0].ErrorClass != "runtime.boundsError" {
+		t.Errorf("error class %q, want runtime.boundsError", h[0].ErrorClass)
+	}
+	if got := get(t, q, job.ID).State; got != litequeue.Pending {
+		t.Fatalf("state = %s, want pending (retry)", got)
+	}
+}
+
+// TestQueue_PanicWithError panics with a wrapped error: the ErrorClass is
+// that of the innermost error, as for one returned.
+func TestQueue_PanicWithError(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{Retry: fixedPolicy})
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		panic(fmt.Errorf("fetch: %w", &fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}))
+	})
+	job := enqueue(t, q, "k", nil)
+	runDue(t, q)
+	if h := history(t, q, job.ID); len(h) != 1 || h[0].ErrorClass != "*errors.errorString" {
+		t.Fatalf("history = %+v, want one row of class *errors.errorString (fs.ErrNotExist)", h)
+	}
+}
+
+// TestQueue_Timeout runs a handler that ignores its context past its
+// timeout on the mock clock: the run is timed_out at once, RunDue returns,
+// and the handler's late success changes nothing.
+func TestQueue_Timeout(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
+	g := newGate()
+	returned := make(chan error, 1)
+	var sawCancel bool
+	q.Handle("slow", func(ctx context.Context, job *litequeue.Job) error {
+		g.handle(ctx, job)
+		sawCancel = ctx.Err() != nil
+		returned <- nil
+		return nil
+	}, litequeue.WithTimeout(time.Minute))
+	job := enqueue(t, q, "slow", nil)
+
+	done := runDueAsync(q)
+	<-g.started
+	clk.Add(59 * time.Second)
+	select {
+	case <-done:
+		t.Fatal("RunDue returned before the timeout")
+	default:
+	}
+	clk.Add(time.Second)
+	if r := <-done; r.n != 1 || r.err != nil {
+		t.Fatalf("RunDue = %d, %v; want 1 run (a timed-out run counts)", r.n, r.err)
+	}
+	close(g.release)
+	<-returned
+	if !sawCancel {
+		t.Error("the handler's context was not cancelled at the timeout")
+	}
+	got := get(t, q, job.ID)
+	h := history(t, q, job.ID)
+	if got.State != litequeue.Pending || len(h) != 1 || h[0].Outcome != litequeue.OutcomeTimedOut ||
+		!h[0].FinishedAt.Equal(epoch.Add(time.Minute)) || h[0].Delay != 10*time.Second {
+		t.Fatalf("job %s, history %+v; want pending after one timed_out row at +1m with a 10s delay", got.State, h)
+	}
+	if !got.RunAt.Equal(epoch.Add(70 * time.Second)) {
+		t.Fatalf("RunAt = %v, want end of timeout + 10s", got.RunAt)
+	}
+}
+
+// TestQueue_JSONBadPayload sends a payload that does not decode to dead at
+// once, with the decode error in the history.
+func TestQueue_JSONBadPayload(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	called := false
+	q.Handle("email", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, args struct{ To string }) error {
+		called = true
+		return nil
+	}))
+	job := enqueue(t, q, "email", []byte(`{"To": 42}`))
+	good := enqueue(t, q, "email", map[string]string{"To": "a@b.c"})
+	runDue(t, q)
+	if got := get(t, q, job.ID); got.State != litequeue.Dead || got.Attempt != 1 {
+		t.Fatalf("bad payload: state %s attempt %d, want dead after 1", got.State, got.Attempt)
+	}
+	if h := history(t, q, job.ID); !strings.Contains(h[0].Error, "cannot unmarshal") {
+		t.Errorf("history error %q lacks the decode error", h[0].Error)
+	}
+	if got := get(t, q, good.ID).State; got != litequeue.Completed || !called {
+		t.Fatalf("good payload: state %s, called %v", got, called)
 	}
 }

@@ -1,17 +1,29 @@
 package litequeue_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/postgres"
 )
 
 // epoch is where the tests' mock clocks start.
@@ -88,7 +100,7 @@ func openAt(tb testing.TB, path string, opts litequeue.Options) *litequeue.Queue
 // enqueue adds a job and fails the test on error.
 func enqueue(tb testing.TB, q *litequeue.Queue, kind string, payload any, opts ...litequeue.EnqueueOption) *litequeue.Job {
 	tb.Helper()
-	j, err := q.Enqueue(context.Background(), kind, payload, opts...)
+	j, err := q.Enqueue(tb.Context(), kind, payload, opts...)
 	if err != nil {
 		tb.Fatalf("Enqueue(%q): %v", kind, err)
 	}
@@ -98,7 +110,7 @@ func enqueue(tb testing.TB, q *litequeue.Queue, kind string, payload any, opts .
 // get reads a job and fails the test on error.
 func get(tb testing.TB, q *litequeue.Queue, id int64) *litequeue.Job {
 	tb.Helper()
-	j, err := q.Get(context.Background(), id)
+	j, err := q.Get(tb.Context(), id)
 	if err != nil {
 		tb.Fatalf("Get(%d): %v", id, err)
 	}
@@ -108,7 +120,7 @@ func get(tb testing.TB, q *litequeue.Queue, id int64) *litequeue.Job {
 // history reads a job's history and fails the test on error.
 func history(tb testing.TB, q *litequeue.Queue, id int64) []litequeue.Attempt {
 	tb.Helper()
-	h, err := q.History(context.Background(), id)
+	h, err := q.History(tb.Context(), id)
 	if err != nil {
 		tb.Fatalf("History(%d): %v", id, err)
 	}
@@ -127,7 +139,7 @@ func outcomes(h []litequeue.Attempt) []litequeue.Outcome {
 // runDue calls RunDue and fails the test on error.
 func runDue(tb testing.TB, q *litequeue.Queue) int {
 	tb.Helper()
-	n, err := q.RunDue(context.Background())
+	n, err := q.RunDue(tb.Context())
 	if err != nil {
 		tb.Fatalf("RunDue: %v", err)
 	}
@@ -208,7 +220,7 @@ func runDueAsync(q *litequeue.Queue) <-chan runResult {
 // exists reports whether the job is still stored.
 func exists(tb testing.TB, q *litequeue.Queue, id int64) bool {
 	tb.Helper()
-	_, err := q.Get(context.Background(), id)
+	_, err := q.Get(tb.Context(), id)
 	if errors.Is(err, litequeue.ErrNotFound) {
 		return false
 	}
@@ -221,7 +233,7 @@ func exists(tb testing.TB, q *litequeue.Queue, id int64) bool {
 // seen calls Seen and fails the test on error.
 func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
 	tb.Helper()
-	ok, err := q.Seen(context.Background(), key)
+	ok, err := q.Seen(tb.Context(), key)
 	if err != nil {
 		tb.Fatalf("Seen(%q): %v", key, err)
 	}
@@ -231,7 +243,7 @@ func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
 // mark calls Mark and fails the test on error.
 func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
 	tb.Helper()
-	if err := q.Mark(context.Background(), key, ttl); err != nil {
+	if err := q.Mark(tb.Context(), key, ttl); err != nil {
 		tb.Fatalf("Mark(%q, %v): %v", key, ttl, err)
 	}
 }
@@ -276,9 +288,705 @@ func openReadOnly(tb testing.TB, path string) *litequeue.Queue {
 // health returns q's Health, failing the test on error.
 func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
 	tb.Helper()
-	h, err := q.Health(context.Background())
+	h, err := q.Health(tb.Context())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return h
+}
+
+// The suite runs on the file, and, with LITEQUEUE_TEST_BACKEND=postgres,
+// on the PostgreSQL server at LITEQUEUE_TEST_POSTGRES: every test that
+// opens its queues with openQueue or openAt then runs on the server, each
+// "file" a schema of its own, so that two Queues opened on one path share
+// their jobs as on the file. Tests of the file itself call fileOnly.
+var onPostgres = os.Getenv("LITEQUEUE_TEST_BACKEND") == "postgres"
+
+// fileOnly skips a test of what only the file has when the suite runs on
+// PostgreSQL.
+func fileOnly(tb testing.TB, why string) {
+	tb.Helper()
+	if onPostgres {
+		tb.Skipf("file only: %s", why)
+	}
+}
+
+var pg struct {
+	once    sync.Once
+	db      *sql.DB
+	err     error
+	schemas sync.Map // path → DSN
+	n       atomic.Int64
+}
+
+// tb is what openBackend needs of a test: a *testing.T or a *rapid.T.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
+}
+
+// openBackend opens the Queue for path on the suite's backend.
+func openBackend(tb tb, path string, opts litequeue.Options) (*litequeue.Queue, error) {
+	if !onPostgres {
+		return litequeue.Open(path, opts)
+	}
+	return postgres.Open(context.Background(), schemaFor(tb, path), opts)
+}
+
+// schemaFor returns the DSN of the schema that stands for the file at
+// path, creating it on first use and dropping it at the end of the test.
+func schemaFor(tb tb, path string) string {
+	tb.Helper()
+	if dsn, ok := pg.schemas.Load(path); ok {
+		return dsn.(string)
+	}
+	base := os.Getenv("LITEQUEUE_TEST_POSTGRES")
+	if base == "" {
+		tb.Fatal("LITEQUEUE_TEST_BACKEND=postgres needs LITEQUEUE_TEST_POSTGRES, the URL of a server to test on")
+	}
+	pg.once.Do(func() { pg.db, pg.err = sql.Open("pgx", base) })
+	if pg.err != nil {
+		tb.Fatal(pg.err)
+	}
+	name := fmt.Sprintf("lq_%d_%d", os.Getpid(), pg.n.Add(1))
+	if _, err := pg.db.Exec(`CREATE SCHEMA ` + name); err != nil {
+		tb.Fatalf("create schema: %v", err)
+	}
+	tb.Cleanup(func() {
+		pg.schemas.Delete(path)
+		if _, err := pg.db.Exec(`DROP SCHEMA ` + name + ` CASCADE`); err != nil {
+			tb.Errorf("drop schema: %v", err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v := u.Query()
+	v.Set("search_path", name)
+	u.RawQuery = v.Encode()
+	pg.schemas.Store(path, u.String())
+	return u.String()
+}
+
+// errDown is the failure of a dependency that is down.
+var errDown = errors.New("dependency down")
+
+// breakers returns the breakers of q's Stats that are not closed.
+func breakers(tb testing.TB, q *litequeue.Queue) map[string]litequeue.BreakerStats {
+	tb.Helper()
+	s, err := q.Stats(tb.Context())
+	if err != nil {
+		tb.Fatalf("Stats: %v", err)
+	}
+	return s.Breakers
+}
+
+// outcomeHandler fails, completes, discards, cancels or snoozes each job
+// as its payload says.
+func outcomeHandler(ctx context.Context, job *litequeue.Job) error {
+	var what string
+	if err := job.Decode(&what); err != nil {
+		return err
+	}
+	switch what {
+	case "fail":
+		return errDown
+	case "permanent":
+		return litequeue.Permanent(errDown)
+	case "panic":
+		panic("down")
+	case "discard":
+		return fmt.Errorf("no such account: %w", litequeue.ErrDiscard)
+	case "cancel":
+		return litequeue.CancelJob(nil)
+	case "snooze":
+		return litequeue.Snooze(time.Hour)
+	}
+	return nil
+}
+
+// orders is the app's own table in the queue's file, for CompleteTx tests.
+const ordersSchema = `CREATE TABLE app_orders (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL)`
+
+// openOrders opens a queue whose file also holds the app's orders table.
+func openOrders(tb testing.TB, opts litequeue.Options) (*litequeue.Queue, string) {
+	tb.Helper()
+	q, path := openQueue(tb, opts)
+	if _, err := q.DB().Exec(ordersSchema); err != nil {
+		tb.Fatal(err)
+	}
+	return q, path
+}
+
+// orders counts the app's rows for a job.
+func orders(tb testing.TB, q *litequeue.Queue, id int64) int {
+	tb.Helper()
+	var n int
+	if err := q.DB().Get(&n, q.DB().Rebind(`SELECT COUNT(*) FROM app_orders WHERE job_id = ?`), id); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// placeOrder is a handler's exactly-once step: the app's write, its
+// idempotency key and the job's completion in one transaction, rolled back
+// if any fails.
+func placeOrder(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`), job.ID, job.Attempt); err != nil {
+		return err
+	}
+	if err := q.MarkTx(ctx, tx, "order-for-job-"+itoa(job.ID), time.Hour); err != nil {
+		return err
+	}
+	if err := q.CompleteTx(ctx, tx, job); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// writeConfig writes text to a litequeue.toml of its own and returns its
+// path.
+func writeConfig(tb testing.TB, text string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "litequeue.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// loadConfig loads text as a litequeue.toml and fails the test on error.
+func loadConfig(tb testing.TB, text string) litequeue.Options {
+	tb.Helper()
+	o, err := litequeue.LoadConfig(writeConfig(tb, text))
+	if err != nil {
+		tb.Fatalf("LoadConfig: %v", err)
+	}
+	return o
+}
+
+// ok is a handler that completes its job.
+func ok(ctx context.Context, job *litequeue.Job) error { return nil }
+
+// ids lists the jobs' IDs, in order; never nil.
+func ids(jobs []*litequeue.Job) []int64 {
+	out := make([]int64, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+func list(tb testing.TB, q *litequeue.Queue, f litequeue.Filter) []int64 {
+	tb.Helper()
+	jobs, err := q.List(tb.Context(), f)
+	if err != nil {
+		tb.Fatalf("List(%+v): %v", f, err)
+	}
+	return ids(jobs)
+}
+
+// oldFileRows are jobs and history rows as litequeue versions 1 and 2 wrote
+// them: every state, NULLs, a BLOB payload that is not JSON, an empty one, a
+// unique key, a running job's lease. Job 12 was deleted from the jobs table
+// (by the app, through DB()) but its history rows remain: its ID was handed
+// out too.
+var oldFileRows = []string{
+	`INSERT INTO litequeue_jobs (id, queue, kind, payload, state, priority, attempt, max_tries, own_max_tries,
+		run_at, created_at, finished_at, last_error, unique_key, token, lease_until, started_at, worker, retry_delay, cancel) VALUES
+		(1, 'default', 'ok', X'226122', 'completed', 0, 1, 8, 0, NULL, 1000, 2000, '', NULL, 1, 0, 1500, 'w:1', 2000, 0),
+		(2, 'mail', 'send', X'6e6f74206a736f6e', 'dead', 3, 2, 2, 2, 3000, 1000, 4000, 'smtp: 550', 'welcome-ada', 2, 0, 3500, 'w:1', 0, 0),
+		(4, 'default', 'later', X'', 'pending', -1, 0, 8, 0, 999999999, 1000, NULL, '', 'digest', 0, 0, 0, '', 0, 0),
+		(5, 'default', 'slow', X'7b7d', 'running', 0, 1, 8, 0, 5000, 1000, NULL, 'boom', NULL, 7, 65000, 5000, 'w:2', 4000, 1),
+		(7, 'default', 'spam', X'6e756c6c', 'discarded', 0, 1, 8, 0, 6000, 1000, 6000, '', NULL, 1, 0, 6000, 'w:1', 2000, 0)`,
+	`INSERT INTO litequeue_attempts (id, job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state) VALUES
+		(1, 1, 1, 1500, 2000, 'completed', '', '', 0, 'w:1', 'ok', 'completed'),
+		(2, 2, 1, 1500, 2500, 'failed', 'smtp: 451', '*main.smtpError', 500, 'w:1', 'send', 'pending'),
+		(3, 2, 2, 3500, 4000, 'failed', 'smtp: 550', '*errors.errorString', 0, 'w:1', 'send', 'dead'),
+		(4, 12, 1, 7000, 8000, 'completed', '', '', 0, 'w:3', 'gone', 'completed'),
+		(5, 7, 1, 6000, 6000, 'discarded', 'spam', '*errors.errorString', 0, 'w:1', 'spam', 'discarded')`,
+}
+
+// oldFile writes a litequeue file of the given schema version, as that
+// version's binary left it, holding oldFileRows.
+func oldFile(t *testing.T, version int) string {
+	t.Helper()
+	ddl, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("schema-v%d.sql", version)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	sqliteFile(t, path, append([]string{
+		`PRAGMA auto_vacuum = INCREMENTAL`,
+		`PRAGMA journal_mode = WAL`,
+		string(ddl),
+		fmt.Sprintf(`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', '%d')`, version),
+		`PRAGMA application_id = 1280398661`, // "LQUE"
+	}, oldFileRows...)...)
+	return path
+}
+
+// periodicJobs returns the jobs of kind, each by the slot its metadata
+// names, failing the test if a slot has two or a job's RunAt is not its
+// slot while it is pending.
+func periodicJobs(tb testing.TB, q *litequeue.Queue, kind string) map[time.Time]*litequeue.Job {
+	tb.Helper()
+	jobs, err := q.List(tb.Context(), litequeue.Filter{Kind: kind})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bySlot := make(map[time.Time]*litequeue.Job)
+	for _, j := range jobs {
+		slot, err := time.Parse(time.RFC3339, j.Metadata[litequeue.PeriodicSlotKey])
+		if err != nil {
+			tb.Fatalf("job %d: slot: %v", j.ID, err)
+		}
+		slot = slot.UTC()
+		if prev, ok := bySlot[slot]; ok {
+			tb.Fatalf("slot %v fired twice: jobs %d and %d", slot, prev.ID, j.ID)
+		}
+		if j.State == litequeue.Pending && !j.RunAt.Equal(slot) { // success clears RunAt
+			tb.Fatalf("job %d: RunAt %v, want its slot %v", j.ID, j.RunAt, slot)
+		}
+		bySlot[slot] = j
+	}
+	return bySlot
+}
+
+// slots returns the UTC times from first, every step, n of them.
+func slots(first time.Time, step time.Duration, n int) []time.Time {
+	out := make([]time.Time, n)
+	for i := range out {
+		out[i] = first.Add(time.Duration(i) * step).UTC()
+	}
+	return out
+}
+
+// slotsOf returns the slots of the jobs, in order.
+func slotsOf(jobs map[time.Time]*litequeue.Job) []time.Time {
+	var out []time.Time
+	for s := range jobs {
+		out = append(out, s)
+	}
+	sortTimes(out)
+	return out
+}
+
+func sortTimes(ts []time.Time) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].Before(ts[j-1]); j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// jobsInEveryState makes one job in each state but pending on q: running
+// (its handler waits until the returned release is called), completed,
+// dead, discarded and cancelled; and a pending one, scheduled.
+func jobsInEveryState(t *testing.T, q *litequeue.Queue) (ids map[litequeue.State]int64, release func()) {
+	t.Helper()
+	ctx := t.Context()
+	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	q.Handle("doomed", doomed)
+	q.Handle("spam", func(ctx context.Context, job *litequeue.Job) error { return litequeue.ErrDiscard })
+	ids = map[litequeue.State]int64{
+		litequeue.Completed: enqueue(t, q, "ok", nil).ID,
+		litequeue.Dead:      enqueue(t, q, "doomed", nil).ID,
+		litequeue.Discarded: enqueue(t, q, "spam", nil).ID,
+		litequeue.Cancelled: enqueue(t, q, "ok", nil, litequeue.Delay(time.Hour)).ID,
+		litequeue.Pending:   enqueue(t, q, "ok", nil, litequeue.Delay(2*time.Hour)).ID,
+	}
+	if err := q.Cancel(ctx, ids[litequeue.Cancelled]); err != nil {
+		t.Fatal(err)
+	}
+	runDue(t, q)
+	g := newGate()
+	q.Handle("slow", g.handle)
+	ids[litequeue.Running] = enqueue(t, q, "slow", nil).ID
+	done := runDueAsync(q)
+	<-g.started
+	released := false
+	release = func() {
+		if !released {
+			released = true
+			close(g.release)
+			if r := <-done; r.err != nil {
+				t.Error(r.err)
+			}
+		}
+	}
+	t.Cleanup(release)
+	return ids, release
+}
+
+// unchanged fails the test unless the job and its history read as they
+// did before: a refused operation changed nothing.
+func unchanged(t *testing.T, q *litequeue.Queue, before *litequeue.Job, history0 []litequeue.Attempt) {
+	t.Helper()
+	opt := cmp.AllowUnexported(litequeue.Job{})
+	if diff := cmp.Diff(before, get(t, q, before.ID), opt); diff != "" {
+		t.Errorf("job %d changed (-before +after):\n%s", before.ID, diff)
+	}
+	if diff := cmp.Diff(history0, history(t, q, before.ID)); diff != "" {
+		t.Errorf("history of job %d changed (-before +after):\n%s", before.ID, diff)
+	}
+}
+
+// tempError is an app's error type, to tell error classes apart.
+type tempError struct{}
+
+func (*tempError) Error() string { return "service unavailable" }
+
+// startWork runs q.Work in a goroutine and returns a function that stops
+// it and returns Work's error.
+func startWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- q.Work(ctx, opts) }()
+	return func() error {
+		cancel()
+		return <-done
+	}
+}
+
+// sqliteFile creates a plain SQLite file (not through litequeue) and runs
+// the statements on it.
+func sqliteFile(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fixedPolicy waits exactly 10s before every retry, 3 tries.
+var fixedPolicy = litequeue.Policy{Backoff: litequeue.Constant, Base: 10 * time.Second, Ceiling: time.Minute, MaxTries: 3, Jitter: litequeue.NoJitter}
+
+func workerName(t *testing.T, q *litequeue.Queue, id int64) string {
+	t.Helper()
+	h := history(t, q, id)
+	if len(h) == 0 || h[0].Worker == "" {
+		t.Fatalf("job %d: no worker name in history", id)
+	}
+	return h[0].Worker
+}
+
+// run is one handler call: which job, which try, and when.
+type run struct {
+	ID      int64
+	Attempt int
+	At      time.Time
+}
+
+// runLog records handler calls; safe for concurrent use.
+type runLog struct {
+	mu   sync.Mutex
+	runs []run
+}
+
+func (l *runLog) add(job *litequeue.Job, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runs = append(l.runs, run{job.ID, job.Attempt, at})
+}
+
+// take returns the calls recorded since the last take.
+func (l *runLog) take() []run {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.runs
+	l.runs = nil
+	return r
+}
+
+// jumpQueue opens a queue with fixedPolicy (3 tries, 10s apart) and the
+// kinds the clock tests use, each call recorded in the log: ok succeeds,
+// flaky always fails, doomed dies at once, nap snoozes an hour on its
+// first call and then succeeds.
+func jumpQueue(t *testing.T, clk interface{ Now() time.Time }, opts litequeue.Options) (*litequeue.Queue, *runLog) {
+	t.Helper()
+	opts.Retry = fixedPolicy
+	q, _ := openQueue(t, opts)
+	log := new(runLog)
+	handle := func(kind string, fn func(job *litequeue.Job) error) {
+		q.Handle(kind, func(ctx context.Context, job *litequeue.Job) error {
+			log.add(job, clk.Now())
+			return fn(job)
+		})
+	}
+	handle("ok", func(*litequeue.Job) error { return nil })
+	handle("flaky", func(*litequeue.Job) error { return errors.New("down") })
+	handle("doomed", func(*litequeue.Job) error { return litequeue.Permanent(errors.New("doomed")) })
+	napped := map[int64]bool{}
+	handle("nap", func(job *litequeue.Job) error {
+		if !napped[job.ID] {
+			napped[job.ID] = true
+			return litequeue.Snooze(time.Hour)
+		}
+		return nil
+	})
+	return q, log
+}
+
+// nextDue calls NextDue and fails the test on error.
+func nextDue(t *testing.T, q *litequeue.Queue) (time.Time, bool) {
+	t.Helper()
+	next, ok, err := q.NextDue(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next, ok
+}
+
+// leaseUntil reads a running job's lease expiry.
+func leaseUntil(tb testing.TB, q *litequeue.Queue, id int64) time.Time {
+	tb.Helper()
+	var ms int64
+	if err := q.DB().Get(&ms, q.DB().Rebind(`SELECT lease_until FROM litequeue_jobs WHERE id = ?`), id); err != nil {
+		tb.Fatal(err)
+	}
+	return time.UnixMilli(ms)
+}
+
+var (
+	procOnce sync.Once
+	procPath string
+	procErr  error
+)
+
+// buildProc builds testdata/proc once per test binary.
+func buildProc(t *testing.T) string {
+	t.Helper()
+	procOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "litequeue-proc")
+		if err != nil {
+			procErr = err
+			return
+		}
+		procPath = filepath.Join(dir, "proc")
+		out, err := exec.Command("go", "build", "-o", procPath, "./testdata/proc").CombinedOutput()
+		if err != nil {
+			procErr = err
+			procPath = string(out)
+		}
+	})
+	if procErr != nil {
+		t.Fatalf("build testdata/proc: %v\n%s", procErr, procPath)
+	}
+	return procPath
+}
+
+// soak scales a test's size up when LITEQUEUE_SOAK is set.
+func soak(short, long int) int {
+	if os.Getenv("LITEQUEUE_SOAK") != "" {
+		return long
+	}
+	return short
+}
+
+// output is a process's output, safe to read while the process writes it.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// startProc starts proc with the arguments, its stdout and stderr captured
+// (stderr is copied to the test's too).
+func startProc(t *testing.T, args ...string) (cmd *exec.Cmd, stdout, stderr *output) {
+	t.Helper()
+	if onPostgres { // each file the test names is a schema of the server
+		for i, a := range args {
+			if strings.HasSuffix(a, ".db") {
+				args[i] = schemaFor(t, a)
+			}
+		}
+	}
+	cmd = exec.Command(buildProc(t), args...)
+	stdout, stderr = new(output), new(output)
+	cmd.Stdout = stdout
+	cmd.Stderr = io.MultiWriter(stderr, os.Stderr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout, stderr
+}
+
+// starts reads the start log: how often each job started.
+func readStarts(t *testing.T, path string) (map[int64]int, int) {
+	t.Helper()
+	starts, total := map[int64]int{}, 0
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return starts, 0 // no handler has started yet
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 3 {
+			continue // a line cut by a kill
+		}
+		id, _ := strconv.ParseInt(fields[0], 10, 64)
+		starts[id]++
+		total++
+	}
+	return starts, total
+}
+
+// effects reads the side effects the handlers committed with CompleteTx.
+func effects(t *testing.T, q *litequeue.Queue) map[int64]int {
+	t.Helper()
+	var ids []int64
+	if err := q.DB().Select(&ids, `SELECT job_id FROM effects`); err != nil {
+		t.Fatal(err)
+	}
+	m := map[int64]int{}
+	for _, id := range ids {
+		m[id]++
+	}
+	return m
+}
+
+var (
+	commandOnce sync.Once
+	commandPath string
+	commandErr  error
+)
+
+// buildCommand builds cmd/litequeue once per test binary.
+func buildCommand(t *testing.T) string {
+	t.Helper()
+	commandOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "litequeue-command")
+		if err != nil {
+			commandErr = err
+			return
+		}
+		commandPath = filepath.Join(dir, "litequeue")
+		out, err := exec.Command("go", "build", "-o", commandPath, "./cmd/litequeue").CombinedOutput()
+		if err != nil {
+			commandErr = err
+			commandPath = string(out)
+		}
+	})
+	if commandErr != nil {
+		t.Fatalf("build cmd/litequeue: %v\n%s", commandErr, commandPath)
+	}
+	return commandPath
+}
+
+// waitProc waits for the process to exit successfully, killing it and
+// failing the test after d of real time.
+func waitProc(t *testing.T, cmd *exec.Cmd, d time.Duration) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%v: %v", cmd.Args, err)
+		}
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v still running after %v: killed", cmd.Args, d)
+	}
+}
+
+// fileSizes is what the file takes on disk and in pages.
+type fileSizes struct {
+	DB, WAL     int64 // bytes
+	Pages, Free int   // page_count, freelist_count
+}
+
+func (s fileSizes) String() string {
+	return fmt.Sprintf("file %s (%d pages, %d free), WAL %s", mib(s.DB), s.Pages, s.Free, mib(s.WAL))
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
+
+func sizesOf(t *testing.T, q *litequeue.Queue, path string) fileSizes {
+	t.Helper()
+	var s fileSizes
+	if fi, err := os.Stat(path); err == nil {
+		s.DB = fi.Size()
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil {
+		s.WAL = fi.Size()
+	}
+	if err := q.DB().Get(&s.Pages, `PRAGMA page_count`); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.DB().Get(&s.Free, `PRAGMA freelist_count`); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// completeJobs enqueues n jobs with 200-byte payloads, in batches, and
+// runs them all.
+func completeJobs(t *testing.T, q *litequeue.Queue, n int) {
+	t.Helper()
+	pad := strings.Repeat("x", 200)
+	for i := 0; i < n; i += 1000 {
+		batch := make([]any, min(1000, n-i))
+		for j := range batch {
+			batch[j] = map[string]any{"n": i + j, "pad": pad}
+		}
+		if _, err := q.EnqueueMany(t.Context(), "k", batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := runDue(t, q); got != n {
+		t.Fatalf("RunDue ran %d jobs, want %d", got, n)
+	}
+}
+
+// openGrowth opens a queue on a new file whose kind "k" succeeds.
+func openGrowth(t *testing.T, opts litequeue.Options) (*litequeue.Queue, string) {
+	t.Helper()
+	opts.Synchronous = "normal"
+	q, path := openQueue(t, opts)
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	return q, path
 }

@@ -30,24 +30,6 @@ func deadWith(tb testing.TB, q *litequeue.Queue, texts ...string) []int64 {
 	return ids
 }
 
-// ids lists the jobs' IDs, in order; never nil.
-func ids(jobs []*litequeue.Job) []int64 {
-	out := make([]int64, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.ID
-	}
-	return out
-}
-
-func list(tb testing.TB, q *litequeue.Queue, f litequeue.Filter) []int64 {
-	tb.Helper()
-	jobs, err := q.List(context.Background(), f)
-	if err != nil {
-		tb.Fatalf("List(%+v): %v", f, err)
-	}
-	return ids(jobs)
-}
-
 func TestQueue_List_Cursor(t *testing.T) {
 	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
@@ -183,5 +165,29 @@ func BenchmarkList_NewestDead(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/page")
 		})
+	}
+}
+
+// TestQueue_FilterErrors checks that List and ReplayDead refuse a filter
+// no job can match (a state that does not exist, as a typo makes one) and
+// a negative limit, rather than quietly returning nothing or everything.
+func TestQueue_FilterErrors(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	enqueue(t, q, "k", nil)
+	ctx := t.Context()
+	for _, tt := range []struct {
+		f    litequeue.Filter
+		want string
+	}{
+		{litequeue.Filter{State: "PENDING"}, `unknown state "PENDING" (want pending, running, completed, dead, discarded, cancelled or expired)`},
+		{litequeue.Filter{Limit: -1}, "limit -1 is negative (0: no limit)"},
+	} {
+		if jobs, err := q.List(ctx, tt.f); err == nil || !strings.HasSuffix(err.Error(), tt.want) {
+			t.Errorf("List(%+v) = %d jobs, %v; want %q", tt.f, len(jobs), err, tt.want)
+		}
+		if n, err := q.ReplayDead(ctx, tt.f); err == nil || !strings.HasSuffix(err.Error(), tt.want) {
+			t.Errorf("ReplayDead(%+v) = %d, %v; want %q", tt.f, n, err, tt.want)
+		}
 	}
 }

@@ -13,12 +13,13 @@ import (
 // (DeadTTL 14 days, KeepFinished 24h) and a key's TTL: RunDue purges each
 // thing, with its history, at its TTL's end and not a millisecond before.
 func TestQueue_Retention(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk})
 	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
 	q.Handle("doomed", doomed)
 	q.Handle("spam", func(ctx context.Context, job *litequeue.Job) error { return litequeue.ErrDiscard })
-	ctx := context.Background()
+	ctx := t.Context()
 	completed := enqueue(t, q, "ok", nil)
 	dead := enqueue(t, q, "doomed", nil)
 	discarded := enqueue(t, q, "spam", nil)
@@ -75,6 +76,7 @@ func TestQueue_Retention(t *testing.T) {
 // TestQueue_RetentionBatches purges more finished jobs, and history rows,
 // than one retention transaction takes.
 func TestQueue_RetentionBatches(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Synchronous: "normal", KeepFinished: time.Hour})
 	q.Handle("twice", func(ctx context.Context, job *litequeue.Job) error {
@@ -83,7 +85,7 @@ func TestQueue_RetentionBatches(t *testing.T) {
 		}
 		return nil
 	})
-	ctx := context.Background()
+	ctx := t.Context()
 	const jobs = 700 // 3 rows each: 2,100 rows
 	if _, err := q.EnqueueMany(ctx, "twice", make([]any, jobs)); err != nil {
 		t.Fatal(err)
@@ -106,11 +108,12 @@ func TestQueue_RetentionBatches(t *testing.T) {
 // TestQueue_WorkRetention checks that Work's loop runs the janitor as the
 // injected clock moves on.
 func TestQueue_WorkRetention(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
 	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	worked := make(chan error, 1)
 	go func() { worked <- q.Work(ctx, litequeue.WorkerOptions{}) }()
 	job := enqueue(t, q, "ok", nil)

@@ -1,7 +1,6 @@
 package litequeue_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 // TestQueue_Mark checks a key's life on the injected clock: seen until the
 // millisecond its TTL ends, and marked again for a new TTL.
 func TestQueue_Mark(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk})
 	if seen(t, q, "order-1") {
@@ -44,6 +44,7 @@ func TestQueue_Mark(t *testing.T) {
 // (expiry is kept in milliseconds, rounded up), and gone a millisecond
 // later.
 func TestQueue_MarkBetweenMilliseconds(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk})
 	start := epoch.Add(300 * time.Microsecond)
@@ -65,8 +66,9 @@ func TestQueue_MarkBetweenMilliseconds(t *testing.T) {
 }
 
 func TestQueue_MarkErrors(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, tc := range []struct {
 		key  string
 		ttl  time.Duration
@@ -96,8 +98,9 @@ func TestQueue_MarkErrors(t *testing.T) {
 // TestQueue_MarkTx checks that a key marked in the caller's transaction
 // exists if and only if the caller commits.
 func TestQueue_MarkTx(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, commit := range []bool{false, true} {
 		tx, err := q.DB().BeginTxx(ctx, nil)
 		if err != nil {

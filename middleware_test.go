@@ -204,8 +204,8 @@ func TestQueue_UseNil(t *testing.T) {
 	}
 }
 
-// TestResultOutcome names what a middleware sees of a run's end.
-func TestResultOutcome(t *testing.T) {
+// TestResultOutcome_Names names what a middleware sees of a run's end.
+func TestResultOutcome_Names(t *testing.T) {
 	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	var got []litequeue.Outcome

@@ -45,6 +45,7 @@ var pauseCases = []pauseCase{
 // while the other kinds and queues run; a pause a second time keeps its
 // first Since; Enqueue still adds jobs; after the resume they run.
 func TestQueue_Pause(t *testing.T) {
+	t.Parallel()
 	for _, tc := range pauseCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

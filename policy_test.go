@@ -195,10 +195,10 @@ func TestPolicy_Validate(t *testing.T) {
 	}
 }
 
-// TestFieldError checks that Validate, Open and LoadConfig report a value
-// out of its limits as a *FieldError that names the policy, the field, the
-// value and the limit.
-func TestFieldError(t *testing.T) {
+// TestFieldError_Fields checks that Validate, Open and LoadConfig report a
+// value out of its limits as a *FieldError that names the policy, the field,
+// the value and the limit.
+func TestFieldError_Fields(t *testing.T) {
 	t.Parallel()
 	validate := func(f func(p *litequeue.Policy)) func(t *testing.T) error {
 		return func(t *testing.T) error {

@@ -3,12 +3,7 @@
 package litequeue_test
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -16,10 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/litequeue/litequeue"
 )
@@ -27,84 +20,10 @@ import (
 // These tests run testdata/proc as separate processes on one file and kill,
 // stop and race them. Set LITEQUEUE_SOAK=1 for longer runs.
 
-var (
-	procOnce sync.Once
-	procPath string
-	procErr  error
-)
-
-// buildProc builds testdata/proc once per test binary.
-func buildProc(t *testing.T) string {
-	t.Helper()
-	procOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "litequeue-proc")
-		if err != nil {
-			procErr = err
-			return
-		}
-		procPath = filepath.Join(dir, "proc")
-		out, err := exec.Command("go", "build", "-o", procPath, "./testdata/proc").CombinedOutput()
-		if err != nil {
-			procErr = err
-			procPath = string(out)
-		}
-	})
-	if procErr != nil {
-		t.Fatalf("build testdata/proc: %v\n%s", procErr, procPath)
-	}
-	return procPath
-}
-
-// soak scales a test's size up when LITEQUEUE_SOAK is set.
-func soak(short, long int) int {
-	if os.Getenv("LITEQUEUE_SOAK") != "" {
-		return long
-	}
-	return short
-}
-
-// output is a process's output, safe to read while the process writes it.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
-// startProc starts proc with the arguments, its stdout and stderr captured
-// (stderr is copied to the test's too).
-func startProc(t *testing.T, args ...string) (cmd *exec.Cmd, stdout, stderr *output) {
-	t.Helper()
-	if onPostgres { // each file the test names is a schema of the server
-		for i, a := range args {
-			if strings.HasSuffix(a, ".db") {
-				args[i] = schemaFor(t, a)
-			}
-		}
-	}
-	cmd = exec.Command(buildProc(t), args...)
-	stdout, stderr = new(output), new(output)
-	cmd.Stdout = stdout
-	cmd.Stderr = io.MultiWriter(stderr, os.Stderr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, stdout, stderr
-}
-
 // TestProcess_KillEnqueuer SIGKILLs a process that enqueues: every job whose
 // Enqueue had returned before the kill is in the file afterwards.
 func TestProcess_KillEnqueuer(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	for round := range soak(3, 20) {
 		cmd, out, _ := startProc(t, "enqueue", path, "100000")
@@ -119,7 +38,7 @@ func TestProcess_KillEnqueuer(t *testing.T) {
 		q := openAt(t, path, litequeue.Options{})
 		for _, s := range acked {
 			id, _ := strconv.ParseInt(s, 10, 64)
-			if _, err := q.Get(context.Background(), id); err != nil {
+			if _, err := q.Get(t.Context(), id); err != nil {
 				t.Fatalf("round %d: acknowledged job %d is gone after the kill: %v", round, id, err)
 			}
 		}
@@ -128,51 +47,13 @@ func TestProcess_KillEnqueuer(t *testing.T) {
 	}
 }
 
-// starts reads the start log: how often each job started.
-func readStarts(t *testing.T, path string) (map[int64]int, int) {
-	t.Helper()
-	starts, total := map[int64]int{}, 0
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return starts, 0 // no handler has started yet
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 {
-			continue // a line cut by a kill
-		}
-		id, _ := strconv.ParseInt(fields[0], 10, 64)
-		starts[id]++
-		total++
-	}
-	return starts, total
-}
-
-// effects reads the side effects the handlers committed with CompleteTx.
-func effects(t *testing.T, q *litequeue.Queue) map[int64]int {
-	t.Helper()
-	var ids []int64
-	if err := q.DB().Select(&ids, `SELECT job_id FROM effects`); err != nil {
-		t.Fatal(err)
-	}
-	m := map[int64]int{}
-	for _, id := range ids {
-		m[id]++
-	}
-	return m
-}
-
 // TestProcess_KillWorkers runs two worker processes with slow handlers,
 // SIGKILLs one of them at random moments and starts it again, then lets a
 // last worker finish. Every job completes, each side effect written with
 // CompleteTx exists exactly once, the killed runs are recorded as
 // lease_expired, and no handler started more often than the kills explain.
 func TestProcess_KillWorkers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
 	jobs := soak(150, 1000)
@@ -181,7 +62,7 @@ func TestProcess_KillWorkers(t *testing.T) {
 	for i := range payloads {
 		payloads[i] = 50 + rand.IntN(150) // ms of work
 	}
-	if _, err := q.EnqueueMany(context.Background(), "slow", payloads); err != nil {
+	if _, err := q.EnqueueMany(t.Context(), "slow", payloads); err != nil {
 		t.Fatal(err)
 	}
 	const concurrency = 4
@@ -209,7 +90,7 @@ func TestProcess_KillWorkers(t *testing.T) {
 	}
 	last, _, _ := startProc(t, "work", path, "last", startsLog)
 	waitFor(t, "every job to complete", func() bool {
-		done, err := q.List(context.Background(), litequeue.Filter{State: litequeue.Completed})
+		done, err := q.List(t.Context(), litequeue.Filter{State: litequeue.Completed})
 		return err == nil && len(done) == jobs
 	})
 	last.Process.Signal(syscall.SIGTERM)
@@ -260,6 +141,7 @@ func startMixed(t *testing.T, path, startsLog string, procs, perProc int) ([]*ex
 // enqueue while they work: no error reaches any of them (no SQLITE_BUSY),
 // every job runs its side effect once, and every process gets work.
 func TestProcess_SeveralProcesses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
 	const procs = 4
@@ -308,288 +190,13 @@ func TestProcess_SeveralProcesses(t *testing.T) {
 	t.Logf("%d processes × 8 workers, %d jobs, %d handler starts, per process %v, slowest enqueue %d ms", procs, procs*perProc, total, perWorker, slowest)
 }
 
-// TestProcess_PausedWorker SIGSTOPs a worker while it runs a job, past its
-// lease; another worker rescues the job and completes it; after SIGCONT the
-// stopped worker's completion is refused, and the job's side effect exists
-// once.
-func TestProcess_PausedWorker(t *testing.T) {
-	dir := t.TempDir()
-	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
-	q := openAt(t, path, litequeue.Options{})
-	j := enqueue(t, q, "slow", 150) // 150ms of work
-	paused, _, pausedLog := startProc(t, "work", path, "paused", startsLog)
-	waitFor(t, "the worker to start the job", func() bool {
-		starts, _ := readStarts(t, startsLog)
-		return starts[j.ID] == 1
-	})
-	paused.Process.Signal(syscall.SIGSTOP)
-	other, _, _ := startProc(t, "work", path, "other", startsLog)
-	waitFor(t, "the other worker to complete the job", func() bool {
-		return get(t, q, j.ID).State == litequeue.Completed
-	})
-	paused.Process.Signal(syscall.SIGCONT)
-	waitFor(t, "the paused worker's stale completion to be refused", func() bool {
-		return strings.Contains(pausedLog.String(), "its lease was lost")
-	})
-	for _, w := range []*exec.Cmd{paused, other} {
-		w.Process.Signal(syscall.SIGTERM)
-		w.Wait()
-	}
-	if fx := effects(t, q); fx[j.ID] != 1 {
-		t.Fatalf("%d side effects, want 1", fx[j.ID])
-	}
-	h := history(t, q, j.ID)
-	if len(h) != 2 || h[0].Outcome != litequeue.OutcomeLeaseExpired || h[0].Worker != "paused" ||
-		h[1].Outcome != litequeue.OutcomeCompleted || h[1].Worker != "other" {
-		t.Fatalf("history outcomes %v, want lease_expired by paused, completed by other: %+v", outcomes(h), h)
-	}
-}
-
-// sqlite3Shell returns the path of SQLite's own command-line shell, the
-// outside client of the tests that check how litequeue shares its file.
-// Without it such a test skips, except under CI (CI set), where .ci/run
-// installs it: there a missing shell fails the test.
-func sqlite3Shell(t *testing.T) string {
-	t.Helper()
-	shell, err := exec.LookPath("sqlite3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("the sqlite3 shell is missing under CI (.ci/run installs it): %v", err)
-		}
-		t.Skip("the sqlite3 shell is not installed (Debian: apt-get install sqlite3)")
-	}
-	return shell
-}
-
-var (
-	commandOnce sync.Once
-	commandPath string
-	commandErr  error
-)
-
-// buildCommand builds cmd/litequeue once per test binary.
-func buildCommand(t *testing.T) string {
-	t.Helper()
-	commandOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "litequeue-command")
-		if err != nil {
-			commandErr = err
-			return
-		}
-		commandPath = filepath.Join(dir, "litequeue")
-		out, err := exec.Command("go", "build", "-o", commandPath, "./cmd/litequeue").CombinedOutput()
-		if err != nil {
-			commandErr = err
-			commandPath = string(out)
-		}
-	})
-	if commandErr != nil {
-		t.Fatalf("build cmd/litequeue: %v\n%s", commandErr, commandPath)
-	}
-	return commandPath
-}
-
-// TestProcess_SecondOpenKeepsLocks runs a process that enqueues, opens its
-// file a second time (OpenReadOnly, then Close) and enqueues again, while
-// outside clients open and close the file in between. On POSIX, closing
-// any descriptor of a file drops every lock the process holds on it,
-// SQLite's included: had the second open closed one, the sqlite3 shell
-// would take itself for the file's last user, checkpoint and delete the
-// -wal under the process. The enqueues acknowledged after that, into an
-// unlinked -wal, would be lost to a SIGKILL; and a clean stop, whose
-// checkpoint writes that -wal into the file, would lose the jobs the
-// litequeue command enqueued meanwhile.
-func TestProcess_SecondOpenKeepsLocks(t *testing.T) {
-	fileOnly(t, "SQLite's file locks")
-	t.Parallel()
-	t.Run("killed", func(t *testing.T) {
-		t.Parallel()
-		shell := sqlite3Shell(t)
-		secondOpen(t, true, func(path string) int {
-			readWithShell(t, shell, path)
-			return 0
-		})
-	})
-	t.Run("stopped after the command enqueued", func(t *testing.T) {
-		t.Parallel()
-		shell, command := sqlite3Shell(t), buildCommand(t)
-		secondOpen(t, false, func(path string) int {
-			readWithShell(t, shell, path)
-			for i := range 5 {
-				out, err := exec.CommandContext(t.Context(), command, "--db", path, "enqueue", "cli", strconv.Itoa(i)).CombinedOutput()
-				if err != nil {
-					t.Fatalf("litequeue enqueue: %v\n%s", err, out)
-				}
-			}
-			return 5
-		})
-	})
-}
-
-// readWithShell counts the jobs in the file with the sqlite3 shell.
-func readWithShell(t *testing.T, shell, path string) {
-	t.Helper()
-	got, err := exec.CommandContext(t.Context(), shell, path, "SELECT count(*) FROM litequeue_jobs").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(got)) != "10" {
-		t.Fatalf("sqlite3 counts %q (%v), want 10", got, err)
-	}
-}
-
-// secondOpen runs TestProcess_SecondOpenKeepsLocks with the outside
-// clients, which return how many jobs of kind "cli" they enqueued. The
-// process ends with a SIGKILL if kill, else with a clean Close.
-func secondOpen(t *testing.T, kill bool, outside func(path string) int) {
-	path := filepath.Join(t.TempDir(), "q.db")
-	cmd := exec.Command(buildProc(t), "reopen", path, "10")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := new(output)
-	cmd.Stdout, cmd.Stderr = out, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait()
-	defer cmd.Process.Kill()
-	waitFor(t, "10 enqueues and the second open", func() bool { return strings.Contains(out.String(), "reopened\n") })
-
-	outsideJobs := outside(path)
-	if _, err := os.Stat(path + "-wal"); err != nil {
-		t.Errorf("after the outside client closed the file, the working process's -wal is gone: %v", err)
-	}
-	if _, err := io.WriteString(stdin, "go on\n"); err != nil {
-		t.Fatal(err)
-	}
-	acked := func() []int64 {
-		var ids []int64
-		for _, f := range strings.Fields(out.String()) {
-			if id, err := strconv.ParseInt(f, 10, 64); err == nil {
-				ids = append(ids, id)
-			}
-		}
-		return ids
-	}
-	waitFor(t, "20 acknowledged enqueues", func() bool { return len(acked()) == 20 })
-	if kill {
-		cmd.Process.Kill()
-	} else {
-		stdin.Close() // the process closes its Queue and exits
-	}
-	if err := cmd.Wait(); err != nil && !kill {
-		t.Fatalf("the process: %v", err)
-	}
-
-	q := openAt(t, path, litequeue.Options{})
-	lost := 0
-	for _, id := range acked() {
-		if j, err := q.Get(t.Context(), id); errors.Is(err, litequeue.ErrNotFound) || err == nil && j.Kind != "slow" {
-			lost++
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if lost > 0 {
-		t.Errorf("%d of 20 acknowledged enqueues are gone after the process ended", lost)
-	}
-	if jobs, err := q.List(t.Context(), litequeue.Filter{Kind: "cli"}); err != nil || len(jobs) != outsideJobs {
-		t.Errorf("%d jobs of the outside client's %d are in the file (%v)", len(jobs), outsideJobs, err)
-	}
-}
-
-// TestProcess_AppTransactions runs 4 processes of 8 workers on one file,
-// each enqueueing jobs and making app write transactions through WriteTx
-// between the enqueues, while its handlers write their side effects with
-// SeenTx, MarkTx and CompleteTx in WriteTx too. No error reaches any of
-// them (no SQLITE_BUSY), every app transaction commits (its counter
-// increments none lost), and every job's side effect exists once.
-func TestProcess_AppTransactions(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "q.db")
-	q := openAt(t, path, litequeue.Options{})
-	for _, stmt := range []string{
-		`CREATE TABLE effects (job_id INTEGER NOT NULL, worker TEXT NOT NULL)`,
-		`CREATE TABLE app_ledger (proc TEXT NOT NULL, i INTEGER NOT NULL)`,
-		`CREATE TABLE app_counter (n INTEGER NOT NULL)`,
-		`INSERT INTO app_counter (n) VALUES (0)`,
-	} {
-		if _, err := q.DB().Exec(stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	const procs = 4
-	perProc := soak(200, 2000)
-	cmds := make([]*exec.Cmd, procs)
-	outs := make([]*output, procs)
-	for i := range cmds {
-		cmds[i], outs[i], _ = startProc(t, "apptx", path, "p"+strconv.Itoa(i), strconv.Itoa(perProc), "writetx")
-	}
-	for i, cmd := range cmds {
-		waitProc(t, cmd, 5*time.Minute)
-		var report struct {
-			Committed    int      `json:"app_tx_committed"`
-			Errors       []string `json:"errors"`
-			ErrorsLogged int      `json:"errors_logged"`
-		}
-		if err := json.Unmarshal([]byte(outs[i].String()), &report); err != nil {
-			t.Fatalf("process %d report %q: %v", i, outs[i], err)
-		}
-		if len(report.Errors) > 0 {
-			t.Errorf("process %d: %d errors, the first: %s", i, len(report.Errors), report.Errors[0])
-		}
-		if report.ErrorsLogged != 0 {
-			t.Errorf("process %d logged %d errors", i, report.ErrorsLogged)
-		}
-		if report.Committed != perProc {
-			t.Errorf("process %d committed %d app transactions, want %d", i, report.Committed, perProc)
-		}
-	}
-	var ledger, counter int
-	if err := q.DB().Get(&ledger, `SELECT COUNT(*) FROM app_ledger`); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.DB().Get(&counter, `SELECT n FROM app_counter`); err != nil {
-		t.Fatal(err)
-	}
-	if want := procs * perProc; ledger != want || counter != want {
-		t.Errorf("%d ledger rows and a counter of %d, want %d of each", ledger, counter, want)
-	}
-	fx := effects(t, q)
-	if len(fx) != procs*perProc {
-		t.Errorf("%d jobs had their side effect, want %d", len(fx), procs*perProc)
-	}
-	for id, n := range fx {
-		if n != 1 {
-			t.Errorf("job %d: %d side effects", id, n)
-		}
-	}
-	t.Logf("%d processes × 8 workers: %d jobs and %d app transactions", procs, procs*perProc, ledger)
-}
-
-// waitProc waits for the process to exit successfully, killing it and
-// failing the test after d of real time.
-func waitProc(t *testing.T, cmd *exec.Cmd, d time.Duration) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%v: %v", cmd.Args, err)
-		}
-	case <-time.After(d):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v still running after %v: killed", cmd.Args, d)
-	}
-}
-
 // TestProcess_KillMixed runs 4 processes × 8 workers that each enqueue
 // and work, as machines sharing one database would, and SIGKILLs one at a
 // random moment 10 times, starting it again. Every job that
 // was enqueued completes, each side effect written with CompleteTx exists
 // exactly once, and no process that ran to its end logged an error.
 func TestProcess_KillMixed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
 	const procs = 4
@@ -627,7 +234,7 @@ func TestProcess_KillMixed(t *testing.T) {
 		}
 	}
 	q := openAt(t, path, litequeue.Options{})
-	jobs, err := q.List(context.Background(), litequeue.Filter{})
+	jobs, err := q.List(t.Context(), litequeue.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,4 +252,42 @@ func TestProcess_KillMixed(t *testing.T) {
 	}
 	_, total := readStarts(t, startsLog)
 	t.Logf("%d processes × 8 workers, 10 kills: %d jobs enqueued, all completed once, %d handler starts", procs, len(jobs), total)
+}
+
+// TestProcess_PausedWorker SIGSTOPs a worker while it runs a job, past its
+// lease; another worker rescues the job and completes it; after SIGCONT the
+// stopped worker's completion is refused, and the job's side effect exists
+// once.
+func TestProcess_PausedWorker(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path, startsLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "starts")
+	q := openAt(t, path, litequeue.Options{})
+	j := enqueue(t, q, "slow", 150) // 150ms of work
+	paused, _, pausedLog := startProc(t, "work", path, "paused", startsLog)
+	waitFor(t, "the worker to start the job", func() bool {
+		starts, _ := readStarts(t, startsLog)
+		return starts[j.ID] == 1
+	})
+	paused.Process.Signal(syscall.SIGSTOP)
+	other, _, _ := startProc(t, "work", path, "other", startsLog)
+	waitFor(t, "the other worker to complete the job", func() bool {
+		return get(t, q, j.ID).State == litequeue.Completed
+	})
+	paused.Process.Signal(syscall.SIGCONT)
+	waitFor(t, "the paused worker's stale completion to be refused", func() bool {
+		return strings.Contains(pausedLog.String(), "its lease was lost")
+	})
+	for _, w := range []*exec.Cmd{paused, other} {
+		w.Process.Signal(syscall.SIGTERM)
+		w.Wait()
+	}
+	if fx := effects(t, q); fx[j.ID] != 1 {
+		t.Fatalf("%d side effects, want 1", fx[j.ID])
+	}
+	h := history(t, q, j.ID)
+	if len(h) != 2 || h[0].Outcome != litequeue.OutcomeLeaseExpired || h[0].Worker != "paused" ||
+		h[1].Outcome != litequeue.OutcomeCompleted || h[1].Worker != "other" {
+		t.Fatalf("history outcomes %v, want lease_expired by paused, completed by other: %+v", outcomes(h), h)
+	}
 }

@@ -52,10 +52,10 @@ func TestPolicy_ScheduleBounds(t *testing.T) {
 	}
 }
 
-// TestDefaultSchedule compares the default schedule, as the README and the
-// litequeue command print it, with testdata/default_schedule.golden.
-// go test -run TestDefaultSchedule -update rewrites the file.
-func TestDefaultSchedule(t *testing.T) {
+// TestPolicy_ScheduleDefault compares the default schedule, as the README
+// and the litequeue command print it, with testdata/default_schedule.golden.
+// go test -run TestPolicy_ScheduleDefault -update rewrites the file.
+func TestPolicy_ScheduleDefault(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	writeSchedule(&buf, litequeue.DefaultPolicy())
@@ -74,8 +74,9 @@ func TestDefaultSchedule(t *testing.T) {
 	}
 }
 
-// TestREADMESchedule checks that the README shows the golden schedule.
-func TestREADMESchedule(t *testing.T) {
+// TestPolicy_ScheduleREADME checks that the README shows the golden
+// schedule.
+func TestPolicy_ScheduleREADME(t *testing.T) {
 	t.Parallel()
 	readme, err := os.ReadFile("README.md")
 	if err != nil {

@@ -11,15 +11,11 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// tempError is an app's error type, to tell error classes apart.
-type tempError struct{}
-
-func (*tempError) Error() string { return "service unavailable" }
-
 // TestQueue_Stats checks every figure of Stats against a known set of jobs
 // on two queues, one of them running on a second Queue, with runs more and
 // less than an hour old.
 func TestQueue_Stats(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, path := openQueue(t, litequeue.Options{Clock: clk, Retry: litequeue.Policy{Base: 2 * time.Second}})
 	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error {
@@ -36,7 +32,7 @@ func TestQueue_Stats(t *testing.T) {
 		return nil
 	})
 	q.Handle("fetch", func(ctx context.Context, job *litequeue.Job) error { panic("nil map") })
-	ctx := context.Background()
+	ctx := t.Context()
 	emails, reports := litequeue.OnQueue("emails"), litequeue.OnQueue("reports")
 
 	// An hour before: a death that is out of the last hour by then.
@@ -109,8 +105,9 @@ func TestQueue_Stats(t *testing.T) {
 // TestQueue_StatsEmpty checks the Stats of an empty queue: zero figures,
 // and maps and slices that are empty, not nil.
 func TestQueue_StatsEmpty(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
-	got, err := q.Stats(context.Background())
+	got, err := q.Stats(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 // stopped asking), and every notifiedPoll once the file has been quiet
 // that long; without a notifier, every pollInterval.
 func TestWatch_Poll(t *testing.T) {
+	t.Parallel()
 	n := &notifier{}
 	w := &watch{n: n, polls: [2]time.Duration{pollInterval, notifiedPoll}}
 	if got := w.poll(); got != pollInterval {

@@ -139,6 +139,7 @@ func inotifyFDs(t *testing.T) int {
 // PostgreSQL watches no file. It counts the process's descriptors, so it
 // does not run in parallel with the tests that work.
 func TestWork_WatcherClosed(t *testing.T) {
+	// Not parallel: goleak and the inotify count see the whole process.
 	if runtime.GOOS != "linux" {
 		t.Skip("counts inotify descriptors in /proc/self/fd")
 	}
@@ -155,7 +156,7 @@ func TestWork_WatcherClosed(t *testing.T) {
 		return nil
 	})
 	done := make(chan error, 1)
-	go func() { done <- q.Work(context.Background(), litequeue.WorkerOptions{}) }()
+	go func() { done <- q.Work(t.Context(), litequeue.WorkerOptions{}) }()
 	enqueue(t, q, "k", nil)
 	awaitStart(t, started) // Work has begun: its watch too
 	want := 1

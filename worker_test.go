@@ -19,22 +19,10 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// startWork runs q.Work in a goroutine and returns a function that stops
-// it and returns Work's error.
-func startWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) (stop func() error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- q.Work(ctx, opts) }()
-	return func() error {
-		cancel()
-		return <-done
-	}
-}
-
 // TestWork_RetriesUntilSuccess lets Work run a job that fails twice and
 // then succeeds, as the test advances the mock clock.
 func TestWork_RetriesUntilSuccess(t *testing.T) {
+	t.Parallel()
 	clk := newMock()
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: fixedPolicy})
 	var calls atomic.Int32
@@ -74,6 +62,7 @@ func TestWork_RetriesUntilSuccess(t *testing.T) {
 // TestWork_WakesOnEnqueue shows that an idle worker picks up an in-process
 // enqueue at once, without the clock moving.
 func TestWork_WakesOnEnqueue(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	ran := make(chan int64, 1)
 	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
@@ -93,6 +82,7 @@ func TestWork_WakesOnEnqueue(t *testing.T) {
 // returned, is released without using a try, whatever the handler
 // returned: its context's error, nil, or a snooze.
 func TestWork_ShutdownReleases(t *testing.T) {
+	t.Parallel()
 	for name, returns := range map[string]func(ctx context.Context) error{
 		"its context's error": context.Cause,
 		"nil":                 func(context.Context) error { return nil },
@@ -113,7 +103,7 @@ func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error)
 		close(stopped)
 		return returns(ctx)
 	})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{ShutdownGrace: 10 * time.Second}) }()
 	job := enqueue(t, q, "k", nil)
@@ -139,6 +129,7 @@ func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error)
 // TestWork_NoLeakAfterClose opens, works and closes a queue, then checks
 // that no goroutine of litequeue's is left.
 func TestWork_NoLeakAfterClose(t *testing.T) {
+	// Not parallel: goleak sees every goroutine of the process.
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	q, _ := openQueue(t, litequeue.Options{Clock: clock.New()})
 	var wg sync.WaitGroup
@@ -148,7 +139,7 @@ func TestWork_NoLeakAfterClose(t *testing.T) {
 		return nil
 	})
 	done := make(chan error, 1)
-	go func() { done <- q.Work(context.Background(), litequeue.WorkerOptions{Concurrency: 3}) }()
+	go func() { done <- q.Work(t.Context(), litequeue.WorkerOptions{Concurrency: 3}) }()
 	for range 10 {
 		enqueue(t, q, "k", nil)
 	}
@@ -164,6 +155,7 @@ func TestWork_NoLeakAfterClose(t *testing.T) {
 // TestWork_TwoQueuesOneFile runs workers of two Queues on one file: every
 // job runs exactly once.
 func TestWork_TwoQueuesOneFile(t *testing.T) {
+	t.Parallel()
 	opts := litequeue.Options{Clock: clock.New()}
 	q1, path := openQueue(t, opts)
 	q2 := openAt(t, path, opts)
@@ -190,7 +182,7 @@ func TestWork_TwoQueuesOneFile(t *testing.T) {
 	}
 	wg.Wait()
 	waitFor(t, "every job to complete", func() bool {
-		jobs, err := q1.List(context.Background(), litequeue.Filter{State: litequeue.Completed})
+		jobs, err := q1.List(t.Context(), litequeue.Filter{State: litequeue.Completed})
 		return err == nil && len(jobs) == n
 	})
 	stop1()
@@ -207,57 +199,10 @@ func TestWork_TwoQueuesOneFile(t *testing.T) {
 	}
 }
 
-// TestQueue_StaleHolderRefused plays a paused worker: q1 claims a job and
-// its clock stands still, so it never renews; q2, whose clock moves past
-// the lease, rescues the job and runs it to completion. When q1's handler
-// finally returns, its completion is refused and changes nothing.
-func TestQueue_StaleHolderRefused(t *testing.T) {
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	g := newGate()
-	q1.Handle("k", g.handle)
-	var q2runs atomic.Int32
-	q2.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		q2runs.Add(1)
-		return nil
-	})
-	job := enqueue(t, q1, "k", nil)
-	done := runDueAsync(q1)
-	<-g.started
-
-	clk2.Add(litequeue.DefaultVisibilityTimeout) // q1's lease has expired for q2
-	if n := runDue(t, q2); n != 0 {
-		t.Fatalf("q2 ran %d jobs at the lease expiry, want 0: the retry waits 10s", n)
-	}
-	clk2.Add(10 * time.Second)
-	if n := runDue(t, q2); n != 1 {
-		t.Fatalf("q2 ran %d jobs after the retry delay, want 1", n)
-	}
-	close(g.release)
-	if r := <-done; r.n != 1 || r.err != nil {
-		t.Fatalf("q1 RunDue = %d, %v; want 1 run, its result refused quietly", r.n, r.err)
-	}
-	got := get(t, q1, job.ID)
-	if got.State != litequeue.Completed || got.Attempt != 2 || q2runs.Load() != 1 {
-		t.Fatalf("job %s attempt %d, q2 runs %d; want completed once by q2 on attempt 2", got.State, got.Attempt, q2runs.Load())
-	}
-	h := history(t, q1, job.ID)
-	if len(h) != 2 || h[0].Outcome != litequeue.OutcomeLeaseExpired || h[1].Outcome != litequeue.OutcomeCompleted {
-		t.Fatalf("history = %+v, want lease_expired then completed", h)
-	}
-	want := litequeue.Attempt{
-		Attempt: 1, StartedAt: epoch, FinishedAt: epoch.Add(litequeue.DefaultVisibilityTimeout),
-		Outcome: litequeue.OutcomeLeaseExpired, Error: h[0].Error, Delay: 10 * time.Second, Worker: h[1].Worker,
-	}
-	if diff := cmp.Diff(want, h[0]); diff != "" {
-		t.Fatalf("lease_expired row (-want +got):\n%s", diff)
-	}
-}
-
 // TestWork_StopsQuietly stops Work at many moments of a busy drain, so that
 // some stops cut a claim short: that is no error, and none is logged.
 func TestWork_StopsQuietly(t *testing.T) {
+	t.Parallel()
 	var logged errorLog
 	q, _ := openQueue(t, litequeue.Options{Logger: slog.New(&logged)})
 	var runs atomic.Int32
@@ -270,10 +215,10 @@ func TestWork_StopsQuietly(t *testing.T) {
 		return nil
 	})
 	for round := range 40 {
-		if _, err := q.EnqueueMany(context.Background(), "k", make([]any, 100)); err != nil {
+		if _, err := q.EnqueueMany(t.Context(), "k", make([]any, 100)); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		stop.Store(&cancel)
 		runs.Store(0)
 		target.Store(int32(1 + round%25))
@@ -319,6 +264,7 @@ func (l *errorLog) errors() []string {
 // TestWork_BadOptions checks that Work refuses negative options, naming
 // the one at fault.
 func TestWork_BadOptions(t *testing.T) {
+	t.Parallel()
 	q, _ := openQueue(t, litequeue.Options{})
 	for _, tt := range []struct {
 		opts litequeue.WorkerOptions
@@ -327,7 +273,7 @@ func TestWork_BadOptions(t *testing.T) {
 		{litequeue.WorkerOptions{Concurrency: -1}, "litequeue: work: Concurrency -1 is negative"},
 		{litequeue.WorkerOptions{ShutdownGrace: -time.Second}, "litequeue: work: ShutdownGrace -1s is negative"},
 	} {
-		if err := q.Work(context.Background(), tt.opts); err == nil || err.Error() != tt.want {
+		if err := q.Work(t.Context(), tt.opts); err == nil || err.Error() != tt.want {
 			t.Errorf("Work(%+v) = %v, want %q", tt.opts, err, tt.want)
 		}
 	}
@@ -358,4 +304,164 @@ func TestWork_HandleWakes(t *testing.T) {
 			t.Fatalf("job of a kind handled after Work started: %s, want completed", got)
 		}
 	})
+}
+
+// slowJobs is a handler for jobs that block until the test releases them,
+// and that counts how many run at once and which have started.
+type slowJobs struct {
+	mu      sync.Mutex
+	running int
+	most    int
+	started map[int64]bool
+	release chan struct{}
+	done    sync.Once
+}
+
+// finish lets every job return, now and from now on.
+func (s *slowJobs) finish() { s.done.Do(func() { close(s.release) }) }
+
+func (s *slowJobs) handle(ctx context.Context, job *litequeue.Job) error {
+	s.mu.Lock()
+	s.running++
+	s.most = max(s.most, s.running)
+	s.started[job.ID] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running--
+		s.mu.Unlock()
+	}()
+	select {
+	case <-s.release:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// state returns how many handlers run now, the most that ever ran at once,
+// and whether the job's handler has started.
+func (s *slowJobs) state(id int64) (running, most int, started bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running, s.most, s.started[id]
+}
+
+// newSlowJobs returns the handler; the test's end releases its jobs, before
+// the Queue closes.
+func newSlowJobs(tb testing.TB) *slowJobs {
+	s := &slowJobs{started: make(map[int64]bool), release: make(chan struct{})}
+	tb.Cleanup(s.finish)
+	return s
+}
+
+// listState lists the jobs in one state.
+func listState(tb testing.TB, q *litequeue.Queue, state litequeue.State) []*litequeue.Job {
+	tb.Helper()
+	jobs, err := q.List(tb.Context(), litequeue.Filter{State: state})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return jobs
+}
+
+// TestWork_LeasesAheadForShortHandlers: once its handlers prove short, Work
+// leases up to four times Concurrency jobs, runs only Concurrency at once,
+// keeps the waiting jobs' leases alive, records a Cancel of a waiting job
+// without running it, and at shutdown gives the waiting jobs back without
+// using a try.
+func TestWork_LeasesAheadForShortHandlers(t *testing.T) {
+	t.Parallel()
+	const concurrency, vt = 2, 30 * time.Second
+	clk := newMock()
+	var ev events
+	q, path := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record, VisibilityTimeout: vt})
+	q.Handle("fast", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	slow := newSlowJobs(t)
+	q.Handle("slow", slow.handle)
+	stop := startWork(t, q, litequeue.WorkerOptions{Concurrency: concurrency, ShutdownGrace: time.Minute})
+
+	// The mock clock stands still: the fast handlers run for 0s.
+	for range 4 {
+		enqueue(t, q, "fast", nil)
+	}
+	waitFor(t, "the fast jobs to complete", func() bool { return ev.count("job.completed") == 4 })
+	const n = 4 * concurrency
+	for range n {
+		enqueue(t, q, "slow", nil)
+	}
+	waitFor(t, "Work to lease every slow job", func() bool {
+		running, _, _ := slow.state(0)
+		return len(listState(t, q, litequeue.Running)) == n && running == concurrency
+	})
+
+	// A waiting job: leased, its handler not started.
+	var waiting *litequeue.Job
+	for _, j := range listState(t, q, litequeue.Running) {
+		if _, _, started := slow.state(j.ID); !started {
+			waiting = j
+			break
+		}
+	}
+	if err := q.Cancel(t.Context(), waiting.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// Step the clock through two timeouts, renewal by renewal: another
+	// Queue on the file (another process) finds no lease to rescue.
+	other := openAt(t, path, litequeue.Options{Clock: clk})
+	for step := 0; step < 6; step++ {
+		clk.Add(vt / 3)
+		until := clk.Now().Add(vt / 2)
+		waitFor(t, "every lease to be renewed", func() bool {
+			for _, j := range listState(t, q, litequeue.Running) {
+				if lease := leaseUntil(t, q, j.ID); lease.Before(until) {
+					return false
+				}
+			}
+			return true
+		})
+		if n, err := other.RunDue(t.Context()); err != nil || n != 0 {
+			t.Fatalf("another Queue's RunDue: %d runs, %v", n, err)
+		}
+	}
+	if got := get(t, q, waiting.ID); got.State != litequeue.Cancelled {
+		t.Fatalf("the cancelled waiting job is %s, want cancelled", got.State)
+	}
+	if _, _, started := slow.state(waiting.ID); started {
+		t.Fatal("the cancelled waiting job's handler ran")
+	}
+	if h := history(t, q, waiting.ID); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCancelled {
+		t.Fatalf("history of the cancelled waiting job: %+v, want one cancelled row", h)
+	}
+	if got := len(listState(t, q, litequeue.Running)); got != n-1 {
+		t.Fatalf("%d jobs running after two timeouts, want %d", got, n-1)
+	}
+	var expired int
+	if err := q.DB().Get(&expired, `SELECT COUNT(*) FROM litequeue_attempts WHERE outcome = 'lease_expired'`); err != nil || expired != 0 {
+		t.Fatalf("%d leases expired (%v), want none", expired, err)
+	}
+
+	// Shutdown: the running handlers finish within the grace; the jobs
+	// still waiting go back as they were.
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	waitFor(t, "the waiting jobs to be given back", func() bool {
+		return len(listState(t, q, litequeue.Pending)) == n-concurrency-1
+	})
+	slow.finish()
+	if err := <-stopped; err != nil {
+		t.Fatalf("Work returned %v", err)
+	}
+	for _, j := range listState(t, q, litequeue.Pending) {
+		if j.Attempt != 0 || len(history(t, q, j.ID)) != 0 {
+			t.Errorf("job %d given back with attempt %d and %d history rows, want 0 and 0", j.ID, j.Attempt, len(history(t, q, j.ID)))
+		}
+	}
+	if got := len(listState(t, q, litequeue.Completed)); got != 4+concurrency {
+		t.Errorf("%d jobs completed, want %d", got, 4+concurrency)
+	}
+	if _, most, _ := slow.state(0); most != concurrency {
+		t.Errorf("at most %d handlers ran at once, want %d", most, concurrency)
+	}
 }

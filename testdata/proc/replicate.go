@@ -17,7 +17,7 @@ import (
 )
 
 // replicate is "proc replicate DB CHECKPOINT SECONDS", the app of the
-// Litestream test (litestream_test.go): it opens DB with
+// Litestream test (options_unix_test.go): it opens DB with
 // Options.Checkpoint CHECKPOINT, enqueues two "hold" jobs, whose handlers
 // run until the end, then for SECONDS enqueues "task" jobs from two
 // goroutines while a Work runs them: a task fails now and then, before it

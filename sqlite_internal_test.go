@@ -1,7 +1,6 @@
 package litequeue
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,12 +8,14 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// TestQueryPlans checks that the queries run once per claim or per batch
-// read an index in the order they need and stop at their LIMIT, instead of
-// sorting every matching row each time: a job queue's hot path must not
-// slow down as its backlog grows. SQLite, without statistics, picks plans
-// by rules; this catches a change of schema or query that makes it sort.
-func TestQueryPlans(t *testing.T) {
+// TestQueryPlans_HotPath checks that the queries run once per claim or per
+// batch read an index in the order they need and stop at their LIMIT,
+// instead of sorting every matching row each time: a job queue's hot path
+// must not slow down as its backlog grows. SQLite, without statistics, picks
+// plans by rules; this catches a change of schema or query that makes it
+// sort.
+func TestQueryPlans_HotPath(t *testing.T) {
+	t.Parallel()
 	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func TestQueryPlans(t *testing.T) {
 // index for retention, the claim and lease indexes for pending and running
 // jobs, the expiry index for pending jobs whose expiry has come.
 func TestQueryPlans_PartialIndexes(t *testing.T) {
+	t.Parallel()
 	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +88,7 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 // its Limit: the newest 100 dead jobs of a million are as quick to list
 // as of a hundred (BenchmarkList_NewestDead measures it).
 func TestQueryPlans_ListPages(t *testing.T) {
+	t.Parallel()
 	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +117,7 @@ func planOf(t *testing.T, q *Queue, query string, args ...any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := q.db.QueryxContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
+	rows, err := q.db.QueryxContext(t.Context(), `EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}

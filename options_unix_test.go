@@ -62,14 +62,15 @@ func litestreamBinary(t *testing.T) string {
 	return ""
 }
 
-// TestLitestream replicates, with checkpoint "auto" and "off", a file that
-// an app enqueues into and works on for 20 s (LITEQUEUE_SOAK: 60 s): a
-// restore taken mid-run opens, and its running jobs are rescued after
-// their lease on the mock clock, counting a try; the restore taken after
-// the app stopped holds every acknowledged enqueue, and every job and
-// history row, idempotency key included, as the file does.
-func TestLitestream(t *testing.T) {
+// TestOptions_CheckpointLitestream replicates, with checkpoint "auto" and
+// "off", a file that an app enqueues into and works on for 20 s
+// (LITEQUEUE_SOAK: 60 s): a restore taken mid-run opens, and its running
+// jobs are rescued after their lease on the mock clock, counting a try; the
+// restore taken after the app stopped holds every acknowledged enqueue, and
+// every job and history row, idempotency key included, as the file does.
+func TestOptions_CheckpointLitestream(t *testing.T) {
 	fileOnly(t, "Litestream replicates a file")
+	t.Parallel()
 	bin := litestreamBinary(t)
 	buildProc(t)
 	for _, checkpoint := range []string{"auto", "off"} {

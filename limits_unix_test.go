@@ -20,6 +20,7 @@ import (
 // in progress when it began; never more than one, in any process. The
 // other kind runs meanwhile.
 func TestProcess_MaxRunning(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	q := openAt(t, path, litequeue.Options{})
 	for _, stmt := range []string{

@@ -2,10 +2,7 @@ package litequeue_test
 
 import (
 	"context"
-	"errors"
 	"os"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -82,24 +79,4 @@ func fileBytes(tb testing.TB, path string) int64 {
 		tb.Fatal(err)
 	}
 	return fi.Size()
-}
-
-// TestLoadConfig_Checkpoint reads [queue] checkpoint; a value that is not
-// auto or off is a *FieldError that names it and the values allowed.
-func TestLoadConfig_Checkpoint(t *testing.T) {
-	t.Parallel()
-	if o := loadConfig(t, "[queue]\ncheckpoint = \"off\"\n"); o.Checkpoint != "off" {
-		t.Errorf("checkpoint = \"off\" loads as %q", o.Checkpoint)
-	}
-	if o := loadConfig(t, ""); o.Checkpoint != "auto" {
-		t.Errorf("no checkpoint key loads as %q, want auto", o.Checkpoint)
-	}
-	_, err := litequeue.LoadConfig(writeConfig(t, "[queue]\ncheckpoint = \"sometimes\"\n"))
-	var fe *litequeue.FieldError
-	if !errors.As(err, &fe) || fe.Field != "checkpoint" || fe.Value != "sometimes" || !slices.Equal(fe.Limit.([]string), []string{"auto", "off"}) {
-		t.Fatalf("checkpoint = \"sometimes\": %v (%#v); want a *FieldError naming the value and auto, off", err, fe)
-	}
-	if !strings.Contains(err.Error(), `checkpoint "sometimes" is unknown (want auto or off)`) {
-		t.Errorf("error %q", err)
-	}
 }

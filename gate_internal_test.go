@@ -6,11 +6,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestLockOrder checks the order in which a claim locks the kinds it
-// counts: every kind once, sorted by name whatever part of the gate
-// asked for it, so that two transactions never hold one kind each while
-// waiting for the other's.
-func TestLockOrder(t *testing.T) {
+// TestLockOrder_SortedOnce checks the order in which a claim locks the kinds
+// it counts: every kind once, sorted by name whatever part of the gate asked
+// for it, so that two transactions never hold one kind each while waiting
+// for the other's.
+func TestLockOrder_SortedOnce(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name            string

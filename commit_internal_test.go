@@ -16,12 +16,13 @@ import (
 // after writing: its row is rolled back alone, the others commit, and each
 // caller gets its own result.
 func TestWriter_BatchIsolatesFailures(t *testing.T) {
+	t.Parallel()
 	q, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := q.DB().Exec(`CREATE TABLE t (v TEXT)`); err != nil {
 		t.Fatal(err)
 	}
@@ -69,13 +70,14 @@ func TestWriter_BatchIsolatesFailures(t *testing.T) {
 // durable write in it, and every batch after, commits with FULL. With
 // "normal" configured, the writer never touches the setting.
 func TestWriter_LightBatches(t *testing.T) {
+	t.Parallel()
 	for _, sync := range []string{"full", "normal"} {
 		q, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{Synchronous: sync})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer q.Close()
-		ctx := context.Background()
+		ctx := t.Context()
 		level := func(light ...bool) int { // the level a batch of such writes ran at
 			var got int
 			var batch []*writeOp

@@ -10,6 +10,7 @@ import (
 // TestDialect_SQL turns litequeue's SQL into PostgreSQL's; SQLite's (the
 // nil dialect) runs it as written.
 func TestDialect_SQL(t *testing.T) {
+	t.Parallel()
 	const query = `SELECT id FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
 	WHERE id = ? AND last_error LIKE ? ESCAPE '\' /*FOR UPDATE SKIP LOCKED*/`
 	if got := (*dialect)(nil).sql(query); got != query {
@@ -25,6 +26,7 @@ func TestDialect_SQL(t *testing.T) {
 // TestDialect_Args replaces what PostgreSQL's text cannot hold, in a copy
 // of the arguments: the caller's slice stays as it was.
 func TestDialect_Args(t *testing.T) {
+	t.Parallel()
 	args := []any{"ok", "nul\x00", "bad\xff", sql.NullString{String: "k\x00", Valid: true}, 7}
 	orig := append([]any(nil), args...)
 	got := new(dialect).args(args)

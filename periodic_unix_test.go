@@ -27,6 +27,26 @@ type periodicProc struct {
 	out *bufio.Scanner
 }
 
+// line returns the child's next line of output.
+func (p *periodicProc) line() string {
+	if !p.out.Scan() {
+		return fmt.Sprintf("(no output: %v)", p.out.Err())
+	}
+	return p.out.Text()
+}
+
+// at has the child set its clock to t and call RunDue; it returns the
+// runs, or -1 with what the child said instead.
+func (p *periodicProc) at(t time.Time) (int, string) {
+	fmt.Fprintf(p.in, "at %d\n", t.UnixMilli())
+	reply := p.line()
+	n, err := strconv.Atoi(strings.TrimPrefix(reply, "ran "))
+	if err != nil {
+		return -1, reply
+	}
+	return n, ""
+}
+
 func startPeriodicProc(t *testing.T, db string, start time.Time) *periodicProc {
 	t.Helper()
 	if onPostgres {
@@ -51,26 +71,6 @@ func startPeriodicProc(t *testing.T, db string, start time.Time) *periodicProc {
 		t.Fatalf("child said %q, want ready", got)
 	}
 	return p
-}
-
-// line returns the child's next line of output.
-func (p *periodicProc) line() string {
-	if !p.out.Scan() {
-		return fmt.Sprintf("(no output: %v)", p.out.Err())
-	}
-	return p.out.Text()
-}
-
-// at has the child set its clock to t and call RunDue; it returns the
-// runs, or -1 with what the child said instead.
-func (p *periodicProc) at(t time.Time) (int, string) {
-	fmt.Fprintf(p.in, "at %d\n", t.UnixMilli())
-	reply := p.line()
-	n, err := strconv.Atoi(strings.TrimPrefix(reply, "ran "))
-	if err != nil {
-		return -1, reply
-	}
-	return n, ""
 }
 
 // TestProcess_PeriodicDay runs a day of "*/15 * * * *" in two processes

@@ -21,7 +21,7 @@ import (
 // These tests give Open files and places it cannot use — a read-only file,
 // a read-only directory, a missing directory, a directory for a file, a
 // full disk — and check for a clear error, never a panic and never a
-// half-written job. open_test.go has the files Open refuses by content.
+// half-written job. litequeue_test.go has the files Open refuses by content.
 // As root, permission bits do not stop a write, so the tests use what does:
 // the immutable attribute, a read-only bind mount, a small tmpfs.
 
@@ -136,6 +136,7 @@ func checkInspectable(t *testing.T, path string, id int64) {
 }
 
 func TestOpen_Directory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	openFails(t, dir, dir, "is a directory")
 	if _, err := litequeue.OpenReadOnly(dir, litequeue.Options{}); err == nil {
@@ -144,6 +145,7 @@ func TestOpen_Directory(t *testing.T) {
 }
 
 func TestOpen_MissingDirectory(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no", "such")
 	path := filepath.Join(missing, "q.db")
 	_, err := litequeue.Open(path, litequeue.Options{})
@@ -159,6 +161,7 @@ func TestOpen_MissingDirectory(t *testing.T) {
 // and leaves it as it was; OpenReadOnly still inspects it.
 func TestOpen_ReadOnlyFile(t *testing.T) {
 	fileOnly(t, "file modes")
+	t.Parallel()
 	path, id := queueFile(t, t.TempDir())
 	makeReadOnly(t, path)
 	before := readFile(t, path)
@@ -177,6 +180,7 @@ func TestOpen_ReadOnlyFile(t *testing.T) {
 // would show an old state.
 func TestOpen_ReadOnlyDirectory(t *testing.T) {
 	fileOnly(t, "file modes")
+	t.Parallel()
 	dir := t.TempDir()
 	_, id := queueFile(t, dir)
 	view := readOnlyDir(t, dir)
@@ -235,6 +239,7 @@ func smallFS(t *testing.T, size string) string {
 // file passes integrity_check, takes new jobs, runs them all and opens
 // again.
 func TestQueue_DiskFull(t *testing.T) {
+	t.Parallel()
 	dir := smallFS(t, "4m")
 	// Ballast, deleted later to give the space back: the file system has
 	// about 1 MiB free.
@@ -254,7 +259,7 @@ func TestQueue_DiskFull(t *testing.T) {
 		ran = append(ran, p.Seq)
 		return nil
 	}))
-	ctx := context.Background()
+	ctx := t.Context()
 	acked := map[int]bool{}
 	var fullErr error
 	failures, seq := 0, 0
@@ -331,7 +336,7 @@ type payload struct {
 // jobs, each once.
 func checkJobs(t *testing.T, q *litequeue.Queue, acked map[int]bool) {
 	t.Helper()
-	jobs, err := q.List(context.Background(), litequeue.Filter{})
+	jobs, err := q.List(t.Context(), litequeue.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

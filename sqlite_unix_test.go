@@ -1,0 +1,93 @@
+//go:build unix
+
+package litequeue_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/litequeue/litequeue"
+)
+
+// logBuffer collects a Queue's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestQueue_WALWithHeldReader measures the WAL while another process
+// inspects the file. An OpenReadOnly Queue holds no read transaction
+// between calls and does not hinder checkpoints. An unclosed *sql.Rows on
+// its DB() does: SQLite cannot empty the WAL while that read lasts, and
+// every commit adds to it. The janitor logs a warning past 64 MiB; once
+// the reader ends, the next checkpoint empties the WAL and the next writer
+// cuts the file back to 4 MiB.
+func TestQueue_WALWithHeldReader(t *testing.T) {
+	fileOnly(t, "the WAL")
+	t.Parallel()
+	if race {
+		t.Skip("2,000 job runs take minutes under the race detector; nothing here is concurrent")
+	}
+	var logs logBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	q, path := openGrowth(t, litequeue.Options{Clock: newMock(), Logger: logger})
+	completeJobs(t, q, 1000)
+	t.Logf("1,000 jobs: %v", sizesOf(t, q, path))
+
+	ro, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	get(t, ro, 1)
+	completeJobs(t, q, 2000)
+	idle := sizesOf(t, q, path)
+	t.Logf("2,000 more with an OpenReadOnly Queue open: %v", idle)
+	if idle.WAL > 5<<20 {
+		t.Fatalf("the WAL grew to %s beside an idle OpenReadOnly Queue", mib(idle.WAL))
+	}
+	if _, err := ro.DB().Beginx(); err == nil {
+		t.Fatal("a transaction began on a read-only Queue's DB(); it would hold SQLite's write lock")
+	}
+
+	rows, err := ro.DB().Query(`SELECT id FROM litequeue_jobs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.Next() // the read transaction lasts until rows is closed
+	completeJobs(t, q, 2000)
+	held := sizesOf(t, q, path)
+	t.Logf("2,000 more while a read is held: %v (%d KiB per job)", held, (held.WAL-idle.WAL)/2000>>10)
+	if held.WAL < walWarn {
+		t.Fatalf("the WAL is %s while a read is held, want it past %s", mib(held.WAL), mib(walWarn))
+	}
+	if got := strings.Count(logs.String(), "the WAL keeps growing"); got == 0 {
+		t.Fatalf("no warning logged about the growing WAL; logs:\n%s", logs.String())
+	}
+	rows.Close()
+	enqueue(t, q, "k", nil) // its commit checkpoints: the WAL is empty
+	enqueue(t, q, "k", nil) // the next writer starts it again, cut to 4 MiB
+	released := sizesOf(t, q, path)
+	t.Logf("after the read ended and two commits: %v", released)
+	if released.WAL > 4<<20 {
+		t.Fatalf("the WAL file keeps %s after the read ended, want at most 4 MiB", mib(released.WAL))
+	}
+}
+
+// walWarn is the WAL size past which the janitor warns (walWarnSize).
+const walWarn = 64 << 20
