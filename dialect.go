@@ -147,8 +147,9 @@ func (t *dbTx) SelectContext(ctx context.Context, dest any, query string, args .
 }
 
 // execer is what litequeue's SQL runs on: the writer's connection inside
-// one of its transactions, or a caller's *sqlx.Tx (EnqueueTx, MarkTx,
-// CompleteTx). Both paths share one piece of SQL.
+// one of its transactions, a caller's *sqlx.Tx (EnqueueTx, MarkTx,
+// CompleteTx), or, for reads, the read pool (dbPool). Every path shares
+// one piece of SQL.
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	GetContext(ctx context.Context, dest any, query string, args ...any) error

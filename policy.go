@@ -21,7 +21,8 @@ const (
 
 // Limits on a [Policy], checked by [Policy.Validate].
 const (
-	// MaxTriesLimit is the largest [MaxTries] a policy or a job may have.
+	// MaxTriesLimit is the largest [Policy.MaxTries] a policy, or
+	// [MaxTries] a job, may have.
 	MaxTriesLimit = 50
 	// CeilingLimit is the largest [Policy.Ceiling], and the clamp applied to
 	// the durations given to [RetryAfter] and [Snooze].

@@ -10,7 +10,7 @@ import (
 )
 
 // expire is "proc expire DB LATE": the other process of the expiry test
-// (expire_test.go). On the real clock it handles kind "timed" and calls
+// (expire_unix_test.go). On the real clock it handles kind "timed" and calls
 // RunDue once: the claim is to expire job LATE, enqueued by the test with
 // an expiry already past, before it claims anything. Each run prints
 // "ran ID STATE", STATE being job LATE's state as the handler sees it,

@@ -1,5 +1,6 @@
 // Command proc is a litequeue process for the reliability tests
-// (process_test.go): it enqueues or works on a shared file until it is
+// (process_test.go, and the *_unix_test.go files that need another
+// process): it enqueues or works on a shared file until it is
 // killed, stopped or done, and reports what it did on stdout.
 //
 //	proc enqueue DB N            enqueue N jobs, printing each ID once acknowledged
