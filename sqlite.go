@@ -157,11 +157,11 @@ const historyChunk = 8
 // addHistory adds the rows a chunk of historyChunk at a time (one INSERT
 // of many rows' VALUES), and the rest one at a time.
 func (e *sqliteEngine) addHistory(ctx context.Context, tx execer, rows []*historyRow) error {
+	var args []any // reused from chunk to chunk
 	for len(rows) >= historyChunk {
-		args := make([]any, 0, 11*historyChunk)
+		args = args[:0]
 		for _, h := range rows[:historyChunk] {
-			args = append(args, h.jobID, h.Attempt, h.StartedAt, h.FinishedAt,
-				h.Outcome, h.Error, h.ErrorClass, h.Delay, h.Worker, h.kind, h.next)
+			args = h.values(args)
 		}
 		if _, err := tx.ExecContext(ctx, addHistorySQL, args...); err != nil {
 			return err
@@ -172,7 +172,7 @@ func (e *sqliteEngine) addHistory(ctx context.Context, tx execer, rows []*histor
 }
 
 // addHistorySQL is insertAttemptSQL for historyChunk rows.
-var addHistorySQL = insertAttemptSQL + strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, historyChunk-1)
+var addHistorySQL = insertAttemptSQL + strings.Repeat(", "+attemptValues, historyChunk-1)
 
 // lockKind takes nothing: the file's writers take turns.
 func (e *sqliteEngine) lockKind(context.Context, execer, string) error { return nil }

@@ -114,9 +114,21 @@ const settleSQL = `UPDATE litequeue_jobs
 // while the holder's token is current and no Cancel came.
 const settleHeldSQL = settleSQL + ` AND token = ? AND created_at = ? AND state = 'running' AND cancel = 0`
 
-const insertAttemptSQL = `INSERT INTO litequeue_attempts
+// insertAttemptSQL adds one history row, its values in the order of
+// historyRow.values; attemptValues is the row's place in VALUES.
+const (
+	insertAttemptSQL = `INSERT INTO litequeue_attempts
 	(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES ` + attemptValues
+	attemptValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// values appends the values of h's columns, in the order of
+// insertAttemptSQL, to args.
+func (h *historyRow) values(args []any) []any {
+	return append(args, h.jobID, h.Attempt, h.StartedAt, h.FinishedAt,
+		h.Outcome, h.Error, h.ErrorClass, h.Delay, h.Worker, h.kind, h.next)
+}
 
 // store writes the decision d in tx: the job's row, unless d keeps it, and
 // its history row, if it has one. The caller has checked that it may: it
@@ -171,8 +183,7 @@ func storeHistory(ctx context.Context, tx execer, h *historyRow) error {
 	if h == nil {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, insertAttemptSQL, h.jobID, h.Attempt, h.StartedAt, h.FinishedAt,
-		h.Outcome, h.Error, h.ErrorClass, h.Delay, h.Worker, h.kind, h.next)
+	_, err := tx.ExecContext(ctx, insertAttemptSQL, h.values(nil)...)
 	return err
 }
 
