@@ -12,20 +12,13 @@ import (
 // expiry, so that a test can step to the rescue.
 func TestQueue_NextDueSeesLeases(t *testing.T) {
 	t.Parallel()
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openQueue(t, litequeue.Options{Clock: clk1})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2}) // handles nothing
-	g := newGate()
-	q1.Handle("k", g.handle)
-	enqueue(t, q1, "k", nil)
-	done := runDueAsync(q1)
-	<-g.started
+	held := stallHolder(t, litequeue.Options{})
+	q2 := held.q2 // handles nothing
 	next, ok, err := q2.NextDue(t.Context())
 	if err != nil || !ok || !next.Equal(epoch.Add(litequeue.DefaultVisibilityTimeout)) {
 		t.Fatalf("NextDue = %v %v %v, want the lease expiry", next, ok, err)
 	}
-	close(g.release)
-	if r := <-done; r.n != 1 || r.err != nil {
+	if r := held.release(); r.n != 1 || r.err != nil {
 		t.Fatalf("RunDue = %d, %v; want 1 run", r.n, r.err)
 	}
 	if _, ok, _ := q2.NextDue(t.Context()); ok {

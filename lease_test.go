@@ -150,19 +150,13 @@ func openPausedPair(t *testing.T) *pausedPair {
 // finally returns, its completion is refused and changes nothing.
 func TestQueue_StaleHolderRefused(t *testing.T) {
 	t.Parallel()
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	g := newGate()
-	q1.Handle("k", g.handle)
+	held := stallHolder(t, litequeue.Options{Retry: fixedPolicy})
+	q1, q2, clk2, job := held.q1, held.q2, held.clk2, held.job
 	var q2runs atomic.Int32
 	q2.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
 		q2runs.Add(1)
 		return nil
 	})
-	job := enqueue(t, q1, "k", nil)
-	done := runDueAsync(q1)
-	<-g.started
 
 	clk2.Add(litequeue.DefaultVisibilityTimeout) // q1's lease has expired for q2
 	if n := runDue(t, q2); n != 0 {
@@ -172,8 +166,7 @@ func TestQueue_StaleHolderRefused(t *testing.T) {
 	if n := runDue(t, q2); n != 1 {
 		t.Fatalf("q2 ran %d jobs after the retry delay, want 1", n)
 	}
-	close(g.release)
-	if r := <-done; r.n != 1 || r.err != nil {
+	if r := held.release(); r.n != 1 || r.err != nil {
 		t.Fatalf("q1 RunDue = %d, %v; want 1 run, its result refused quietly", r.n, r.err)
 	}
 	got := get(t, q1, job.ID)

@@ -24,15 +24,8 @@ import (
 // the moment it is seen, not for the whole hour.
 func TestQueue_ClockWentBack(t *testing.T) {
 	t.Parallel()
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	g := newGate()
-	q1.Handle("k", g.handle)
-	j := enqueue(t, q1, "k", nil)
-	done := runDueAsync(q1)
-	<-g.started
-	defer func() { close(g.release); <-done }()
+	held := stallHolder(t, litequeue.Options{Retry: fixedPolicy})
+	q2, clk2, j := held.q2, held.clk2, held.job
 
 	clk2.Set(epoch.Add(-time.Hour)) // q1 is paused; q2's clock went back
 	runDue(t, q2)                   // sees the lease and cuts it to 30s from now
@@ -229,19 +222,9 @@ func TestClock_ForwardWhileWorkingTwoProcesses(t *testing.T) {
 func TestClock_WorkRescuesAfterConfirming(t *testing.T) {
 	t.Parallel()
 	const vt = litequeue.DefaultVisibilityTimeout
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	g := newGate()
-	q1.Handle("k", g.handle)
+	held := stallHolder(t, litequeue.Options{Retry: fixedPolicy})
+	q2, clk2, j := held.q2, held.clk2, held.job
 	q2.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
-	j := enqueue(t, q1, "k", nil)
-	done := runDueAsync(q1)
-	defer func() {
-		close(g.release)
-		<-done
-	}()
-	<-g.started
 
 	stop := startWork(t, q2, litequeue.WorkerOptions{})
 	defer stop()
@@ -285,18 +268,8 @@ func TestQueue_RescueLookHoldsNoRow(t *testing.T) {
 		t.Skip("row locks are PostgreSQL's: the file's writers take turns")
 	}
 	ctx := t.Context()
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openQueue(t, litequeue.Options{Clock: clk1})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2})
-	g := newGate()
-	q1.Handle("k", g.handle)
-	j := enqueue(t, q1, "k", nil)
-	done := runDueAsync(q1)
-	defer func() {
-		close(g.release)
-		<-done
-	}()
-	<-g.started
+	held := stallHolder(t, litequeue.Options{})
+	q2, clk2, j := held.q2, held.clk2, held.job
 	// q2's clock is past the lease's end; q1's stands still, so it renews
 	// no more.
 	clk2.Add(litequeue.DefaultVisibilityTimeout + time.Second)
