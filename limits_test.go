@@ -199,11 +199,8 @@ func TestWork_RateLimit(t *testing.T) {
 	stop := startWork(t, q, litequeue.WorkerOptions{Concurrency: 4})
 	defer stop()
 	// The clock jumps to the next due time once one lies ahead, and
-	// otherwise moves a millisecond at a time: a clock stepping on by
-	// itself while a loaded machine's Work was slow to claim would stretch
-	// the gaps, and one that stood still would leave a Work that armed its
-	// timer just as the clock jumped (a relative wait, from the time before
-	// the jump) waiting.
+	// otherwise stands still: a clock stepping on by itself while a loaded
+	// machine's Work was slow to claim would stretch the gaps.
 	waitFor(t, "every run, the clock moving to each next due time", func() bool {
 		mu.Lock()
 		n := len(starts)
@@ -213,8 +210,6 @@ func TestWork_RateLimit(t *testing.T) {
 		}
 		if due, ok, err := q.NextDue(t.Context()); err == nil && ok && due.After(clk.Now()) {
 			clk.Set(due)
-		} else {
-			clk.Add(time.Millisecond)
 		}
 		return false
 	})

@@ -350,3 +350,23 @@ func (q *Queue) rand() float64 {
 
 // now reads the injected clock.
 func (q *Queue) now() time.Time { return q.clock.Now() }
+
+// timerAt arms a timer on the injected clock that fires when the clock
+// reads at, or at once if it already does. A clock's timer counts from the
+// moment it is armed; a clock that a test steps ([clock.Mock]) may step
+// between the reading of the time and the arming, and a timer counted from
+// the time read would end that step late: never, if the test then holds
+// the clock at at. So on such a clock timerAt arms again while a step came
+// between, up to three times (a clock that steps on by itself keeps the
+// last timer).
+func (q *Queue) timerAt(at time.Time) *clock.Timer {
+	_, stepped := q.clock.(interface{ Add(time.Duration) })
+	for try := 1; ; try++ {
+		now := q.now()
+		t := q.clock.Timer(at.Sub(now))
+		if !stepped || try == 3 || q.now().Equal(now) {
+			return t
+		}
+		t.Stop()
+	}
+}

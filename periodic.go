@@ -429,12 +429,3 @@ func (p *pool) firePeriodic(ctx context.Context) time.Time {
 	}
 	return next
 }
-
-// untilSlot shortens Work's wait to end at slot (zero: none), never below
-// zero.
-func (q *Queue) untilSlot(wait time.Duration, slot time.Time) time.Duration {
-	if slot.IsZero() {
-		return wait
-	}
-	return max(0, min(wait, slot.Sub(q.now())))
-}

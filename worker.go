@@ -185,20 +185,29 @@ func (p *pool) loop(ctx context.Context) {
 		swept = p.sweep(ctx, swept)
 		wake := p.q.wakeChan() // before looking, so that no Enqueue is missed
 		slot := p.firePeriodic(ctx)
-		wait, again, stop := p.claimFree(ctx)
+		until, again, stop := p.claimFree(ctx)
 		switch {
 		case stop:
 			return
 		case again:
 			continue
 		}
-		if wait = min(p.q.untilSlot(wait, slot), p.untilSweep(swept)); wait <= 0 {
+		if until = earlier(earlier(until, slot), swept.Add(sweepEvery)); !until.After(p.q.now()) {
 			continue
 		}
-		if !p.sleep(ctx, wake, wait) {
+		if !p.sleep(ctx, wake, until) {
 			return
 		}
 	}
+}
+
+// earlier returns the earlier of a and b, either of which may be zero:
+// no time.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // sweep runs the janitor if it last ran, at swept, sweepEvery ago or more,
@@ -215,47 +224,41 @@ func (p *pool) sweep(ctx context.Context, swept time.Time) time.Time {
 	return now
 }
 
-// untilSweep is how long from now the janitor, which last ran at swept, is
-// due again.
-func (p *pool) untilSweep(swept time.Time) time.Duration {
-	return swept.Add(sweepEvery).Sub(p.q.now())
-}
-
 // claimFree claims jobs for the free places, if any, and says what the
 // loop does next: look again at once, stop (Work is stopping and cut the
-// claim short), or wait up to wait.
-func (p *pool) claimFree(ctx context.Context) (wait time.Duration, again, stop bool) {
+// claim short), or wait until until at the latest.
+func (p *pool) claimFree(ctx context.Context) (until time.Time, again, stop bool) {
 	q := p.q
-	wait = p.watch.poll()
+	until = q.now().Add(p.watch.poll())
 	free := p.limit() - int(p.running.Load())
 	if free <= 0 {
-		return wait, false, false
+		return until, false, false
 	}
 	started, next, err := p.fill(ctx, free)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Work is stopping and cut the claim short: its write rolled
 		// back, nothing was leased.
-		return 0, false, true
+		return time.Time{}, false, true
 	case err != nil:
 		q.opts.Logger.Error("litequeue: work", "err", err)
-		wait = errorBackoff
+		until = q.now().Add(errorBackoff)
 	case started > 0 && started < free:
-		return 0, true, false // more may be due
+		return time.Time{}, true, false // more may be due
 	case started == 0 && !next.IsZero():
-		if wait = min(wait, next.Sub(q.now())); wait <= 0 {
-			return 0, true, false // due already
+		if until = earlier(until, next); !until.After(q.now()) {
+			return time.Time{}, true, false // due already
 		}
 	}
-	return wait, false, false
+	return until, false, false
 }
 
-// sleep waits up to wait for something to do: an Enqueue or a Handle in
-// this process (wake), a run's end, handlers turned short. It reports
-// false when ctx is done or the Queue closes.
-func (p *pool) sleep(ctx context.Context, wake <-chan struct{}, wait time.Duration) bool {
+// sleep waits until until, on the injected clock, for something to do: an
+// Enqueue or a Handle in this process (wake), a run's end, handlers turned
+// short. It reports false when ctx is done or the Queue closes.
+func (p *pool) sleep(ctx context.Context, wake <-chan struct{}, until time.Time) bool {
 	q := p.q
-	t := q.clock.Timer(wait)
+	t := q.timerAt(until)
 	select {
 	case <-ctx.Done():
 	case <-q.closing:

@@ -77,6 +77,51 @@ func TestWork_WakesOnEnqueue(t *testing.T) {
 	}
 }
 
+// TestWork_ClockStepsWhileArming steps the mock clock to a job's due time
+// at the worst moment: after Work has read the time to work out its wait,
+// and before it arms its timer (a clock whose Timer steps first). A timer
+// armed for the wait as read would end that step late, and with the clock
+// held at the due time, never; Work arms for the due time itself and runs
+// the job without the clock moving again.
+func TestWork_ClockStepsWhileArming(t *testing.T) {
+	t.Parallel()
+	clk := &stepOnArm{Mock: newMock()}
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	ran := make(chan int64, 1)
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		ran <- job.ID
+		return nil
+	})
+	const wait = 500 * time.Millisecond // under pollInterval: Work waits for the job itself
+	j := enqueue(t, q, "k", nil, litequeue.Delay(wait))
+	clk.step.Store(int64(wait))
+	stop := startWork(t, q, litequeue.WorkerOptions{})
+	defer stop()
+	select {
+	case got := <-ran:
+		if got != j.ID {
+			t.Fatalf("ran job %d, want %d", got, j.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("job %d did not run with the clock held at its due time %v (clock stepped: %v)",
+			j.ID, j.RunAt, clk.step.Load() == 0)
+	}
+}
+
+// stepOnArm is a mock clock that steps by step (once) at the next call of
+// Timer, before arming it.
+type stepOnArm struct {
+	*clock.Mock
+	step atomic.Int64 // a time.Duration
+}
+
+func (c *stepOnArm) Timer(d time.Duration) *clock.Timer {
+	if s := c.step.Swap(0); s != 0 {
+		c.Mock.Add(time.Duration(s))
+	}
+	return c.Mock.Timer(d)
+}
+
 // TestWork_ShutdownReleases cancels Work while a handler runs: after the
 // grace the handler's context is cancelled, and the job, whose handler
 // returned, is released without using a try, whatever the handler
