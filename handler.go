@@ -86,18 +86,8 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if hd.timeout < 0 {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
 	}
-	if err := hd.checkExpiry(); err != nil {
-		panic(fmt.Sprintf("litequeue: Handle(%q): WithExpiry %v must be positive", kind, err.Value))
-	}
-	if err := hd.limits.check(); err != nil {
-		panic(fmt.Sprintf("litequeue: Handle(%q): %s", kind, hd.limits.optionError(err)))
-	}
-	if hd.breaker != nil {
-		b, err := hd.breaker.resolve()
-		if err != nil {
-			panic(fmt.Sprintf("litequeue: Handle(%q): WithBreaker: %v", kind, err.goNamed()))
-		}
-		hd.breaker = &b
+	if err := hd.check(); err != nil {
+		panic(fmt.Sprintf("litequeue: Handle(%q): %s", kind, hd.optionError(err)))
 	}
 	q.mu.Lock()
 	_, dup := q.handlers[kind]
@@ -109,6 +99,39 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 		panic(fmt.Sprintf("litequeue: Handle(%q) twice", kind))
 	}
 	q.notify() // idle Work loops look again, now for this kind too
+}
+
+// check checks h's kind limits, in the one order of Handle and of
+// Options.Kinds (MaxRunning and RateLimit, the expiry, the breaker), and
+// fills in its breaker's zero fields. Its error is named as litequeue.toml
+// names the field (see optionError for Handle's words).
+func (h *handler) check() *kindError {
+	if err := h.limits.check(); err != nil {
+		return &kindError{Err: err}
+	}
+	if err := h.checkExpiry(); err != nil {
+		return &kindError{Err: err}
+	}
+	if h.breaker != nil {
+		b, err := h.breaker.resolve()
+		if err != nil {
+			return &kindError{Table: "breaker", Err: err}
+		}
+		h.breaker = &b
+	}
+	return nil
+}
+
+// optionError states e, an error of check, in the words of the
+// HandlerOption that set the field.
+func (h *handler) optionError(e *kindError) string {
+	switch {
+	case e.Table == "breaker":
+		return fmt.Sprintf("WithBreaker: %v", e.Err.goNamed())
+	case e.Err.Field == "expire_after":
+		return fmt.Sprintf("WithExpiry %v must be positive", e.Err.Value)
+	}
+	return h.limits.optionError(e.Err)
 }
 
 // policy returns the named policy, or Options.Retry for "".

@@ -111,20 +111,10 @@ func (k KindOptions) resolve() (KindOptions, *kindError) {
 	for _, opt := range k.options() {
 		opt(&h)
 	}
-	if err := h.limits.check(); err != nil {
-		return k, &kindError{Err: err}
+	if err := h.check(); err != nil {
+		return k, err
 	}
-	if err := h.checkExpiry(); err != nil {
-		return k, &kindError{Err: err}
-	}
-	if k.Breaker == nil {
-		return k, nil
-	}
-	b, err := k.Breaker.resolve()
-	if err != nil {
-		return k, &kindError{Table: "breaker", Err: err}
-	}
-	k.Breaker = &b
+	k.Breaker = h.breaker
 	return k, nil
 }
 

@@ -103,6 +103,41 @@ func TestOpen_Kinds(t *testing.T) {
 	}
 }
 
+// TestHandle_ChecksInOpensOrder gives Handle, and Open in Options.Kinds,
+// a kind with two fields out of their limits: both refuse the same one
+// first, each in its own words.
+func TestHandle_ChecksInOpensOrder(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		kind      litequeue.KindOptions
+		opts      []litequeue.HandlerOption
+		open, han string
+	}{
+		{litequeue.KindOptions{MaxRunning: -1, ExpireAfter: -time.Second},
+			[]litequeue.HandlerOption{litequeue.WithExpiry(-time.Second), litequeue.MaxRunning(-1)},
+			"kinds.k: max_running -1 is under the minimum of 1", "MaxRunning(-1): n must be at least 1"},
+		{litequeue.KindOptions{ExpireAfter: -time.Second, Breaker: &litequeue.Breaker{Failures: -1}},
+			[]litequeue.HandlerOption{litequeue.WithBreaker(litequeue.Breaker{Failures: -1}), litequeue.WithExpiry(-time.Second)},
+			"kinds.k: expire_after -1s must be positive", "WithExpiry -1s must be positive"},
+	} {
+		t.Run(tt.open, func(t *testing.T) {
+			t.Parallel()
+			_, err := openBackend(t, filepath.Join(t.TempDir(), "queue.db"), litequeue.Options{Kinds: map[string]litequeue.KindOptions{"k": tt.kind}})
+			if err == nil || !strings.HasSuffix(err.Error(), tt.open) {
+				t.Errorf("Open: %v, want one ending %q", err, tt.open)
+			}
+			q, _ := openQueue(t, litequeue.Options{})
+			want := `litequeue: Handle("k"): ` + tt.han
+			defer func() {
+				if r := recover(); r != want {
+					t.Errorf("Handle panicked with %q, want %q", r, want)
+				}
+			}()
+			q.Handle("k", ok, tt.opts...)
+		})
+	}
+}
+
 // TestOpen_KindsNames checks that Open refuses a kind without a name, and
 // names a kind that TOML quotes as it does.
 func TestOpen_KindsNames(t *testing.T) {
