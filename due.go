@@ -96,10 +96,3 @@ func (q *Queue) read(ctx context.Context, dest any, query string, args ...any) e
 	}
 	return st.GetContext(ctx, dest, args...)
 }
-
-func minNull(a, b sql.NullInt64) sql.NullInt64 {
-	if !a.Valid || (b.Valid && b.Int64 < a.Int64) {
-		return b
-	}
-	return a
-}

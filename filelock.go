@@ -67,3 +67,18 @@ func notRegular(m fs.FileMode) error {
 }
 
 func (l *fileLock) close() error { return l.f.Close() }
+
+// fileType names what a file that is not a regular file is.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}

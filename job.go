@@ -177,6 +177,15 @@ func nullTime(v sql.NullInt64) time.Time {
 	return fromMS(v.Int64)
 }
 
+// minNull returns the earlier of two nullable stored times; NULL is no
+// time.
+func minNull(a, b sql.NullInt64) sql.NullInt64 {
+	if !a.Valid || (b.Valid && b.Int64 < a.Int64) {
+		return b
+	}
+	return a
+}
+
 // nullMS is the stored form of a time that may be zero.
 func nullMS(t time.Time) sql.NullInt64 {
 	if t.IsZero() {

@@ -415,17 +415,3 @@ func (q *Queue) nextPeriodic() sql.NullInt64 {
 	}
 	return next
 }
-
-// firePeriodic is Queue.firePeriodic for Work's loop, which logs an error
-// and tries again after errorBackoff.
-func (p *pool) firePeriodic(ctx context.Context) time.Time {
-	q := p.q
-	next, err := q.firePeriodic(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			q.opts.Logger.Error("litequeue: work", "err", err)
-		}
-		return q.now().Add(errorBackoff)
-	}
-	return next
-}

@@ -259,21 +259,6 @@ func statFile(path string, mode openMode) (exists bool, err error) {
 // errNotSQLite is the refusal of a file that is not a SQLite database.
 var errNotSQLite = errors.New("the file is not a SQLite database")
 
-// fileType names what a file that is not a regular file is.
-func fileType(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
-}
-
 // createFile creates the missing file at path, empty, with mode 0600, so
 // that SQLite, which gives its -wal and -shm the mode of the database
 // file, makes no file that other users may read; a file that exists is

@@ -210,6 +210,20 @@ func earlier(a, b time.Time) time.Time {
 	return a
 }
 
+// firePeriodic is Queue.firePeriodic for Work's loop, which logs an error
+// and tries again after errorBackoff.
+func (p *pool) firePeriodic(ctx context.Context) time.Time {
+	q := p.q
+	next, err := q.firePeriodic(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			q.opts.Logger.Error("litequeue: work", "err", err)
+		}
+		return q.now().Add(errorBackoff)
+	}
+	return next
+}
+
 // sweep runs the janitor if it last ran, at swept, sweepEvery ago or more,
 // and returns when it last ran.
 func (p *pool) sweep(ctx context.Context, swept time.Time) time.Time {
