@@ -98,7 +98,8 @@ func storableText(s string) string {
 // dialect.
 type dbPool struct {
 	*sqlx.DB
-	d *dialect
+	d     *dialect
+	stmts stmtCache // its reads, prepared once
 }
 
 func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -106,11 +107,26 @@ func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sq
 }
 
 func (p *dbPool) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	return p.DB.GetContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+	st, err := p.prepared(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.GetContext(ctx, dest, p.d.args(args)...)
 }
 
 func (p *dbPool) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	return p.DB.SelectContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+	st, err := p.prepared(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.SelectContext(ctx, dest, p.d.args(args)...)
+}
+
+// prepared returns query prepared on the pool, once for every use: the
+// reads that Work makes at every look (the gate's, the due times) would
+// otherwise each be parsed afresh.
+func (p *dbPool) prepared(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	return p.stmts.get(ctx, p, query)
 }
 
 func (p *dbPool) PreparexContext(ctx context.Context, query string) (*sqlx.Stmt, error) {

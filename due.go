@@ -72,7 +72,7 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 			}
 		}
 		var t sql.NullInt64
-		if err := q.read(ctx, &t, query, args...); err != nil {
+		if err := q.db.GetContext(ctx, &t, query, args...); err != nil {
 			return due, err
 		}
 		due.pending = minNull(due.pending, t)
@@ -80,19 +80,10 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 	if !g.opens.IsZero() {
 		due.pending = minNull(due.pending, sql.NullInt64{Int64: ms(g.opens), Valid: true})
 	}
-	st, err := q.reads.get(ctx, q.db, nextLeaseSQL)
+	st, err := q.db.prepared(ctx, nextLeaseSQL)
 	if err != nil {
 		return due, err
 	}
 	err = st.QueryRowxContext(ctx).Scan(&due.lease, &due.far)
 	return due, err
-}
-
-// read runs a prepared read of one row into dest.
-func (q *Queue) read(ctx context.Context, dest any, query string, args ...any) error {
-	st, err := q.reads.get(ctx, q.db, query)
-	if err != nil {
-		return err
-	}
-	return st.GetContext(ctx, dest, args...)
 }

@@ -21,16 +21,15 @@ type Queue struct {
 	opts    Options // resolved: no zero fields
 	clock   clock.Clock
 	path    string
-	db      *dbPool   // litequeue's own reads
-	reads   stmtCache // prepared reads on db
-	app     *sqlx.DB  // the app's pool, returned by DB(): see openAppDB
-	wdb     *sqlx.DB  // the writer's pool of one connection
-	w       writer    // every write litequeue makes
-	eng     engine    // what is the file's own: see sqliteEngine
-	dialect *dialect  // nil: SQLite's (see dialect.go)
-	worker  string    // default worker name: host:pid
-	jobs    string    // the columns a jobRow scans from this file: see fileJobColumns
-	flow    bool      // the database has flow control's tables: see flowTables
+	db      *dbPool  // litequeue's own reads
+	app     *sqlx.DB // the app's pool, returned by DB(): see openAppDB
+	wdb     *sqlx.DB // the writer's pool of one connection
+	w       writer   // every write litequeue makes
+	eng     engine   // what is the file's own: see sqliteEngine
+	dialect *dialect // nil: SQLite's (see dialect.go)
+	worker  string   // default worker name: host:pid
+	jobs    string   // the columns a jobRow scans from this file: see fileJobColumns
+	flow    bool     // the database has flow control's tables: see flowTables
 
 	randMu  sync.Mutex
 	eventMu sync.Mutex
@@ -221,12 +220,12 @@ func (q *Queue) Close() error {
 	q.works.Wait()
 	q.calls.Wait()
 	if q.readOnly() {
-		return errors.Join(q.reads.close(), q.db.Close())
+		return errors.Join(q.db.stmts.close(), q.db.Close())
 	}
 	if q.onServer() { // one pool, the engine's to close
-		return errors.Join(q.reads.close(), q.w.conn.close(), q.eng.close())
+		return errors.Join(q.db.stmts.close(), q.w.conn.close(), q.eng.close())
 	}
-	return errors.Join(q.reads.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.eng.close())
+	return errors.Join(q.db.stmts.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.eng.close())
 }
 
 // DB returns the app's connection pool, for its own tables and transactions
