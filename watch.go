@@ -140,6 +140,13 @@ func (n *notifier) run() {
 // after an event, when the commit is most likely to land, and asks come
 // at most every settleGap while events keep coming (a busy writer). It
 // reports false if the watcher closed.
+//
+// While it waits settleGap or less, it leaves the events queued, and
+// takes them all after the ask (drain): a commit writes its frames to the
+// -wal one call at a time, each an event, and the kernel merges the
+// repeats of a change that no one has read yet, so a busy writer costs a
+// read per ask rather than one per frame. Over a longer wait it takes
+// each event as it comes, to ask soon after it.
 func (n *notifier) settle() bool {
 	now := time.Now()
 	event, asked := now, now.Add(-settleGap) // the last event, the last ask
@@ -148,8 +155,12 @@ func (n *notifier) settle() bool {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
+		var events <-chan fsnotify.Event // nil: left queued
+		if wait > settleGap {
+			events = n.w.Events
+		}
 		select {
-		case _, ok := <-n.w.Events:
+		case _, ok := <-events:
 			if !ok {
 				return false
 			}
@@ -164,11 +175,21 @@ func (n *notifier) settle() bool {
 				n.wake()
 			}
 			asked = time.Now()
+			came, open := n.drain()
+			if !open {
+				return false
+			}
+			if came {
+				event = asked
+				n.changed.Store(asked.UnixNano())
+			}
 			since := asked.Sub(event)
 			if since >= settleMax {
 				return true
 			}
-			if wait *= 2; since < settleFast {
+			if came {
+				wait = settleGap
+			} else if wait *= 2; since < settleFast {
 				wait = min(wait, settleGap)
 			}
 			wait = min(wait, settleMax-since)
@@ -184,6 +205,22 @@ func (n *notifier) settle() bool {
 		if at := later(now.Add(settleFirst), asked.Add(settleGap)); at.Before(next) {
 			next = at
 			t.Reset(at.Sub(now))
+		}
+	}
+}
+
+// drain takes the events that are queued, and reports whether one of them
+// was a change of ours, and whether the watcher is still open.
+func (n *notifier) drain() (came, open bool) {
+	for {
+		select {
+		case ev, ok := <-n.w.Events:
+			if !ok {
+				return came, false
+			}
+			came = came || n.ours(ev)
+		default:
+			return came, true
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package litequeue
 
 import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -31,4 +35,62 @@ func TestWatch_Poll(t *testing.T) {
 			t.Errorf("the file changed %v ago: poll %v, want %v", tt.ago, got, tt.want)
 		}
 	}
+}
+
+// TestNotifier_BusyWriter writes to a -wal every 200µs for 1.5s, the
+// events of a busy writer, which settle leaves queued between its asks:
+// a commit that becomes visible during the burst wakes the loops, and so
+// does one that becomes visible 1s after the burst's last write, 2.5s
+// after its first (settle measures settleMax from the last event it took,
+// queued or not).
+func TestNotifier_BusyWriter(t *testing.T) {
+	t.Parallel()
+	if !fileNotifications {
+		t.Skip("no file notifications on " + runtime.GOOS)
+	}
+	path := filepath.Join(t.TempDir(), "q.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var version atomic.Int64
+	woken := make(chan int64, 100)
+	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, func() { woken <- version.Load() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.close()
+	awaitWake := func(want int64) {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case v := <-woken:
+				if v == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no wake-up for version %d", want)
+			}
+		}
+	}
+	wal, err := os.OpenFile(path+"-wal", os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wal.Close()
+	frame := make([]byte, 64)
+	start := time.Now()
+	for i := 0; time.Since(start) < 1500*time.Millisecond; i++ {
+		if _, err := wal.WriteAt(frame, int64(i%64)*64); err != nil {
+			t.Fatal(err)
+		}
+		if i == 100 {
+			version.Store(1) // a commit, visible during the burst
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	awaitWake(1)
+	time.Sleep(time.Until(start.Add(2500 * time.Millisecond)))
+	version.Store(2) // visible after the burst, without another event
+	awaitWake(2)
 }
