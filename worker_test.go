@@ -77,34 +77,43 @@ func TestWork_WakesOnEnqueue(t *testing.T) {
 	}
 }
 
-// TestWork_ClockStepsWhileArming steps the mock clock to a job's due time
-// at the worst moment: after Work has read the time to work out its wait,
-// and before it arms its timer (a clock whose Timer steps first). A timer
-// armed for the wait as read would end that step late, and with the clock
-// held at the due time, never; Work arms for the due time itself and runs
-// the job without the clock moving again.
+// TestWork_ClockStepsWhileArming steps the mock clock to, or past, a job's
+// due time at the worst moment: after Work has read the time to work out
+// its wait, and before it arms its timer (a clock whose Timer steps
+// first). A timer armed for the wait as read would end that step late, and
+// with the clock held still, never; Work arms for the due time itself and
+// runs the job without the clock moving again — and without moving it
+// back, as a mock's timer armed for a negative wait would.
 func TestWork_ClockStepsWhileArming(t *testing.T) {
 	t.Parallel()
-	clk := &stepOnArm{Mock: newMock()}
-	q, _ := openQueue(t, litequeue.Options{Clock: clk})
-	ran := make(chan int64, 1)
-	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		ran <- job.ID
-		return nil
-	})
 	const wait = 500 * time.Millisecond // under pollInterval: Work waits for the job itself
-	j := enqueue(t, q, "k", nil, litequeue.Delay(wait))
-	clk.step.Store(int64(wait))
-	stop := startWork(t, q, litequeue.WorkerOptions{})
-	defer stop()
-	select {
-	case got := <-ran:
-		if got != j.ID {
-			t.Fatalf("ran job %d, want %d", got, j.ID)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("job %d did not run with the clock held at its due time %v (clock stepped: %v)",
-			j.ID, j.RunAt, clk.step.Load() == 0)
+	for _, step := range []time.Duration{wait, 3 * wait} {
+		t.Run(step.String(), func(t *testing.T) {
+			t.Parallel()
+			clk := &stepOnArm{Mock: newMock()}
+			q, _ := openQueue(t, litequeue.Options{Clock: clk})
+			ran := make(chan int64, 1)
+			q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+				ran <- job.ID
+				return nil
+			})
+			j := enqueue(t, q, "k", nil, litequeue.Delay(wait))
+			clk.step.Store(int64(step))
+			stop := startWork(t, q, litequeue.WorkerOptions{})
+			defer stop()
+			select {
+			case got := <-ran:
+				if got != j.ID {
+					t.Fatalf("ran job %d, want %d", got, j.ID)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("job %d, due at %v, did not run with the clock held at %v (stepped: %v)",
+					j.ID, j.RunAt, clk.Now(), clk.step.Load() == 0)
+			}
+			if got, want := clk.Now(), epoch.Add(step); !got.Equal(want) {
+				t.Errorf("the clock reads %v, want %v: Work moved it", got, want)
+			}
+		})
 	}
 }
 
