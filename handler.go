@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,13 +20,14 @@ type Handler func(ctx context.Context, job *Job) error
 type HandlerOption func(*handler)
 
 type handler struct {
-	fn         Handler
+	fn         Handler // in its own middleware; see Queue.runner
+	composed   atomic.Pointer[composed]
 	policyName string
 	policy     Policy
 	timeout    time.Duration
 	expiry     time.Duration // of WithExpiry; 0: none
 	expirySet  bool
-	middleware []func(Handler) Handler // of WithMiddleware; see chain
+	middleware []func(Handler) Handler // of WithMiddleware
 	limits     limits                  // of MaxRunning and RateLimit; see limits.go
 	breaker    *Breaker                // of WithBreaker, resolved; nil: none
 }
@@ -82,7 +84,7 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
 	}
 	hd.policy = policy
-	hd.fn = q.chain(h, hd.middleware)
+	hd.fn = compose(h, hd.middleware)
 	if hd.timeout < 0 {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
 	}

@@ -3,7 +3,6 @@ package litequeue
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 )
 
 // Use adds middleware that wraps every handler of the [Queue], those
@@ -48,29 +47,30 @@ func checkMiddleware(call string, mw []func(Handler) Handler) {
 	}
 }
 
-// chain returns h wrapped in its own middleware and in the Queue's. The
-// Queue's are composed at a run, so that a Use after Handle applies too,
-// and only again once Use has added more: Use only appends, so the
-// number of middleware names the list.
-func (q *Queue) chain(h Handler, own []func(Handler) Handler) Handler {
-	h = compose(h, own)
-	type composed struct {
-		n  int
-		fn Handler
+// composed is a handler wrapped in the first n middleware of Use: Use
+// only appends, so n names the list.
+type composed struct {
+	n  int
+	fn Handler
+}
+
+// runner returns what a run of h calls: its handler, in its own middleware
+// and in the Queue's. The Queue's are composed at a run, so that a Use
+// after Handle applies too, and only again once Use has added more. It
+// returns before the run starts, not around it, so that the handler's
+// goroutine begins its stack with the handler (every frame more between
+// the two made more handlers' stacks outgrow their first size, and be
+// copied, at each run).
+func (q *Queue) runner(h *handler) Handler {
+	q.mu.RLock()
+	mw := q.middleware
+	q.mu.RUnlock()
+	c := h.composed.Load()
+	if c == nil || c.n != len(mw) {
+		c = &composed{n: len(mw), fn: compose(h.fn, mw)}
+		h.composed.Store(c)
 	}
-	var cur atomic.Pointer[composed]
-	cur.Store(&composed{fn: h})
-	return func(ctx context.Context, job *Job) error {
-		q.mu.RLock()
-		mw := q.middleware
-		q.mu.RUnlock()
-		c := cur.Load()
-		if c.n != len(mw) {
-			c = &composed{n: len(mw), fn: compose(h, mw)}
-			cur.Store(c)
-		}
-		return c.fn(ctx, job)
-	}
+	return c.fn
 }
 
 // compose wraps h in mw, the first outermost.

@@ -150,7 +150,8 @@ func (r *run) start() {
 		hctx = deadlineContext{hctx, l.started.Add(l.h.timeout)}
 	}
 	r.result = make(chan error, 1)
-	go func() { r.result <- call(hctx, l) }()
+	fn, job := r.q.runner(l.h), l.job
+	go func() { r.result <- call(hctx, fn, job) }()
 	r.waiting, r.stop = nil, nil
 }
 
@@ -298,12 +299,12 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 	return chained, re.err
 }
 
-// call runs the handler, turning a panic into a *panicError.
-func call(ctx context.Context, l *lease) (err error) {
+// call runs the handler fn for job, turning a panic into a *panicError.
+func call(ctx context.Context, fn Handler, job *Job) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r, stack: debug.Stack()}
 		}
 	}()
-	return l.h.fn(ctx, l.job)
+	return fn(ctx, job)
 }
