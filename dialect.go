@@ -99,7 +99,7 @@ func storableText(s string) string {
 type dbPool struct {
 	*sqlx.DB
 	d     *dialect
-	stmts stmtCache // its reads, prepared once
+	stmts stmtCache // its reads, prepared once (see SelectContext)
 }
 
 func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -107,26 +107,24 @@ func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sq
 }
 
 func (p *dbPool) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	st, err := p.prepared(ctx, query)
+	st, err := p.stmts.get(ctx, p, query)
 	if err != nil {
 		return err
 	}
+	defer p.stmts.done(st)
 	return st.GetContext(ctx, dest, p.d.args(args)...)
 }
 
+// SelectContext, as GetContext, runs a statement the pool prepared once
+// (stmts): the reads that Work makes at every look, the gate's and the
+// due times, would otherwise each be parsed afresh.
 func (p *dbPool) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	st, err := p.prepared(ctx, query)
+	st, err := p.stmts.get(ctx, p, query)
 	if err != nil {
 		return err
 	}
+	defer p.stmts.done(st)
 	return st.SelectContext(ctx, dest, p.d.args(args)...)
-}
-
-// prepared returns query prepared on the pool, once for every use: the
-// reads that Work makes at every look (the gate's, the due times) would
-// otherwise each be parsed afresh.
-func (p *dbPool) prepared(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	return p.stmts.get(ctx, p, query)
 }
 
 func (p *dbPool) PreparexContext(ctx context.Context, query string) (*sqlx.Stmt, error) {

@@ -2,6 +2,8 @@ package litequeue
 
 import (
 	"database/sql"
+	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,5 +42,41 @@ func TestDialect_Args(t *testing.T) {
 	clean := []any{"ok", 1}
 	if got := new(dialect).args(clean); &got[0] != &clean[0] {
 		t.Error("clean arguments were copied")
+	}
+}
+
+// TestDBPool_ReadsWhileTheCacheTurnsOver reads, from several goroutines at
+// once, one statement again and again and more distinct ones than the
+// pool's statement cache holds: no read fails because another's turned
+// the cache over and closed a statement it had just been given.
+func TestDBPool_ReadsWhileTheCacheTurnsOver(t *testing.T) {
+	t.Parallel()
+	q, err := Open(filepath.Join(t.TempDir(), "q.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	const readers, each = 8, 20 * maxStmts
+	errs := make(chan error, readers)
+	for r := range readers {
+		go func() {
+			for i := range each {
+				query := `SELECT ?` // the same
+				if i%2 == 1 {
+					query = fmt.Sprintf(`SELECT ? /* %d %d */`, r, i) // another
+				}
+				var n int
+				if err := q.db.GetContext(t.Context(), &n, query, i); err != nil || n != i {
+					errs <- fmt.Errorf("reader %d, read %d: %d, %v", r, i, n, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range readers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -46,7 +46,7 @@ func (d dueTimes) needsRescue(now time.Time, visibility time.Duration) bool {
 
 const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?`
 
-const nextLeaseSQL = `SELECT MIN(lease_until), MAX(lease_until) FROM litequeue_jobs WHERE state = 'running'`
+const nextLeaseSQL = `SELECT MIN(lease_until) AS earliest, MAX(lease_until) AS latest FROM litequeue_jobs WHERE state = 'running'`
 
 // nextDue reads dueTimes for the handled kinds and the given queues (nil:
 // all), as the gate (gate.go) lets a claim take them now: a shut kind's
@@ -80,10 +80,11 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 	if !g.opens.IsZero() {
 		due.pending = minNull(due.pending, sql.NullInt64{Int64: ms(g.opens), Valid: true})
 	}
-	st, err := q.db.prepared(ctx, nextLeaseSQL)
-	if err != nil {
-		return due, err
+	var leases struct {
+		Earliest sql.NullInt64 `db:"earliest"`
+		Latest   sql.NullInt64 `db:"latest"`
 	}
-	err = st.QueryRowxContext(ctx).Scan(&due.lease, &due.far)
+	err = q.db.GetContext(ctx, &leases, nextLeaseSQL)
+	due.lease, due.far = leases.Earliest, leases.Latest
 	return due, err
 }

@@ -12,14 +12,22 @@ import (
 
 // stmtCache holds prepared statements by their query, for the life of the
 // Queue, so that a statement run again and again is parsed and planned
-// once. The writer keeps one for its connection (stmtConn), and the Queue
-// one for the reads a worker makes on every look for work on the read pool
-// (see nextDue), where database/sql prepares a statement on each connection
-// the first time it runs there, and keeps it. The zero value is empty and
-// ready to use.
+// once. The writer keeps one for its connection (stmtConn), and the read
+// pool one for its reads (dbPool), where database/sql prepares a
+// statement on each connection the first time it runs there, and keeps
+// it. The zero value is empty and ready to use.
 type stmtCache struct {
 	mu    sync.Mutex
-	stmts map[string]*sqlx.Stmt
+	stmts map[string]*cachedStmt
+}
+
+// cachedStmt is a statement of a stmtCache, with how many callers use it
+// now: one that a full cache turned out is closed by the last of them
+// (see done), not while another goroutine is about to run it.
+type cachedStmt struct {
+	*sqlx.Stmt
+	users   int  // under the cache's mu
+	evicted bool // out of the cache
 }
 
 // preparer is what a stmtCache prepares on: a connection or a pool.
@@ -29,39 +37,67 @@ type preparer interface {
 
 // maxStmts bounds a statement cache: queries with (?) lists of varying
 // length (bulk replay, retention) each prepare a statement of their own.
+// A full cache turns every statement out and starts again.
 const maxStmts = 128
 
-// get returns the statement for query, preparing it on p on first use.
-func (c *stmtCache) get(ctx context.Context, p preparer, query string) (*sqlx.Stmt, error) {
+// get returns the statement for query, preparing it on p on first use
+// (outside the lock: on a server that is a round trip). The caller calls
+// done with it once it has run it.
+func (c *stmtCache) get(ctx context.Context, p preparer, query string) (*cachedStmt, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.stmts[query]; ok {
-		return st, nil
+	if s, ok := c.stmts[query]; ok {
+		s.users++
+		c.mu.Unlock()
+		return s, nil
 	}
+	c.mu.Unlock()
 	st, err := p.PreparexContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	if c.stmts == nil || len(c.stmts) >= maxStmts {
-		c.closeLocked()
-		c.stmts = make(map[string]*sqlx.Stmt)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.stmts[query]; ok { // another caller prepared it meanwhile
+		st.Close()
+		s.users++
+		return s, nil
 	}
-	c.stmts[query] = st
-	return st, nil
+	if c.stmts == nil || len(c.stmts) >= maxStmts {
+		c.evictLocked()
+		c.stmts = make(map[string]*cachedStmt)
+	}
+	s := &cachedStmt{Stmt: st, users: 1}
+	c.stmts[query] = s
+	return s, nil
+}
+
+// done says that the caller has run s; the last user of a statement
+// turned out of the cache closes it.
+func (c *stmtCache) done(s *cachedStmt) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.users--; s.users == 0 && s.evicted {
+		s.Close()
+	}
 }
 
 // close releases the statements.
 func (c *stmtCache) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.closeLocked()
+	return c.evictLocked()
 }
 
-func (c *stmtCache) closeLocked() error {
+// evictLocked turns every statement out of the cache, closing those that
+// no one uses now (done closes the others).
+func (c *stmtCache) evictLocked() error {
 	var errs []error
-	for q, st := range c.stmts {
-		errs = append(errs, st.Close())
+	for q, s := range c.stmts {
 		delete(c.stmts, q)
+		s.evicted = true
+		if s.users == 0 {
+			errs = append(errs, s.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -107,8 +143,9 @@ func (c *stmtConn) renew() error {
 // renewWait bounds how long the writer waits for a new connection.
 const renewWait = 10 * time.Second
 
-// stmt returns the statement for query, preparing it on first use.
-func (c *stmtConn) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+// stmt returns the statement for query, preparing it on first use; the
+// caller calls c.stmts.done with it once it has run it.
+func (c *stmtConn) stmt(ctx context.Context, query string) (*cachedStmt, error) {
 	return c.stmts.get(ctx, c.conn, c.d.sql(query))
 }
 
@@ -127,6 +164,7 @@ func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (
 	if err != nil {
 		return nil, err
 	}
+	defer c.stmts.done(st)
 	return st.ExecContext(ctx, c.d.args(args)...)
 }
 
@@ -136,6 +174,7 @@ func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args 
 	if err != nil {
 		return err
 	}
+	defer c.stmts.done(st)
 	return st.GetContext(ctx, dest, c.d.args(args)...)
 }
 
@@ -145,6 +184,7 @@ func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, ar
 	if err != nil {
 		return err
 	}
+	defer c.stmts.done(st)
 	return st.SelectContext(ctx, dest, c.d.args(args)...)
 }
 
