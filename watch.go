@@ -149,14 +149,12 @@ func (n *notifier) run() {
 // each event as it comes, to ask soon after it.
 func (n *notifier) settle() bool {
 	now := time.Now()
-	event, asked := now, now.Add(-settleGap) // the last event, the last ask
-	wait := settleFirst
-	next := now.Add(wait) // when the timer fires
-	t := time.NewTimer(wait)
+	b := burst{event: now, asked: now.Add(-settleGap), wait: settleFirst, next: now.Add(settleFirst)}
+	t := time.NewTimer(b.wait)
 	defer t.Stop()
 	for {
 		var events <-chan fsnotify.Event // nil: left queued
-		if wait > settleGap {
+		if b.wait > settleGap {
 			events = n.w.Events
 		}
 		select {
@@ -169,44 +167,72 @@ func (n *notifier) settle() bool {
 				return false
 			}
 		case <-t.C:
-			v, err := n.version()
-			if err != nil || v != n.last {
-				n.last = v
-				n.wake()
+			over, open := n.ask(&b)
+			if over || !open {
+				return open
 			}
-			asked = time.Now()
-			came, open := n.drain()
-			if !open {
-				return false
-			}
-			if came {
-				event = asked
-				n.changed.Store(asked.UnixNano())
-			}
-			since := asked.Sub(event)
-			if since >= settleMax {
-				return true
-			}
-			if came {
-				wait = settleGap
-			} else if wait *= 2; since < settleFast {
-				wait = min(wait, settleGap)
-			}
-			wait = min(wait, settleMax-since)
-			next = asked.Add(wait)
-			t.Reset(wait)
+			t.Reset(b.wait)
 			continue
 		}
-		// An event: ask soon, but not sooner than settleGap after the
-		// last ask.
 		now = time.Now()
 		n.changed.Store(now.UnixNano())
-		event, wait = now, settleFirst
-		if at := later(now.Add(settleFirst), asked.Add(settleGap)); at.Before(next) {
-			next = at
-			t.Reset(at.Sub(now))
+		if d, sooner := b.took(now); sooner {
+			t.Reset(d)
 		}
 	}
+}
+
+// burst is where settle is in a burst of changes: when its last event
+// came, when it last asked, how long its timer waits and when it fires.
+type burst struct {
+	event, asked, next time.Time
+	wait               time.Duration
+}
+
+// took notes an event taken at now: the next ask comes soon, but not
+// sooner than settleGap after the last ask. It returns how long from now
+// that is, if sooner than the timer fires.
+func (b *burst) took(now time.Time) (time.Duration, bool) {
+	b.event, b.wait = now, settleFirst
+	if at := later(now.Add(settleFirst), b.asked.Add(settleGap)); at.Before(b.next) {
+		b.next = at
+		return at.Sub(now), true
+	}
+	return 0, false
+}
+
+// ask asks data_version, and wakes the loops if someone committed; takes
+// the events queued meanwhile (drain); and sets b's next wait: settleGap
+// while events come, otherwise doubling, at most settleGap for settleFast
+// after the last event. It reports whether the burst is over (settleMax
+// after its last event), and whether the watcher is still open.
+func (n *notifier) ask(b *burst) (over, open bool) {
+	v, err := n.version()
+	if err != nil || v != n.last {
+		n.last = v
+		n.wake()
+	}
+	b.asked = time.Now()
+	came, open := n.drain()
+	if !open {
+		return false, false
+	}
+	if came {
+		b.event = b.asked
+		n.changed.Store(b.asked.UnixNano())
+	}
+	since := b.asked.Sub(b.event)
+	if since >= settleMax {
+		return true, true
+	}
+	if came {
+		b.wait = settleGap
+	} else if b.wait *= 2; since < settleFast {
+		b.wait = min(b.wait, settleGap)
+	}
+	b.wait = min(b.wait, settleMax-since)
+	b.next = b.asked.Add(b.wait)
+	return false, true
 }
 
 // drain takes the events that are queued, and reports whether one of them
