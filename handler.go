@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -22,6 +23,7 @@ type HandlerOption func(*handler)
 type handler struct {
 	fn         Handler // in its own middleware; see Queue.runner
 	composed   atomic.Pointer[composed]
+	composing  sync.Mutex // one run composes at a time
 	policyName string
 	policy     Policy
 	timeout    time.Duration

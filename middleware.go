@@ -56,15 +56,21 @@ type composed struct {
 
 // runner returns what a run of h calls: its handler, in its own middleware
 // and in the Queue's. The Queue's are composed at a run, so that a Use
-// after Handle applies too, and only again once Use has added more. It
-// returns before the run starts, not around it, so that the handler's
-// goroutine begins its stack with the handler (every frame more between
-// the two made more handlers' stacks outgrow their first size, and be
-// copied, at each run).
+// after Handle applies too, and only again once Use has added more, by one
+// run while the others wait (each middleware is applied to a handler
+// once). It returns before the handler is called, rather than wrapping
+// it, so that no frame of litequeue's lies between the run's call and the
+// handler (every frame more made more handlers outgrow their goroutine's
+// first stack, which was then copied at each run).
 func (q *Queue) runner(h *handler) Handler {
 	q.mu.RLock()
 	mw := q.middleware
 	q.mu.RUnlock()
+	if c := h.composed.Load(); c != nil && c.n == len(mw) {
+		return c.fn
+	}
+	h.composing.Lock()
+	defer h.composing.Unlock()
 	c := h.composed.Load()
 	if c == nil || c.n != len(mw) {
 		c = &composed{n: len(mw), fn: compose(h.fn, mw)}

@@ -152,6 +152,57 @@ func TestQueue_UsePanic(t *testing.T) {
 	}
 }
 
+// TestQueue_UsePanicsApplying gives Use a middleware that panics when it
+// is applied, not when it runs: the run is recorded as panicked, as a
+// handler's panic is, and the caller of RunDue goes on.
+func TestQueue_UsePanicsApplying(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	q.Handle("k", ok)
+	q.Use(func(litequeue.Handler) litequeue.Handler { panic("bad middleware") })
+	j := enqueue(t, q, "k", nil)
+	runDue(t, q)
+	h := history(t, q, j.ID)
+	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || !strings.Contains(h[0].Error, "bad middleware") {
+		t.Errorf("history %+v, want one panicked run", h)
+	}
+}
+
+// TestQueue_UseAppliedOnce starts 8 runs of a handler at once, the first
+// since a Use: its middleware is applied to the handler once. Applying it
+// waits a moment (up to 200ms) for another run to apply it as well, which
+// a run that does not wait for the first to finish would.
+func TestQueue_UseAppliedOnce(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	release := make(chan struct{})
+	var started sync.WaitGroup
+	started.Add(8)
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		started.Done()
+		<-release
+		return nil
+	})
+	var applied atomic.Int32
+	q.Use(func(next litequeue.Handler) litequeue.Handler {
+		applied.Add(1)
+		for deadline := time.Now().Add(200 * time.Millisecond); applied.Load() == 1 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		return next
+	})
+	if _, err := q.EnqueueMany(t.Context(), "k", make([]any, 8)); err != nil {
+		t.Fatal(err)
+	}
+	stop := startWork(t, q, litequeue.WorkerOptions{Concurrency: 8})
+	defer stop()
+	started.Wait()
+	close(release)
+	if got := applied.Load(); got != 1 {
+		t.Errorf("the middleware was applied %d times, want once", got)
+	}
+}
+
 // TestQueue_UseWhileWorking calls Use while Work runs jobs on several
 // goroutines: the runs after it go through the new middleware.
 func TestQueue_UseWhileWorking(t *testing.T) {

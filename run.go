@@ -150,8 +150,7 @@ func (r *run) start() {
 		hctx = deadlineContext{hctx, l.started.Add(l.h.timeout)}
 	}
 	r.result = make(chan error, 1)
-	fn, job := r.q.runner(l.h), l.job
-	go func() { r.result <- call(hctx, fn, job) }()
+	go func() { r.result <- call(hctx, r.q, l.h, l.job) }()
 	r.waiting, r.stop = nil, nil
 }
 
@@ -299,12 +298,13 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 	return chained, re.err
 }
 
-// call runs the handler fn for job, turning a panic into a *panicError.
-func call(ctx context.Context, fn Handler, job *Job) (err error) {
+// call runs h for job, in the Queue's middleware, turning a panic into a
+// *panicError: the handler's, or a middleware's as it is applied.
+func call(ctx context.Context, q *Queue, h *handler, job *Job) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r, stack: debug.Stack()}
 		}
 	}()
-	return fn(ctx, job)
+	return q.runner(h)(ctx, job)
 }
