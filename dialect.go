@@ -99,32 +99,41 @@ func storableText(s string) string {
 type dbPool struct {
 	*sqlx.DB
 	d     *dialect
-	stmts stmtCache // its reads, prepared once (see SelectContext)
+	stmts stmtCache // on a file, its reads, prepared once (see GetContext)
 }
 
 func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return p.DB.ExecContext(ctx, p.d.sql(query), p.d.args(args)...)
 }
 
+// GetContext, on a file, runs a statement the pool prepared once (stmts):
+// the reads that Work makes at every look, the gate's and the due times,
+// would otherwise each be parsed afresh. On a server the driver keeps a
+// connection's statements itself (pgx), and a statement of database/sql
+// would be one more, named, on every connection of the pool.
 func (p *dbPool) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	if p.d != nil {
+		return p.DB.GetContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+	}
 	st, err := p.stmts.get(ctx, p, query)
 	if err != nil {
 		return err
 	}
 	defer p.stmts.done(st)
-	return st.GetContext(ctx, dest, p.d.args(args)...)
+	return st.GetContext(ctx, dest, args...)
 }
 
-// SelectContext, as GetContext, runs a statement the pool prepared once
-// (stmts): the reads that Work makes at every look, the gate's and the
-// due times, would otherwise each be parsed afresh.
+// SelectContext is GetContext for many rows.
 func (p *dbPool) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	if p.d != nil {
+		return p.DB.SelectContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+	}
 	st, err := p.stmts.get(ctx, p, query)
 	if err != nil {
 		return err
 	}
 	defer p.stmts.done(st)
-	return st.SelectContext(ctx, dest, p.d.args(args)...)
+	return st.SelectContext(ctx, dest, args...)
 }
 
 func (p *dbPool) PreparexContext(ctx context.Context, query string) (*sqlx.Stmt, error) {

@@ -90,7 +90,7 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if hd.timeout < 0 {
 		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
 	}
-	if err := hd.check(); err != nil {
+	if err := hd.resolve(); err != nil {
 		panic(fmt.Sprintf("litequeue: Handle(%q): %s", kind, hd.optionError(err)))
 	}
 	q.mu.Lock()
@@ -105,11 +105,11 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	q.notify() // idle Work loops look again, now for this kind too
 }
 
-// check checks h's kind limits, in the one order of Handle and of
+// resolve checks h's kind limits, in the one order of Handle and of
 // Options.Kinds (MaxRunning and RateLimit, the expiry, the breaker), and
 // fills in its breaker's zero fields. Its error is named as litequeue.toml
 // names the field (see optionError for Handle's words).
-func (h *handler) check() *kindError {
+func (h *handler) resolve() *kindError {
 	if err := h.limits.check(); err != nil {
 		return &kindError{Err: err}
 	}
@@ -126,7 +126,7 @@ func (h *handler) check() *kindError {
 	return nil
 }
 
-// optionError states e, an error of check, in the words of the
+// optionError states e, an error of resolve, in the words of the
 // HandlerOption that set the field.
 func (h *handler) optionError(e *kindError) string {
 	switch {

@@ -111,7 +111,7 @@ func (k KindOptions) resolve() (KindOptions, *kindError) {
 	for _, opt := range k.options() {
 		opt(&h)
 	}
-	if err := h.check(); err != nil {
+	if err := h.resolve(); err != nil {
 		return k, err
 	}
 	k.Breaker = h.breaker

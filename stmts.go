@@ -56,18 +56,21 @@ func (c *stmtCache) get(ctx context.Context, p preparer, query string) (*cachedS
 		return nil, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if s, ok := c.stmts[query]; ok { // another caller prepared it meanwhile
-		st.Close()
 		s.users++
+		c.mu.Unlock()
+		st.Close()
 		return s, nil
 	}
+	var evicted []*cachedStmt
 	if c.stmts == nil || len(c.stmts) >= maxStmts {
-		c.evictLocked()
+		evicted = c.evictLocked()
 		c.stmts = make(map[string]*cachedStmt)
 	}
 	s := &cachedStmt{Stmt: st, users: 1}
 	c.stmts[query] = s
+	c.mu.Unlock()
+	closeAll(evicted)
 	return s, nil
 }
 
@@ -75,8 +78,10 @@ func (c *stmtCache) get(ctx context.Context, p preparer, query string) (*cachedS
 // turned out of the cache closes it.
 func (c *stmtCache) done(s *cachedStmt) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s.users--; s.users == 0 && s.evicted {
+	s.users--
+	last := s.users == 0 && s.evicted
+	c.mu.Unlock()
+	if last {
 		s.Close()
 	}
 }
@@ -84,20 +89,30 @@ func (c *stmtCache) done(s *cachedStmt) {
 // close releases the statements.
 func (c *stmtCache) close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.evictLocked()
+	evicted := c.evictLocked()
+	c.mu.Unlock()
+	return closeAll(evicted)
 }
 
-// evictLocked turns every statement out of the cache, closing those that
-// no one uses now (done closes the others).
-func (c *stmtCache) evictLocked() error {
-	var errs []error
+// evictLocked turns every statement out of the cache, and returns those
+// that no one uses now, for the caller to close once it has let go of the
+// lock (on a server, each close is a round trip); done closes the others.
+func (c *stmtCache) evictLocked() []*cachedStmt {
+	var idle []*cachedStmt
 	for q, s := range c.stmts {
 		delete(c.stmts, q)
 		s.evicted = true
 		if s.users == 0 {
-			errs = append(errs, s.Close())
+			idle = append(idle, s)
 		}
+	}
+	return idle
+}
+
+func closeAll(stmts []*cachedStmt) error {
+	var errs []error
+	for _, s := range stmts {
+		errs = append(errs, s.Close())
 	}
 	return errors.Join(errs...)
 }

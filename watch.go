@@ -145,8 +145,10 @@ func (n *notifier) run() {
 // takes them all after the ask (drain): a commit writes its frames to the
 // -wal one call at a time, each an event, and the kernel merges the
 // repeats of a change that no one has read yet, so a busy writer costs a
-// read per ask rather than one per frame. Over a longer wait it takes
-// each event as it comes, to ask soon after it.
+// read per ask rather than one per frame. Events found so come at most
+// settleGap before the ask that finds them; the next ask comes settleGap
+// after it. Over a longer wait it takes each event as it comes, to ask
+// soon after it.
 func (n *notifier) settle() bool {
 	now := time.Now()
 	b := burst{event: now, asked: now.Add(-settleGap), wait: settleFirst, next: now.Add(settleFirst)}
