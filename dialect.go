@@ -115,12 +115,7 @@ func (p *dbPool) GetContext(ctx context.Context, dest any, query string, args ..
 	if p.d != nil {
 		return p.DB.GetContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
 	}
-	st, err := p.stmts.get(ctx, p, query)
-	if err != nil {
-		return err
-	}
-	defer p.stmts.done(st)
-	return st.GetContext(ctx, dest, args...)
+	return p.stmts.run(ctx, p, query, func(st *sqlx.Stmt) error { return st.GetContext(ctx, dest, args...) })
 }
 
 // SelectContext is GetContext for many rows.
@@ -128,12 +123,7 @@ func (p *dbPool) SelectContext(ctx context.Context, dest any, query string, args
 	if p.d != nil {
 		return p.DB.SelectContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
 	}
-	st, err := p.stmts.get(ctx, p, query)
-	if err != nil {
-		return err
-	}
-	defer p.stmts.done(st)
-	return st.SelectContext(ctx, dest, args...)
+	return p.stmts.run(ctx, p, query, func(st *sqlx.Stmt) error { return st.SelectContext(ctx, dest, args...) })
 }
 
 func (p *dbPool) PreparexContext(ctx context.Context, query string) (*sqlx.Stmt, error) {

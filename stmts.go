@@ -40,6 +40,16 @@ type preparer interface {
 // A full cache turns every statement out and starts again.
 const maxStmts = 128
 
+// run runs fn with the statement for query, prepared on p on first use.
+func (c *stmtCache) run(ctx context.Context, p preparer, query string, fn func(*sqlx.Stmt) error) error {
+	s, err := c.get(ctx, p, query)
+	if err != nil {
+		return err
+	}
+	defer c.done(s)
+	return fn(s.Stmt)
+}
+
 // get returns the statement for query, preparing it on p on first use
 // (outside the lock: on a server that is a round trip). The caller calls
 // done with it once it has run it.
@@ -158,12 +168,6 @@ func (c *stmtConn) renew() error {
 // renewWait bounds how long the writer waits for a new connection.
 const renewWait = 10 * time.Second
 
-// stmt returns the statement for query, preparing it on first use; the
-// caller calls c.stmts.done with it once it has run it.
-func (c *stmtConn) stmt(ctx context.Context, query string) (*cachedStmt, error) {
-	return c.stmts.get(ctx, c.conn, c.d.sql(query))
-}
-
 func (c *stmtConn) exec(query string) error {
 	_, err := c.ExecContext(context.Background(), query)
 	return err
@@ -173,34 +177,27 @@ func (c *stmtConn) exec(query string) error {
 // already (after an I/O error, say), so its error is of no interest.
 func (c *stmtConn) rollback() { c.exec(`ROLLBACK`) }
 
-func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
 	ctx = context.WithoutCancel(ctx) // see stmtConn
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer c.stmts.done(st)
-	return st.ExecContext(ctx, c.d.args(args)...)
+	err = c.stmts.run(ctx, c.conn, c.d.sql(query), func(st *sqlx.Stmt) (err error) {
+		res, err = st.ExecContext(ctx, c.d.args(args)...)
+		return err
+	})
+	return res, err
 }
 
 func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
 	ctx = context.WithoutCancel(ctx) // see stmtConn
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return err
-	}
-	defer c.stmts.done(st)
-	return st.GetContext(ctx, dest, c.d.args(args)...)
+	return c.stmts.run(ctx, c.conn, c.d.sql(query), func(st *sqlx.Stmt) error {
+		return st.GetContext(ctx, dest, c.d.args(args)...)
+	})
 }
 
 func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
 	ctx = context.WithoutCancel(ctx) // see stmtConn
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return err
-	}
-	defer c.stmts.done(st)
-	return st.SelectContext(ctx, dest, c.d.args(args)...)
+	return c.stmts.run(ctx, c.conn, c.d.sql(query), func(st *sqlx.Stmt) error {
+		return st.SelectContext(ctx, dest, c.d.args(args)...)
+	})
 }
 
 // close releases the statements and the connection.
