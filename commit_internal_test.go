@@ -3,7 +3,6 @@ package litequeue
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -17,11 +16,7 @@ import (
 // caller gets its own result.
 func TestWriter_BatchIsolatesFailures(t *testing.T) {
 	t.Parallel()
-	q, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{})
 	ctx := t.Context()
 	if _, err := q.DB().Exec(`CREATE TABLE t (v TEXT)`); err != nil {
 		t.Fatal(err)
@@ -72,11 +67,7 @@ func TestWriter_BatchIsolatesFailures(t *testing.T) {
 func TestWriter_LightBatches(t *testing.T) {
 	t.Parallel()
 	for _, sync := range []string{"full", "normal"} {
-		q, err := Open(filepath.Join(t.TempDir(), "w.db"), Options{Synchronous: sync})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Close()
+		q := openTemp(t, Options{Synchronous: sync})
 		ctx := t.Context()
 		level := func(light ...bool) int { // the level a batch of such writes ran at
 			var got int
@@ -120,11 +111,7 @@ func TestWriter_JoinPanics(t *testing.T) {
 		}
 		return 0.5
 	}
-	q, err := Open(filepath.Join(t.TempDir(), "q.db"), Options{Clock: clock.NewMock(), Rand: rnd})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{Clock: clock.NewMock(), Rand: rnd})
 	q.Handle("k", func(context.Context, *Job) error { return nil })
 	for range 2 {
 		if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {

@@ -3,7 +3,6 @@ package litequeue
 import (
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,11 +50,7 @@ func TestDialect_Args(t *testing.T) {
 // the cache over and closed a statement it had just been given.
 func TestDBPool_ReadsWhileTheCacheTurnsOver(t *testing.T) {
 	t.Parallel()
-	q, err := Open(filepath.Join(t.TempDir(), "q.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{})
 	const readers, each = 8, 20 * maxStmts
 	errs := make(chan error, readers)
 	for r := range readers {

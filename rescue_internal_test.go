@@ -1,7 +1,6 @@
 package litequeue
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,17 +16,13 @@ func TestRescue_ManySightings(t *testing.T) {
 	const n, vt = rescueBatch + 44, DefaultVisibilityTimeout
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
-	q, err := Open(filepath.Join(t.TempDir(), "rescue.db"), Options{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{Clock: clk})
 	ctx := t.Context()
 	if _, err := q.EnqueueMany(ctx, "k", make([]any, n)); err != nil {
 		t.Fatal(err)
 	}
 	// A dead worker's leases, all ending now.
-	_, err = q.db.Exec(`UPDATE litequeue_jobs SET state = 'running', attempt = 1, token = 1,
+	_, err := q.db.Exec(`UPDATE litequeue_jobs SET state = 'running', attempt = 1, token = 1,
 		lease_until = ?, started_at = ?, worker = 'gone', max_tries = 3`, ms(clk.Now()), ms(clk.Now().Add(-vt)))
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +53,7 @@ func TestRescue_ManySightings(t *testing.T) {
 // transaction that committed after the look read the row).
 func TestRescue_LockExpired(t *testing.T) {
 	t.Parallel()
-	q, err := Open(filepath.Join(t.TempDir(), "rescue.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{})
 	ctx := t.Context()
 	job, err := q.Enqueue(ctx, "k", nil)
 	if err != nil {

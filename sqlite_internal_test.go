@@ -1,7 +1,6 @@
 package litequeue
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,11 +15,7 @@ import (
 // sort.
 func TestQueryPlans_HotPath(t *testing.T) {
 	t.Parallel()
-	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{})
 	queries := map[string][]any{
 		claimSQL + claimOrderSQL:                       {0, 0, []string{"a", "b"}, 1},
 		claimSQL + ` AND queue IN (?)` + claimOrderSQL: {0, 0, []string{"a", "b"}, []string{"q"}, 1},
@@ -45,11 +40,7 @@ func TestQueryPlans_HotPath(t *testing.T) {
 // jobs, the expiry index for pending jobs whose expiry has come.
 func TestQueryPlans_PartialIndexes(t *testing.T) {
 	t.Parallel()
-	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{})
 	list := func(f Filter) (string, []any) { return f.query(jobColumns) }
 	for _, tc := range []struct {
 		name  string
@@ -89,11 +80,7 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 // as of a hundred (BenchmarkList_NewestDead measures it).
 func TestQueryPlans_ListPages(t *testing.T) {
 	t.Parallel()
-	q, err := Open(filepath.Join(t.TempDir(), "plan.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{})
 	for _, f := range []Filter{
 		{State: Dead, Desc: true, Limit: 100},
 		{State: Dead, Desc: true, Before: 1000, Limit: 100},

@@ -2,7 +2,6 @@ package litequeue
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -14,11 +13,7 @@ import (
 func TestSettle_AddHistory(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	q, err := Open(filepath.Join(t.TempDir(), "q.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q := openTemp(t, Options{})
 	for _, n := range []int{0, 1, historyChunk - 1, historyChunk, 2*historyChunk + 3} {
 		job, err := q.Enqueue(ctx, "k", nil)
 		if err != nil {
