@@ -136,6 +136,16 @@ func outcomes(h []litequeue.Attempt) []litequeue.Outcome {
 	return out
 }
 
+// panickedOnce fails the test unless the job's history is one panicked
+// run whose error holds value.
+func panickedOnce(tb testing.TB, q *litequeue.Queue, id int64, value string) {
+	tb.Helper()
+	h := history(tb, q, id)
+	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || !strings.Contains(h[0].Error, value) {
+		tb.Errorf("history %+v, want one panicked run with %q", h, value)
+	}
+}
+
 // runDue calls RunDue and fails the test on error.
 func runDue(tb testing.TB, q *litequeue.Queue) int {
 	tb.Helper()

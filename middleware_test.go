@@ -146,10 +146,7 @@ func TestQueue_UsePanic(t *testing.T) {
 	if recovered != "boom" {
 		t.Errorf("the middleware recovered %v, want boom", recovered)
 	}
-	h := history(t, q, j.ID)
-	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || !strings.Contains(h[0].Error, "boom") {
-		t.Errorf("history %+v, want one panicked run", h)
-	}
+	panickedOnce(t, q, j.ID, "boom")
 }
 
 // TestQueue_UsePanicsApplying gives Use a middleware that panics when it
@@ -162,10 +159,7 @@ func TestQueue_UsePanicsApplying(t *testing.T) {
 	q.Use(func(litequeue.Handler) litequeue.Handler { panic("bad middleware") })
 	j := enqueue(t, q, "k", nil)
 	runDue(t, q)
-	h := history(t, q, j.ID)
-	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || !strings.Contains(h[0].Error, "bad middleware") {
-		t.Errorf("history %+v, want one panicked run", h)
-	}
+	panickedOnce(t, q, j.ID, "bad middleware")
 }
 
 // TestQueue_UseAppliedOnce starts 8 runs of a handler at once, the first
