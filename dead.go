@@ -61,7 +61,7 @@ func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: the filter's state is %s, not dead", f.State)
 	}
 	f.State = Dead
-	query, args := f.query("id")
+	query, args := f.query("id", true)
 	var ids []int64
 	if err := q.db.SelectContext(ctx, &ids, query, args...); err != nil {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)

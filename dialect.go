@@ -14,9 +14,10 @@ import (
 // litequeue's SQL is written once, for SQLite, in the subset PostgreSQL
 // also accepts, with ? placeholders. Two things SQLite needs and
 // PostgreSQL refuses are written so that the other dialect can drop or
-// turn them: INDEXED BY (a hint to SQLite's planner, see claimSQL), and a
-// row lock, written as the comment /*FOR UPDATE*/ or /*FOR UPDATE SKIP
-// LOCKED*/ after a SELECT whose rows the same transaction then writes.
+// turn them: INDEXED BY and NOT INDEXED (hints to SQLite's planner, see
+// claimSQL and stateCond), and a row lock, written as the comment
+// /*FOR UPDATE*/ or /*FOR UPDATE SKIP LOCKED*/ after a SELECT whose rows
+// the same transaction then writes.
 // SQLite has one writer at a time and ignores the comment; PostgreSQL
 // runs writers side by side, and its dialect makes the comment the clause.
 // SQLite's LIKE ignores case (of ASCII letters); PostgreSQL's ILIKE does.
@@ -29,8 +30,8 @@ type dialect struct {
 
 // The parts of litequeue's SQL that PostgreSQL's dialect rewrites.
 var (
-	indexedBy = regexp.MustCompile(` INDEXED BY \w+`)
-	rowLock   = regexp.MustCompile(`/\*(FOR UPDATE(?: SKIP LOCKED)?)\*/`)
+	planHint = regexp.MustCompile(` INDEXED BY \w+| NOT INDEXED`)
+	rowLock  = regexp.MustCompile(`/\*(FOR UPDATE(?: SKIP LOCKED)?)\*/`)
 )
 
 // sql returns query as the engine runs it.
@@ -41,7 +42,7 @@ func (d *dialect) sql(query string) string {
 	if q, ok := d.cache.Load(query); ok {
 		return q.(string)
 	}
-	q := indexedBy.ReplaceAllString(query, "")
+	q := planHint.ReplaceAllString(query, "")
 	q = rowLock.ReplaceAllString(q, "$1")
 	q = strings.ReplaceAll(q, " LIKE ", " ILIKE ") // SQLite's LIKE ignores case
 	q = sqlx.Rebind(sqlx.DOLLAR, q)

@@ -13,12 +13,14 @@ import (
 func TestDialect_SQL(t *testing.T) {
 	t.Parallel()
 	const query = `SELECT id FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
-	WHERE id = ? AND last_error LIKE ? ESCAPE '\' /*FOR UPDATE SKIP LOCKED*/`
+	WHERE id = ? AND last_error LIKE ? ESCAPE '\' /*FOR UPDATE SKIP LOCKED*/
+	UNION SELECT id FROM litequeue_jobs NOT INDEXED WHERE id = ?`
 	if got := (*dialect)(nil).sql(query); got != query {
 		t.Errorf("SQLite's dialect changed the query:\n%s", got)
 	}
 	want := `SELECT id FROM litequeue_jobs
-	WHERE id = $1 AND last_error ILIKE $2 ESCAPE '\' FOR UPDATE SKIP LOCKED`
+	WHERE id = $1 AND last_error ILIKE $2 ESCAPE '\' FOR UPDATE SKIP LOCKED
+	UNION SELECT id FROM litequeue_jobs WHERE id = $3`
 	if got := new(dialect).sql(query); got != want {
 		t.Errorf("PostgreSQL's dialect:\n%s\nwant\n%s", got, want)
 	}

@@ -77,7 +77,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	if err := f.check(); err != nil {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
 	}
-	query, args := f.query(q.jobs)
+	query, args := f.query(q.jobs, true)
 	var rows []jobRow
 	if err := q.db.SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
@@ -101,7 +101,7 @@ func (q *Queue) Count(ctx context.Context, f Filter) (int, error) {
 	if err := f.check(); err != nil {
 		return 0, fmt.Errorf("litequeue: count jobs: %w", err)
 	}
-	query, args := f.query("id")
+	query, args := f.query("id", false)
 	var n int
 	if err := q.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM (`+query+`) AS matched`, args...); err != nil {
 		return 0, fmt.Errorf("litequeue: count jobs: %w", err)
@@ -110,16 +110,19 @@ func (q *Queue) Count(ctx context.Context, f Filter) (int, error) {
 }
 
 // query returns the SELECT of the given columns of the jobs that match the
-// filter, in its order and limited, and its arguments.
-func (f Filter) query(columns string) (string, []any) {
-	where, args, index := f.where()
-	from := `litequeue_jobs`
-	if index != "" {
-		from += ` INDEXED BY ` + index
+// filter, limited, and its arguments; ordered, in the filter's order,
+// read through the index that gives it (see stateCond).
+func (f Filter) query(columns string, ordered bool) (string, []any) {
+	where, args, hint := f.where()
+	if !ordered {
+		hint = ""
 	}
-	query := `SELECT ` + columns + ` FROM ` + from + where + ` ORDER BY id`
-	if f.Desc {
-		query += ` DESC`
+	query := `SELECT ` + columns + ` FROM litequeue_jobs` + hint + where
+	if ordered {
+		query += ` ORDER BY id`
+		if f.Desc {
+			query += ` DESC`
+		}
 	}
 	if f.Limit > 0 {
 		query += ` LIMIT ?`
@@ -128,41 +131,52 @@ func (f Filter) query(columns string) (string, []any) {
 	return query, args
 }
 
-// stateCond is the condition for jobs in state s, and the index that holds
-// them, if it must be named. A known state is written as a literal so
-// that SQLite may read a partial index of that state instead of every
-// row: it cannot for a parameter.
+// stoppedCond is litequeue_jobs_stopped's WHERE (schema.sql).
+const stoppedCond = "finished_at IS NOT NULL AND state <> 'completed'"
+
+// stateCond is the condition for jobs in state s, and the hint to SQLite's
+// planner ("", INDEXED BY or NOT INDEXED) that reads them in ID order. A
+// known state is written as a literal so that SQLite may read a partial
+// index of that state instead of every row: it cannot for a parameter.
 //
 // A terminal state also gets the finished_at that only terminal rows
-// have, which matches litequeue_jobs_list, the index of finished jobs in
-// ID order: SQLite picks it by itself, as it gives the order without a
-// sort, and a file made before the index existed that only OpenReadOnly
-// has opened since has none to name. Pending and running jobs are in no index in ID order.
-// Running jobs are few (a worker's concurrency): their index is named and
-// its rows sorted, as SQLite, without statistics, would rather scan every
-// row in ID order. Pending jobs may be many: ascending, their index is
-// named too, for the order of claims; descending, the list scans from the
-// newest row, where pending jobs mostly are, and stops at its Limit.
-func stateCond(s State, desc bool) (cond string, args []any, index string) {
+// have. Dead, discarded, cancelled and expired jobs are in
+// litequeue_jobs_stopped, an index in ID order, and get its condition
+// word for word (stoppedCond), since SQLite uses a partial index only
+// for a query whose WHERE has every term of the index's: it picks it,
+// as it gives the order without a sort, and a file made before the index
+// existed that only OpenReadOnly has opened since has none to name.
+// Completed jobs are in no index in ID order (see schema.sql): their list
+// reads the table in ID order, where they are most of the rows, and stops
+// at its Limit, where litequeue_jobs_finished would sort every completed
+// job first. Running jobs are few (a worker's concurrency): their index is
+// named and its rows sorted, as SQLite, without statistics, would rather
+// scan every row in ID order. Pending jobs may be many: ascending, their
+// index is named too, for the order of claims; descending, the list scans
+// from the newest row, where pending jobs mostly are, and stops at its
+// Limit.
+func stateCond(s State, desc bool) (cond string, args []any, hint string) {
 	switch s {
 	case Pending:
 		if desc {
 			return "state = 'pending'", nil, ""
 		}
-		return "state = 'pending'", nil, "litequeue_jobs_claim"
+		return "state = 'pending'", nil, " INDEXED BY litequeue_jobs_claim"
 	case Running:
-		return "state = 'running'", nil, "litequeue_jobs_lease"
-	case Completed, Dead, Discarded, Cancelled, Expired:
-		return "state = '" + string(s) + "' AND finished_at IS NOT NULL", nil, ""
+		return "state = 'running'", nil, " INDEXED BY litequeue_jobs_lease"
+	case Completed:
+		return "state = 'completed' AND finished_at IS NOT NULL", nil, " NOT INDEXED"
+	case Dead, Discarded, Cancelled, Expired:
+		return "state = '" + string(s) + "' AND " + stoppedCond, nil, ""
 	}
 	return "state = ?", []any{s}, ""
 }
 
 // where returns the filter as a WHERE clause ("" for none), its arguments,
-// and the index to name ("" for none; see stateCond). The clause is built
+// and the hint to SQLite's planner ("" for none; see stateCond). The clause is built
 // from fixed column names and the fixed literals of known states; every
 // other value is a parameter.
-func (f Filter) where() (clause string, args []any, index string) {
+func (f Filter) where() (clause string, args []any, hint string) {
 	var conds []string
 	add := func(cond string, v any) {
 		conds = append(conds, cond)
@@ -170,7 +184,7 @@ func (f Filter) where() (clause string, args []any, index string) {
 	}
 	if f.State != "" {
 		var c string
-		c, args, index = stateCond(f.State, f.Desc)
+		c, args, hint = stateCond(f.State, f.Desc)
 		conds = append(conds, c)
 	}
 	if f.Queue != "" {
@@ -193,7 +207,7 @@ func (f Filter) where() (clause string, args []any, index string) {
 	if len(conds) == 0 {
 		return "", nil, ""
 	}
-	return " WHERE " + strings.Join(conds, " AND "), args, index
+	return " WHERE " + strings.Join(conds, " AND "), args, hint
 }
 
 // likeEscaper escapes LIKE's wildcards, so that ErrorContains matches its

@@ -168,6 +168,45 @@ func BenchmarkList_NewestDead(b *testing.B) {
 	}
 }
 
+// backlogSQL writes n pending jobs straight into the table, due at once.
+const backlogSQL = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+	INSERT INTO litequeue_jobs (queue, kind, payload, state, max_tries, created_at, run_at)
+	SELECT 'default', 'email', '{}', 'pending', 8, i, i FROM n`
+
+// BenchmarkList_NewestCompleted lists the newest 100 completed jobs of a
+// file of 1,000,000, then the page before them, with no pending job newer
+// than them and with a backlog of 100,000. Completed jobs are in no index
+// in ID order (see litequeue_jobs_stopped in schema.sql): the page reads
+// the table from its newest row, so a newer backlog is read through.
+func BenchmarkList_NewestCompleted(b *testing.B) {
+	const jobs = 1_000_000
+	for _, backlog := range []int{0, 100_000} {
+		b.Run("backlog_"+itoa(int64(backlog)), func(b *testing.B) {
+			q, _ := openQueue(b, litequeue.Options{})
+			if _, err := q.DB().Exec(fillSQL, jobs, jobs+1, jobs+1); err != nil {
+				b.Fatal(err)
+			}
+			if backlog > 0 {
+				if _, err := q.DB().Exec(backlogSQL, backlog); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx := b.Context()
+			for b.Loop() {
+				page, err := q.List(ctx, litequeue.Filter{State: litequeue.Completed, Desc: true, Limit: 100})
+				if err != nil || len(page) != 100 {
+					b.Fatalf("List = %d jobs, %v; want 100", len(page), err)
+				}
+				before := page[len(page)-1].ID
+				if _, err := q.List(ctx, litequeue.Filter{State: litequeue.Completed, Desc: true, Before: before, Limit: 100}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/page")
+		})
+	}
+}
+
 // TestQueue_FilterErrors checks that List and ReplayDead refuse a filter
 // no job can match (a state that does not exist, as a typo makes one) and
 // a negative limit, rather than quietly returning nothing or everything.

@@ -38,9 +38,10 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 		return fmt.Errorf("schema version %d is newer than this binary's %d", version, schemaVersion)
 	}
 	if version == schemaVersion {
-		// schema.sql runs again, to add what it has gained without a new
-		// version: an index (litequeue_jobs_list). When nothing is
-		// missing it writes nothing.
+		// schema.sql runs again, to make what it has changed without a
+		// new version: an index (litequeue_jobs_stopped, which replaced
+		// litequeue_jobs_list). When nothing is missing it writes
+		// nothing.
 		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}

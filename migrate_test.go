@@ -210,9 +210,11 @@ func TestOpen_MigratesConcurrently(t *testing.T) {
 }
 
 // TestOpen_AddsNewIndexes opens a file of the current version made before
-// schema.sql gained an index (litequeue_jobs_list, for pages of dead jobs):
-// Open creates it, so the file reads its lists as a new file does,
-// without a new schema version.
+// schema.sql changed its index for pages of finished jobs (from
+// litequeue_jobs_list, of every finished job, to litequeue_jobs_stopped,
+// of those that did not complete): Open drops the old and creates the
+// new, so the file reads its lists, and writes its finished jobs, as a new
+// file does, without a new schema version.
 func TestOpen_AddsNewIndexes(t *testing.T) {
 	fileOnly(t, "the file's schema versions")
 	t.Parallel()
@@ -223,7 +225,8 @@ func TestOpen_AddsNewIndexes(t *testing.T) {
 	if err := q.Close(); err != nil {
 		t.Fatal(err)
 	}
-	sqliteFile(t, path, `DROP INDEX litequeue_jobs_list`)
+	sqliteFile(t, path, `DROP INDEX litequeue_jobs_stopped`,
+		`CREATE INDEX litequeue_jobs_list ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL`)
 	q = openAt(t, path, litequeue.Options{})
 	if diff := cmp.Diff(want, schemaOf(t, q)); diff != "" {
 		t.Errorf("schema after Open (-new file +reopened):\n%s", diff)

@@ -35,7 +35,7 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema_postgres.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 2
+const pgSchemaVersion = 3 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list
 
 // pgVersionSQL reads the version of litequeue's tables.
 const pgVersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -357,8 +358,8 @@ func TestHealth_OnServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !h.OK() || h.SchemaVersion != 2 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
-		t.Fatalf("Health = %+v, want OK, version 2, one pending job, no file figures", h)
+	if !h.OK() || h.SchemaVersion != 3 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
+		t.Fatalf("Health = %+v, want OK, version 3, one pending job, no file figures", h)
 	}
 }
 
@@ -377,6 +378,50 @@ func TestWork_ListenerLost(t *testing.T) {
 			t.Fatal(err)
 		}
 		last = w.enqueueAndStart(t, round, "after the listening connection was lost")
+	}
+}
+
+// TestOpen_MigratesVersion2 opens tables of schema version 2, whose index
+// of finished jobs in ID order held completed jobs too: Open replaces it
+// with version 3's, of the jobs that stopped short of completing, keeps
+// the jobs, and writes the new version.
+func TestOpen_MigratesVersion2(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	q := open(t, dsn, clock.NewMock())
+	if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, stmt := range []string{
+		`DROP INDEX litequeue_jobs_stopped`,
+		`CREATE INDEX litequeue_jobs_list ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL`,
+		`UPDATE litequeue_meta SET value = '2' WHERE name = 'schema_version'`,
+	} {
+		if _, err := admin.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	q = open(t, dsn, clock.NewMock())
+	var indexes []string
+	if err := q.DB().Select(&indexes, `SELECT indexname FROM pg_indexes
+		WHERE schemaname = current_schema() AND indexname IN ('litequeue_jobs_list', 'litequeue_jobs_stopped')`); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"litequeue_jobs_stopped"}; !slices.Equal(indexes, want) {
+		t.Errorf("indexes after Open: %v, want %v", indexes, want)
+	}
+	h, err := q.Health(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.SchemaVersion != 3 || h.Jobs[litequeue.Pending] != 1 {
+		t.Errorf("Health = %+v, want version 3 and the one pending job", h)
 	}
 }
 
