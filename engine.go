@@ -43,9 +43,9 @@ type engine interface {
 	// batch's UniqueKey is taken by a live job, which insert then reads.
 	insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error)
 	// watch returns a cheap way for an idle worker to learn that someone
-	// may have written; an engine that is told of writes also calls wake
-	// for each.
-	watch(wake func()) (changes, error)
+	// may have written; an engine that is told of writes also wakes the
+	// loop for each (see waker).
+	watch(w waker) (changes, error)
 	// compact gives the room of purged rows back, and warns of a log that
 	// keeps growing; the janitor calls it after each sweep.
 	compact(ctx context.Context, write func(context.Context, func(execer) error) error) error
@@ -65,6 +65,19 @@ type claimQuery struct {
 	limit  int
 	now    time.Time
 }
+
+// A waker is how a watch wakes a Work loop for other processes' writes.
+// room tells whether the loop has room for a job: a loop whose every place
+// is taken needs no wake-up, since it claims, reading what is committed
+// then, as soon as a run ends. A watch for which finding out costs a read
+// asks room first (see notifier.ask); nil room: always.
+type waker struct {
+	wake func()
+	room func() bool
+}
+
+// wanted reports whether a wake-up would serve the loop now.
+func (w waker) wanted() bool { return w.room == nil || w.room() }
 
 // changes tells whether anyone committed to the database since the last
 // call of changed; true on the first. poll is how long an idle Work may

@@ -284,9 +284,11 @@ type pgWatch struct {
 // losing its connection.
 const relistenWait = time.Second
 
-func (e *pgEngine) watch(wake func()) (changes, error) {
+// watch wakes the loop for every notification, whatever its room: taking
+// one costs no read.
+func (e *pgEngine) watch(wk waker) (changes, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &pgWatch{e: e, wake: wake, cancel: cancel, done: make(chan struct{})}
+	w := &pgWatch{e: e, wake: wk.wake, cancel: cancel, done: make(chan struct{})}
 	go w.listen(ctx)
 	return w, nil
 }

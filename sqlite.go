@@ -348,11 +348,11 @@ type watch struct {
 	polls    [2]time.Duration // poll's answer without and with the notifier
 }
 
-// watch returns a new watch of the file, with a notifier that calls wake
-// for changes of the file, unless notifications are off, Work runs in a
+// watch returns a new watch of the file, with a notifier that wakes the
+// loop for changes of the file, unless notifications are off, Work runs in a
 // testing/synctest bubble (see inBubble), or they cannot start (then the
 // watch polls every pollInterval, and says so in the log).
-func (e *sqliteEngine) watch(wake func()) (changes, error) {
+func (e *sqliteEngine) watch(wk waker) (changes, error) {
 	db, err := openDB(e.path, readAccess, e.synchronous, e.checkpoint, 1)
 	if err != nil {
 		return nil, err
@@ -371,7 +371,7 @@ func (e *sqliteEngine) watch(wake func()) (changes, error) {
 		w.polls = [2]time.Duration{e.poll, e.poll}
 	}
 	if fileNotifications && !e.notifyOff && !inBubble() {
-		if w.n, err = notify(e.path, w.notifiedVersion, wake); err != nil {
+		if w.n, err = notify(e.path, w.notifiedVersion, wk); err != nil {
 			e.logger.Warn("litequeue: cannot watch the file for other processes' writes: looking for them every "+w.polls[0].String(), "path", e.path, "err", err)
 		}
 	}

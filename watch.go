@@ -71,16 +71,16 @@ type notifier struct {
 	names   [2]string             // the base names of the database and its -wal
 	version func() (int64, error) // PRAGMA data_version on a connection of the watch
 	last    int64                 // what version said last
-	wake    func()
+	wk      waker
 	up      atomic.Bool  // the goroutine still reads events
 	changed atomic.Int64 // when the last event came, in Unix nanoseconds
 	done    chan struct{}
 }
 
-// notify starts a notifier of changes to the database at path, which calls
-// wake once per burst of committed changes, as version (data_version on a
-// connection to the file) tells.
-func notify(path string, version func() (int64, error), wake func()) (*notifier, error) {
+// notify starts a notifier of changes to the database at path, which wakes
+// the loop once per burst of committed changes, as version (data_version
+// on a connection to the file) tells.
+func notify(path string, version func() (int64, error), wk waker) (*notifier, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // the -wal is beside the file the link names
 	}
@@ -93,7 +93,7 @@ func notify(path string, version func() (int64, error), wake func()) (*notifier,
 		return nil, err
 	}
 	base := filepath.Base(path)
-	n := &notifier{w: w, names: [2]string{base, base + "-wal"}, version: version, wake: wake, done: make(chan struct{})}
+	n := &notifier{w: w, names: [2]string{base, base + "-wal"}, version: version, wk: wk, done: make(chan struct{})}
 	if n.last, err = version(); err != nil {
 		w.Close()
 		return nil, err
@@ -208,11 +208,19 @@ func (b *burst) took(now time.Time) (time.Duration, bool) {
 // while events come, otherwise doubling, at most settleGap for settleFast
 // after the last event. It reports whether the burst is over (settleMax
 // after its last event), and whether the watcher is still open.
+//
+// While the loop has no room for a job (see waker), it neither asks nor
+// wakes: a busy worker is its own busiest writer, whose every commit would
+// otherwise cost a read here and a look in the loop. The burst goes on, so
+// that the loop is woken at the first ask after it has room again, for a
+// commit it may not have seen (the version it compares with is older).
 func (n *notifier) ask(b *burst) (over, open bool) {
-	v, err := n.version()
-	if err != nil || v != n.last {
-		n.last = v
-		n.wake()
+	if n.wk.wanted() {
+		v, err := n.version()
+		if err != nil || v != n.last {
+			n.last = v
+			n.wk.wake()
+		}
 	}
 	b.asked = time.Now()
 	came, open := n.drain()

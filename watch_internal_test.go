@@ -54,7 +54,7 @@ func TestNotifier_BusyWriter(t *testing.T) {
 	}
 	var version atomic.Int64
 	woken := make(chan int64, 100)
-	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, func() { woken <- version.Load() })
+	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, waker{wake: func() { woken <- version.Load() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,4 +91,64 @@ func TestNotifier_BusyWriter(t *testing.T) {
 	awaitWake(1)
 	version.Store(2) // visible after the burst, without another event
 	awaitWake(2)
+}
+
+// TestNotifier_NoRoom changes a -wal while the loop has no room for a job:
+// the notifier neither asks data_version nor wakes the loop, through
+// several asks of the burst; once the loop has room, the next ask wakes
+// it for the commit it had not asked about.
+func TestNotifier_NoRoom(t *testing.T) {
+	t.Parallel()
+	if !fileNotifications {
+		t.Skip("no file notifications on " + runtime.GOOS)
+	}
+	path := filepath.Join(t.TempDir(), "q.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var version, asked atomic.Int64
+	var room atomic.Bool
+	consulted := make(chan bool, 1000)
+	woken := make(chan int64, 100)
+	n, err := notify(path, func() (int64, error) { asked.Add(1); return version.Load(), nil }, waker{
+		wake: func() { woken <- version.Load() },
+		room: func() bool { r := room.Load(); consulted <- r; return r },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.close()
+	asked.Store(0) // notify's own first ask
+	version.Store(1)
+	if err := os.WriteFile(path+"-wal", make([]byte, 64), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for full := 0; full < 3; {
+		select {
+		case <-consulted:
+			full++
+		case v := <-woken:
+			t.Fatalf("woken for version %d while the loop had no room", v)
+		case <-deadline:
+			t.Fatalf("the notifier asked whether the loop has room %d times in 10s, want 3", full)
+		}
+	}
+	if got := asked.Load(); got != 0 {
+		t.Errorf("data_version asked %d times while the loop had no room, want 0", got)
+	}
+	room.Store(true)
+	for {
+		select {
+		case <-consulted:
+			continue
+		case v := <-woken:
+			if v != 1 {
+				t.Fatalf("woken for version %d, want 1", v)
+			}
+			return
+		case <-deadline:
+			t.Fatal("no wake-up once the loop had room")
+		}
+	}
 }

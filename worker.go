@@ -89,15 +89,9 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	if opts.Name == "" {
 		opts.Name = q.worker
 	}
-	watch, err := q.eng.watch(q.notify)
-	if err != nil {
-		return fmt.Errorf("litequeue: work: %w", err)
-	}
-	defer watch.close()
 	p := &pool{
 		q:        q,
 		opts:     opts,
-		watch:    watch,
 		slots:    make(chan struct{}, opts.Concurrency),
 		done:     make(chan struct{}, opts.Concurrency*leaseFactor),
 		grow:     make(chan struct{}, 1),
@@ -105,6 +99,12 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 		shutdown: make(chan struct{}),
 		abandon:  make(chan struct{}),
 	}
+	watch, err := q.eng.watch(waker{wake: q.notify, room: p.room})
+	if err != nil {
+		return fmt.Errorf("litequeue: work: %w", err)
+	}
+	defer watch.close()
+	p.watch = watch
 	p.loop(ctx)
 	close(p.stopped)
 	p.drain()
@@ -157,6 +157,10 @@ func (p *pool) limit() int {
 	}
 	return p.opts.Concurrency
 }
+
+// room reports whether the pool has room for a job: it leases fewer than
+// it may. Any goroutine may ask.
+func (p *pool) room() bool { return p.limit()-int(p.running.Load()) > 0 }
 
 // ran learns that a handler ran for d.
 func (p *pool) ran(d time.Duration) {
