@@ -70,14 +70,31 @@ type claimQuery struct {
 // room tells whether the loop has room for a job: a loop whose every place
 // is taken needs no wake-up, since it claims, reading what is committed
 // then, as soon as a run ends. A watch for which finding out costs a read
-// asks room first (see notifier.ask); nil room: always.
+// asks room first, and while the loop has none, waits until the loop goes
+// idle: it waits with room, and says so on idle (see notifier.dormant).
+// nil room: always room.
 type waker struct {
 	wake func()
 	room func() bool
+	idle chan struct{} // holds one; nil: room is nil
+}
+
+// newWaker returns a waker for a loop whose room room tells.
+func newWaker(wake func(), room func() bool) waker {
+	return waker{wake: wake, room: room, idle: make(chan struct{}, 1)}
 }
 
 // wanted reports whether a wake-up would serve the loop now.
 func (w waker) wanted() bool { return w.room == nil || w.room() }
+
+// idled tells the watch that the loop waits with room for a job; it does
+// not block.
+func (w waker) idled() {
+	select {
+	case w.idle <- struct{}{}:
+	default: // told already
+	}
+}
 
 // changes tells whether anyone committed to the database since the last
 // call of changed; true on the first. poll is how long an idle Work may

@@ -169,6 +169,9 @@ func (n *notifier) settle() bool {
 				return false
 			}
 		case <-t.C:
+			if !n.wk.wanted() && !n.dormant() {
+				return false
+			}
 			over, open := n.ask(&b)
 			if over || !open {
 				return open
@@ -181,6 +184,23 @@ func (n *notifier) settle() bool {
 		if d, sooner := b.took(now); sooner {
 			t.Reset(d)
 		}
+	}
+}
+
+// dormant waits, while the loop has no room for a job (see waker), until
+// it is idle, leaving the events queued: a busy worker is its own busiest
+// writer, and each of its commits would cost a read here and a look in the
+// loop for nothing, since a loop with no room claims as soon as a run ends,
+// reading what is committed then. The ask that follows compares with the
+// version it asked before it slept, and so wakes the loop for any commit
+// since, which its last look may have missed. An error of the watcher ends
+// the wait too, to look. It reports false if the watcher closed.
+func (n *notifier) dormant() bool {
+	select {
+	case <-n.wk.idle:
+		return true
+	case _, ok := <-n.w.Errors:
+		return ok
 	}
 }
 
@@ -208,19 +228,11 @@ func (b *burst) took(now time.Time) (time.Duration, bool) {
 // while events come, otherwise doubling, at most settleGap for settleFast
 // after the last event. It reports whether the burst is over (settleMax
 // after its last event), and whether the watcher is still open.
-//
-// While the loop has no room for a job (see waker), it neither asks nor
-// wakes: a busy worker is its own busiest writer, whose every commit would
-// otherwise cost a read here and a look in the loop. The burst goes on, so
-// that the loop is woken at the first ask after it has room again, for a
-// commit it may not have seen (the version it compares with is older).
 func (n *notifier) ask(b *burst) (over, open bool) {
-	if n.wk.wanted() {
-		v, err := n.version()
-		if err != nil || v != n.last {
-			n.last = v
-			n.wk.wake()
-		}
+	v, err := n.version()
+	if err != nil || v != n.last {
+		n.last = v
+		n.wk.wake()
 	}
 	b.asked = time.Now()
 	came, open := n.drain()

@@ -54,7 +54,7 @@ func TestNotifier_BusyWriter(t *testing.T) {
 	}
 	var version atomic.Int64
 	woken := make(chan int64, 100)
-	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, waker{wake: func() { woken <- version.Load() }})
+	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, newWaker(func() { woken <- version.Load() }, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +94,8 @@ func TestNotifier_BusyWriter(t *testing.T) {
 }
 
 // TestNotifier_NoRoom changes a -wal while the loop has no room for a job:
-// the notifier neither asks data_version nor wakes the loop, through
-// several asks of the burst; once the loop has room, the next ask wakes
+// the notifier neither asks data_version nor wakes the loop; it waits,
+// the events left queued, until the loop says it is idle, and then wakes
 // it for the commit it had not asked about.
 func TestNotifier_NoRoom(t *testing.T) {
 	t.Parallel()
@@ -110,45 +110,52 @@ func TestNotifier_NoRoom(t *testing.T) {
 	var room atomic.Bool
 	consulted := make(chan bool, 1000)
 	woken := make(chan int64, 100)
-	n, err := notify(path, func() (int64, error) { asked.Add(1); return version.Load(), nil }, waker{
-		wake: func() { woken <- version.Load() },
-		room: func() bool { r := room.Load(); consulted <- r; return r },
-	})
+	wk := newWaker(func() { woken <- version.Load() }, func() bool { r := room.Load(); consulted <- r; return r })
+	n, err := notify(path, func() (int64, error) { asked.Add(1); return version.Load(), nil }, wk)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.close()
 	asked.Store(0) // notify's own first ask
 	version.Store(1)
-	if err := os.WriteFile(path+"-wal", make([]byte, 64), 0o600); err != nil {
+	wal, err := os.OpenFile(path+"-wal", os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer wal.Close()
 	deadline := time.After(10 * time.Second)
-	for full := 0; full < 3; {
-		select {
-		case <-consulted:
-			full++
-		case v := <-woken:
-			t.Fatalf("woken for version %d while the loop had no room", v)
-		case <-deadline:
-			t.Fatalf("the notifier asked whether the loop has room %d times in 10s, want 3", full)
+	select {
+	case <-consulted:
+	case v := <-woken:
+		t.Fatalf("woken for version %d while the loop had no room", v)
+	case <-deadline:
+		t.Fatal("the notifier did not ask whether the loop has room in 10s")
+	}
+	for i := range 100 { // while it waits: left queued
+		if _, err := wal.WriteAt(make([]byte, 64), int64(i)*64); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if got := asked.Load(); got != 0 {
 		t.Errorf("data_version asked %d times while the loop had no room, want 0", got)
 	}
+	select {
+	case v := <-woken:
+		t.Fatalf("woken for version %d while the loop had no room", v)
+	default:
+	}
 	room.Store(true)
+	wk.idled()
 	for {
 		select {
 		case <-consulted:
-			continue
 		case v := <-woken:
 			if v != 1 {
 				t.Fatalf("woken for version %d, want 1", v)
 			}
 			return
 		case <-deadline:
-			t.Fatal("no wake-up once the loop had room")
+			t.Fatal("no wake-up once the loop was idle")
 		}
 	}
 }

@@ -99,7 +99,8 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 		shutdown: make(chan struct{}),
 		abandon:  make(chan struct{}),
 	}
-	watch, err := q.eng.watch(waker{wake: q.notify, room: p.room})
+	p.wk = newWaker(q.notify, p.room)
+	watch, err := q.eng.watch(p.wk)
 	if err != nil {
 		return fmt.Errorf("litequeue: work: %w", err)
 	}
@@ -132,6 +133,7 @@ type pool struct {
 	running  atomic.Int64  // runs started whose end the loop has not yet taken from done
 	slots    chan struct{} // one token per handler running
 	watch    changes
+	wk       waker         // how watch wakes the loop
 	seen     sightings     // expired leases not yet rescued
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
@@ -273,9 +275,13 @@ func (p *pool) claimFree(ctx context.Context) (until time.Time, again, stop bool
 
 // sleep waits until until, on the injected clock, for something to do: an
 // Enqueue or a Handle in this process (wake), a run's end, handlers turned
-// short. It reports false when ctx is done or the Queue closes.
+// short. With room for a job, it first tells the watch that the loop is
+// idle (see waker). It reports false when ctx is done or the Queue closes.
 func (p *pool) sleep(ctx context.Context, wake <-chan struct{}, until time.Time) bool {
 	q := p.q
+	if p.room() {
+		p.wk.idled()
+	}
 	t := q.timerAt(until)
 	select {
 	case <-ctx.Done():
