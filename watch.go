@@ -68,6 +68,7 @@ const bubbleEnd = 978307200 // 2001-01-01 00:00:00 UTC
 // changes (see above). It runs one goroutine, which close ends.
 type notifier struct {
 	w       *fsnotify.Watcher
+	dir     string                // what w watches: the database's directory
 	names   [2]string             // the base names of the database and its -wal
 	version func() (int64, error) // PRAGMA data_version on a connection of the watch
 	last    int64                 // what version said last
@@ -88,12 +89,12 @@ func notify(path string, version func() (int64, error), wk waker) (*notifier, er
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Add(filepath.Dir(path)); err != nil {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if err := w.Add(dir); err != nil {
 		w.Close()
 		return nil, err
 	}
-	base := filepath.Base(path)
-	n := &notifier{w: w, names: [2]string{base, base + "-wal"}, version: version, wk: wk, done: make(chan struct{})}
+	n := &notifier{w: w, dir: dir, names: [2]string{base, base + "-wal"}, version: version, wk: wk, done: make(chan struct{})}
 	if n.last, err = version(); err != nil {
 		w.Close()
 		return nil, err
@@ -188,20 +189,26 @@ func (n *notifier) settle() bool {
 }
 
 // dormant waits, while the loop has no room for a job (see waker), until
-// it is idle, leaving the events queued: a busy worker is its own busiest
-// writer, and each of its commits would cost a read here and a look in the
-// loop for nothing, since a loop with no room claims as soon as a run ends,
-// reading what is committed then. The ask that follows compares with the
-// version it asked before it slept, and so wakes the loop for any commit
-// since, which its last look may have missed. An error of the watcher ends
-// the wait too, to look. It reports false if the watcher closed.
+// it is idle, with no watch: a busy worker is its own busiest writer, and
+// each of its commits would cost the kernel an event at every write of a
+// frame, a read here and a look in the loop, all for nothing, since a loop
+// with no room claims as soon as a run ends, reading what is committed
+// then. It watches again before the ask that follows, which compares with
+// the version it asked before it slept, and so wakes the loop for any
+// commit since, which its last look may have missed. An error of the
+// watcher ends the wait too, to look. It reports false if the watcher
+// closed, or could not watch again (Work then polls, as it does without
+// a notifier).
 func (n *notifier) dormant() bool {
+	n.w.Remove(n.dir) // an error: the watch is gone already (the directory went)
 	select {
 	case <-n.wk.idle:
-		return true
 	case _, ok := <-n.w.Errors:
-		return ok
+		if !ok {
+			return false
+		}
 	}
+	return n.w.Add(n.dir) == nil
 }
 
 // burst is where settle is in a burst of changes: when its last event

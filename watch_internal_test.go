@@ -95,8 +95,8 @@ func TestNotifier_BusyWriter(t *testing.T) {
 
 // TestNotifier_NoRoom changes a -wal while the loop has no room for a job:
 // the notifier neither asks data_version nor wakes the loop; it waits,
-// the events left queued, until the loop says it is idle, and then wakes
-// it for the commit it had not asked about.
+// watching nothing, until the loop says it is idle, and then watches again
+// and wakes it for the commit it had not asked about.
 func TestNotifier_NoRoom(t *testing.T) {
 	t.Parallel()
 	if !fileNotifications {
@@ -131,7 +131,8 @@ func TestNotifier_NoRoom(t *testing.T) {
 	case <-deadline:
 		t.Fatal("the notifier did not ask whether the loop has room in 10s")
 	}
-	for i := range 100 { // while it waits: left queued
+	waitWatching(t, n, 0)
+	for i := range 100 { // while it waits: unseen
 		if _, err := wal.WriteAt(make([]byte, 64), int64(i)*64); err != nil {
 			t.Fatal(err)
 		}
@@ -153,9 +154,24 @@ func TestNotifier_NoRoom(t *testing.T) {
 			if v != 1 {
 				t.Fatalf("woken for version %d, want 1", v)
 			}
+			waitWatching(t, n, 1)
 			return
 		case <-deadline:
 			t.Fatal("no wake-up once the loop was idle")
+		}
+	}
+}
+
+// waitWatching waits until n watches want paths.
+func waitWatching(t *testing.T, n *notifier, want int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		got := len(n.w.WatchList())
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the notifier watches %d paths after 10s, want %d", got, want)
 		}
 	}
 }
