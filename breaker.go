@@ -397,7 +397,7 @@ func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, r *break
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return nil, err
 	}
-	return []Event{{Type: eventBreakerOpened, Job: *d.after.job(), Err: h.Error, Delay: b.Cooldown, At: now}}, nil
+	return []Event{{Type: eventBreakerOpened, Job: d.after.view(), Err: h.Error, Delay: b.Cooldown, At: now}}, nil
 }
 
 // breakerProbed ends the half-open breaker r whose probe's run d ended:
@@ -410,7 +410,7 @@ func (q *Queue) breakerProbed(ctx context.Context, tx execer, r *breakerRow, d *
 		if _, err := tx.ExecContext(ctx, breakerCloseSQL, ms(now), r.Kind); err != nil {
 			return nil, fmt.Errorf("close breaker: %w", err)
 		}
-		return []Event{{Type: eventBreakerClosed, Job: *d.after.job(), At: now}}, nil
+		return []Event{{Type: eventBreakerClosed, Job: d.after.view(), At: now}}, nil
 	case failure(h.Outcome):
 		cooldown := min(2*r.Cooldown, r.MaxCooldown)
 		if r.Cooldown > math.MaxInt64/2 {
@@ -420,7 +420,7 @@ func (q *Queue) breakerProbed(ctx context.Context, tx execer, r *breakerRow, d *
 			return nil, fmt.Errorf("open breaker: %w", err)
 		}
 		delay := time.Duration(cooldown) * time.Millisecond
-		return []Event{{Type: eventBreakerOpened, Job: *d.after.job(), Err: h.Error, Delay: delay, At: now}}, nil
+		return []Event{{Type: eventBreakerOpened, Job: d.after.view(), Err: h.Error, Delay: delay, At: now}}, nil
 	}
 	_, err := tx.ExecContext(ctx, breakerReopenSQL, ms(now), r.Trips, r.Cooldown, r.Kind)
 	if err != nil {

@@ -31,7 +31,7 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 	}
 	q.hold(leases...)
 	q.emit(expired...)
-	q.emit(startedEvents(leases, now)...)
+	q.emitStarted(now, leases...)
 	return leases, nil
 }
 

@@ -171,7 +171,7 @@ func decide(cur *jobRow, e end, now time.Time) decision {
 			after:   *cur,
 			keep:    true,
 			history: historyOf(cur, e, v, OutcomeCompleted, 0, Completed, now),
-			event:   Event{Type: eventCompleted, Job: *cur.job(), At: now},
+			event:   Event{Type: eventCompleted, Job: cur.view(), At: now},
 		}
 	}
 	a, outcome, delay := route(cur, v, now)
@@ -180,7 +180,7 @@ func decide(cur *jobRow, e end, now time.Time) decision {
 		return d // released: not a run of its own
 	}
 	d.history = historyOf(cur, e, v, outcome, delay, a.State, now)
-	d.event = Event{Type: runEvent(a.State, outcome), Job: *a.job(), At: now, Delay: delay}
+	d.event = Event{Type: runEvent(a.State, outcome), Job: a.view(), At: now, Delay: delay}
 	if failure(outcome) {
 		d.event.Err = v.errText
 	}
@@ -268,7 +268,7 @@ func historyOf(cur *jobRow, e end, v verdict, outcome Outcome, delay time.Durati
 func cancelPending(cur *jobRow, now time.Time) decision {
 	a := *cur
 	a.State, a.FinishedAt = Cancelled, nullMS(now)
-	return decision{after: a, event: Event{Type: eventCancelled, Job: *a.job(), At: now}}
+	return decision{after: a, event: Event{Type: eventCancelled, Job: a.view(), At: now}}
 }
 
 // expire is the decision for a pending job not started by its expiry:
@@ -285,7 +285,7 @@ func expire(cur *jobRow, worker string, now time.Time) decision {
 			Error: "not started by its expiry at " + fromMS(cur.ExpiresAt.Int64).UTC().Format(time.RFC3339Nano), Worker: worker},
 		jobID: cur.ID, kind: cur.Kind, next: Expired,
 	}
-	return decision{after: a, history: h, event: Event{Type: eventExpired, Job: *a.job(), At: now}}
+	return decision{after: a, history: h, event: Event{Type: eventExpired, Job: a.view(), At: now}}
 }
 
 // completeHeld is CompleteTx's decision for the job whose lease its caller
@@ -310,5 +310,5 @@ func makeDue(cur *jobRow, outcome Outcome, attempt int, worker string, now time.
 		attemptRow: attemptRow{Attempt: attempt, StartedAt: ms(now), FinishedAt: ms(now), Outcome: outcome, Worker: worker},
 		jobID:      cur.ID, kind: cur.Kind, next: Pending,
 	}
-	return decision{after: a, history: h, event: Event{Type: actEvent(outcome), Job: *a.job(), At: now}}
+	return decision{after: a, history: h, event: Event{Type: actEvent(outcome), Job: a.view(), At: now}}
 }

@@ -25,6 +25,6 @@ func (q *Queue) Delete(ctx context.Context, id int64) error {
 			return Event{}, err
 		}
 		_, err := tx.ExecContext(ctx, deleteJobHistorySQL, id)
-		return Event{Type: eventDeleted, Job: *row.job(), At: now}, err
+		return Event{Type: eventDeleted, Job: row.view(), At: now}, err
 	})
 }

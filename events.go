@@ -34,13 +34,16 @@ type Event struct {
 	At    time.Time     // when the change committed, on the injected clock
 }
 
-// startedEvents are the job.started events of new leases.
-func startedEvents(leases []*lease, now time.Time) []Event {
+// emitStarted fires the job.started events of new leases, claimed at now.
+func (q *Queue) emitStarted(now time.Time, leases ...*lease) {
+	if q.opts.OnEvent == nil {
+		return
+	}
 	events := make([]Event, len(leases))
 	for i, l := range leases {
 		events[i] = Event{Type: eventStarted, Job: *l.job, At: now}
 	}
-	return events
+	q.emit(events...)
 }
 
 // onEventWait is how long emit waits for an OnEvent call in progress
@@ -55,10 +58,13 @@ func (q *Queue) emit(events ...Event) {
 	}
 	if !q.eventMu.TryLock() {
 		// Real time, not the injected clock: this is a wait on a goroutine.
+		// The warning holds the first event's type and job, not events,
+		// which so stays where the caller made it (no allocation).
+		typ, job := events[0].Type, events[0].Job.ID
 		slow := time.AfterFunc(onEventWait, func() {
 			q.opts.Logger.Warn("litequeue: an event has waited 10s for OnEvent to return; "+
 				"an OnEvent that calls Enqueue, Cancel, Replay, RunDue or Close waits for itself",
-				"event", events[0].Type, "job", events[0].Job.ID)
+				"event", typ, "job", job)
 		})
 		q.eventMu.Lock()
 		slow.Stop()

@@ -131,9 +131,16 @@ type jobRow struct {
 	ExpiresAt   sql.NullInt64  `db:"expires_at"`
 }
 
-// job returns the public view of the row.
+// job returns the public view of the row, for a caller to keep.
 func (r *jobRow) job() *Job {
-	return &Job{
+	j := r.view()
+	return &j
+}
+
+// view returns the public view of the row as a value: an [Event]'s Job,
+// which costs no allocation of its own.
+func (r *jobRow) view() Job {
+	return Job{
 		ID:         r.ID,
 		Queue:      r.Queue,
 		Kind:       r.Kind,

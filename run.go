@@ -293,7 +293,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 		q.emit(re.next.expired...)
 	}
 	if chained != nil {
-		q.emit(startedEvents([]*lease{chained}, re.next.at)...)
+		q.emitStarted(re.next.at, chained)
 	}
 	return chained, re.err
 }
