@@ -70,13 +70,13 @@ type claimQuery struct {
 // room tells whether the loop has room for a job: a loop whose every place
 // is taken needs no wake-up, since it claims, reading what is committed
 // then, as soon as a run ends. A watch for which finding out costs a read
-// asks room first, and while the loop has none, waits until the loop goes
-// idle: it waits with room, and says so on idle (see notifier.dormant).
-// nil room: always room.
+// asks room first, and while the loop has none, waits until the loop,
+// asleep with room, says so (idled; see notifier.dormant). nil room:
+// always room.
 type waker struct {
 	wake func()
 	room func() bool
-	idle chan struct{} // holds one; nil: room is nil
+	idle chan struct{} // holds a token from idled until the watch takes it
 }
 
 // newWaker returns a waker for a loop whose room room tells.

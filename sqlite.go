@@ -371,7 +371,7 @@ func (e *sqliteEngine) watch(wk waker) (changes, error) {
 		w.polls = [2]time.Duration{e.poll, e.poll}
 	}
 	if fileNotifications && !e.notifyOff && !inBubble() {
-		if w.n, err = notify(e.path, w.notifiedVersion, wk); err != nil {
+		if w.n, err = notify(e.path, w.notifiedVersion, wk, e.logger); err != nil {
 			e.logger.Warn("litequeue: cannot watch the file for other processes' writes: looking for them every "+w.polls[0].String(), "path", e.path, "err", err)
 		}
 	}

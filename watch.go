@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"log/slog"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,7 @@ type notifier struct {
 	version func() (int64, error) // PRAGMA data_version on a connection of the watch
 	last    int64                 // what version said last
 	wk      waker
+	logger  *slog.Logger
 	up      atomic.Bool  // the goroutine still reads events
 	changed atomic.Int64 // when the last event came, in Unix nanoseconds
 	done    chan struct{}
@@ -81,7 +83,7 @@ type notifier struct {
 // notify starts a notifier of changes to the database at path, which wakes
 // the loop once per burst of committed changes, as version (data_version
 // on a connection to the file) tells.
-func notify(path string, version func() (int64, error), wk waker) (*notifier, error) {
+func notify(path string, version func() (int64, error), wk waker, logger *slog.Logger) (*notifier, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // the -wal is beside the file the link names
 	}
@@ -94,7 +96,7 @@ func notify(path string, version func() (int64, error), wk waker) (*notifier, er
 		w.Close()
 		return nil, err
 	}
-	n := &notifier{w: w, dir: dir, names: [2]string{base, base + "-wal"}, version: version, wk: wk, done: make(chan struct{})}
+	n := &notifier{w: w, dir: dir, names: [2]string{base, base + "-wal"}, version: version, wk: wk, logger: logger, done: make(chan struct{})}
 	if n.last, err = version(); err != nil {
 		w.Close()
 		return nil, err
@@ -140,7 +142,8 @@ func (n *notifier) run() {
 // intervals double from there, but stay at most settleGap for settleFast
 // after an event, when the commit is most likely to land, and asks come
 // at most every settleGap while events keep coming (a busy writer). It
-// reports false if the watcher closed.
+// reports false if the watcher closed, or could not watch again after a
+// dormant spell (see dormant).
 //
 // While it waits settleGap or less, it leaves the events queued, and
 // takes them all after the ask (drain): a commit writes its frames to the
@@ -170,8 +173,16 @@ func (n *notifier) settle() bool {
 				return false
 			}
 		case <-t.C:
-			if !n.wk.wanted() && !n.dormant() {
-				return false
+			if !n.wk.wanted() {
+				if !n.dormant() {
+					return false
+				}
+				// Blind while dormant: the burst starts afresh, as at an
+				// event, for a commit whose frames came meanwhile and
+				// which becomes visible only later.
+				now = time.Now()
+				b.event, b.wait = now, settleFirst
+				n.changed.Store(now.UnixNano())
 			}
 			over, open := n.ask(&b)
 			if over || !open {
@@ -195,20 +206,30 @@ func (n *notifier) settle() bool {
 // with no room claims as soon as a run ends, reading what is committed
 // then. It watches again before the ask that follows, which compares with
 // the version it asked before it slept, and so wakes the loop for any
-// commit since, which its last look may have missed. An error of the
-// watcher ends the wait too, to look. It reports false if the watcher
-// closed, or could not watch again (Work then polls, as it does without
-// a notifier).
+// commit since, which its last look may have missed; settle then asks on
+// for settleMax, as after an event, for a commit not yet visible. An
+// idle token left from before the spell (the loop slept with room, then
+// filled up) does not end it. An error of the watcher ends the wait too,
+// to look. It reports false if the watcher closed, or could not watch
+// again (logged: Work then polls, as it does without a notifier).
 func (n *notifier) dormant() bool {
 	n.w.Remove(n.dir) // an error: the watch is gone already (the directory went)
-	select {
-	case <-n.wk.idle:
-	case _, ok := <-n.w.Errors:
-		if !ok {
-			return false
+wait:
+	for !n.wk.wanted() {
+		select {
+		case <-n.wk.idle:
+		case _, ok := <-n.w.Errors:
+			if !ok {
+				return false
+			}
+			break wait
 		}
 	}
-	return n.w.Add(n.dir) == nil
+	if err := n.w.Add(n.dir); err != nil {
+		n.logger.Warn("litequeue: cannot watch the file again for other processes' writes: Work polls for them", "dir", n.dir, "err", err)
+		return false
+	}
+	return true
 }
 
 // burst is where settle is in a burst of changes: when its last event

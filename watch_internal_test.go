@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -54,7 +55,7 @@ func TestNotifier_BusyWriter(t *testing.T) {
 	}
 	var version atomic.Int64
 	woken := make(chan int64, 100)
-	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, newWaker(func() { woken <- version.Load() }, nil))
+	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, newWaker(func() { woken <- version.Load() }, nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +96,11 @@ func TestNotifier_BusyWriter(t *testing.T) {
 
 // TestNotifier_NoRoom changes a -wal while the loop has no room for a job:
 // the notifier neither asks data_version nor wakes the loop; it waits,
-// watching nothing, until the loop says it is idle, and then watches again
-// and wakes it for the commit it had not asked about.
+// watching nothing, until the loop says it is idle (a token the loop left
+// before it filled up does not count), and then watches again and wakes
+// it for the commit it had not asked about. Having been blind, it asks on
+// as after an event, and wakes the loop for a commit that becomes visible
+// later without any event.
 func TestNotifier_NoRoom(t *testing.T) {
 	t.Parallel()
 	if !fileNotifications {
@@ -111,13 +115,14 @@ func TestNotifier_NoRoom(t *testing.T) {
 	consulted := make(chan bool, 1000)
 	woken := make(chan int64, 100)
 	wk := newWaker(func() { woken <- version.Load() }, func() bool { r := room.Load(); consulted <- r; return r })
-	n, err := notify(path, func() (int64, error) { asked.Add(1); return version.Load(), nil }, wk)
+	n, err := notify(path, func() (int64, error) { asked.Add(1); return version.Load(), nil }, wk, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.close()
 	asked.Store(0) // notify's own first ask
 	version.Store(1)
+	wk.idled() // the loop slept with room before, then filled up
 	wal, err := os.OpenFile(path+"-wal", os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -132,11 +137,14 @@ func TestNotifier_NoRoom(t *testing.T) {
 		t.Fatal("the notifier did not ask whether the loop has room in 10s")
 	}
 	waitWatching(t, n, 0)
-	for i := range 100 { // while it waits: unseen
-		if _, err := wal.WriteAt(make([]byte, 64), int64(i)*64); err != nil {
+	blind := time.Now() // a spell longer than settleMax, written to throughout: unseen
+	for i := 0; time.Since(blind) < settleMax+500*time.Millisecond; i++ {
+		if _, err := wal.WriteAt(make([]byte, 64), int64(i%100)*64); err != nil {
 			t.Fatal(err)
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
+	woke := time.Now()
 	if got := asked.Load(); got != 0 {
 		t.Errorf("data_version asked %d times while the loop had no room, want 0", got)
 	}
@@ -155,6 +163,18 @@ func TestNotifier_NoRoom(t *testing.T) {
 				t.Fatalf("woken for version %d, want 1", v)
 			}
 			waitWatching(t, n, 1)
+			if noted := time.Unix(0, n.changed.Load()); noted.Before(woke) {
+				t.Errorf("the last change noted came %v before the blind spell ended, want after: the file would soon count as quiet", woke.Sub(noted))
+			}
+			version.Store(2) // visible now, its frames written while blind
+			select {
+			case v := <-woken:
+				if v != 2 {
+					t.Fatalf("woken for version %d, want 2", v)
+				}
+			case <-deadline:
+				t.Fatal("no wake-up for a commit that became visible after the blind spell")
+			}
 			return
 		case <-deadline:
 			t.Fatal("no wake-up once the loop was idle")
