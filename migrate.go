@@ -11,8 +11,9 @@ import (
 // tables. It does so in one write transaction that reads the version again
 // once it holds the lock, so that when several processes open an old file
 // at once one of them migrates it and the others find it done. Opening
-// never destroys data: schema.sql only adds (it runs at every Open, so an
-// index added to it needs no new version), the one rebuild, that of
+// never destroys data: schema.sql adds tables and indexes, and drops only
+// an index it replaces (it runs at every Open, so an index added to it
+// needs no new version: see litequeue_jobs_stopped), the one rebuild, that of
 // version 3 (see setAsideJobsSQL), copies every row, and versions 4 and 5
 // add a column each (see addMetadataSQL, addExpiresSQL).
 //

@@ -37,6 +37,31 @@ var pgSchemaSQL string
 // litequeue_meta.
 const pgSchemaVersion = 3 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list
 
+// pgUpgrades take a schema of version v to v+1, where running the whole
+// of schema_postgres.sql again would lock more than the change needs: its
+// ALTER TABLEs take the jobs table's ACCESS EXCLUSIVE lock, held until the
+// migration commits while every index of every table is built or checked,
+// which stalls the writers of processes still at work, or deadlocks with
+// one that holds a lock on another table. A step locks the one table it
+// changes; TestOpen_MigratesVersion2 checks that it leaves the indexes a
+// new schema has.
+var pgUpgrades = map[int]string{
+	// The index is built before the one it replaces is dropped, so that the
+	// long scan holds only a SHARE lock.
+	2: `CREATE INDEX IF NOT EXISTS litequeue_jobs_stopped
+	ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL AND state <> 'completed';
+DROP INDEX IF EXISTS litequeue_jobs_list`,
+}
+
+// pgMigrationSQL takes litequeue's tables of the given version (0: none)
+// to pgSchemaVersion.
+func pgMigrationSQL(version int) string {
+	if step, ok := pgUpgrades[version]; ok && version+1 == pgSchemaVersion {
+		return step
+	}
+	return pgSchemaSQL
+}
+
 // pgVersionSQL reads the version of litequeue's tables.
 const pgVersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
 
@@ -95,11 +120,11 @@ func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
 	if err := tx.GetContext(ctx, &present, `SELECT to_regclass('litequeue_meta') IS NOT NULL`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	var version int // 0: no tables
 	switch {
 	case !present && existing:
 		return errors.New("no litequeue tables in the schema of the connections' search_path")
 	case present:
-		var version int
 		if err := tx.GetContext(ctx, &version, pgVersionSQL); err != nil && !errors.Is(err, errNoRows) {
 			return fmt.Errorf("migrate: read schema version: %w", err)
 		}
@@ -116,7 +141,7 @@ func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
 			return nil
 		}
 	}
-	if _, err := tx.ExecContext(ctx, pgSchemaSQL); err != nil {
+	if _, err := tx.ExecContext(ctx, pgMigrationSQL(version)); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO litequeue_meta (name, value) VALUES ($1, $2)

@@ -59,7 +59,7 @@ CREATE INDEX IF NOT EXISTS litequeue_jobs_lease
 CREATE UNIQUE INDEX IF NOT EXISTS litequeue_jobs_unique
 	ON litequeue_jobs (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'running');
 
--- Retention and List of finished jobs. Only terminal rows have a
+-- Retention and Count of finished jobs. Only terminal rows have a
 -- finished_at, so only they are in it: pending and running rows, which
 -- change state at every claim and every run, stay out (the claim and lease
 -- indexes serve them), which saves three index writes per job. Version 1

@@ -392,6 +392,7 @@ func TestOpen_MigratesVersion2(t *testing.T) {
 	if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
 		t.Fatal(err)
 	}
+	fresh := indexDefs(t, q)
 	q.Close()
 	admin, err := sql.Open("pgx", dsn)
 	if err != nil {
@@ -416,6 +417,9 @@ func TestOpen_MigratesVersion2(t *testing.T) {
 	if want := []string{"litequeue_jobs_stopped"}; !slices.Equal(indexes, want) {
 		t.Errorf("indexes after Open: %v, want %v", indexes, want)
 	}
+	if got := indexDefs(t, q); !slices.Equal(got, fresh) {
+		t.Errorf("indexes after the upgrade:\n%s\nwant those of a new schema:\n%s", strings.Join(got, "\n"), strings.Join(fresh, "\n"))
+	}
 	h, err := q.Health(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -423,6 +427,17 @@ func TestOpen_MigratesVersion2(t *testing.T) {
 	if h.SchemaVersion != 3 || h.Jobs[litequeue.Pending] != 1 {
 		t.Errorf("Health = %+v, want version 3 and the one pending job", h)
 	}
+}
+
+// indexDefs are the definitions of the indexes of litequeue's tables.
+func indexDefs(t *testing.T, q *litequeue.Queue) []string {
+	t.Helper()
+	var defs []string
+	if err := q.DB().Select(&defs, `SELECT indexdef FROM pg_indexes
+		WHERE schemaname = current_schema() AND tablename LIKE 'litequeue%' ORDER BY indexname`); err != nil {
+		t.Fatal(err)
+	}
+	return defs
 }
 
 // TestOpen_NewerSchema refuses tables of a schema version this binary
