@@ -152,18 +152,7 @@ func BenchmarkList_NewestDead(b *testing.B) {
 			if _, err := q.DB().Exec(fillSQL, jobs, deadEvery, deadEvery); err != nil {
 				b.Fatal(err)
 			}
-			ctx := b.Context()
-			for b.Loop() {
-				page, err := q.List(ctx, litequeue.Filter{State: litequeue.Dead, Desc: true, Limit: 100})
-				if err != nil || len(page) != 100 {
-					b.Fatalf("List = %d jobs, %v; want 100", len(page), err)
-				}
-				before := page[len(page)-1].ID
-				if _, err := q.List(ctx, litequeue.Filter{State: litequeue.Dead, Desc: true, Before: before, Limit: 100}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/page")
+			listPages(b, q, litequeue.Dead)
 		})
 	}
 }
@@ -191,20 +180,27 @@ func BenchmarkList_NewestCompleted(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			ctx := b.Context()
-			for b.Loop() {
-				page, err := q.List(ctx, litequeue.Filter{State: litequeue.Completed, Desc: true, Limit: 100})
-				if err != nil || len(page) != 100 {
-					b.Fatalf("List = %d jobs, %v; want 100", len(page), err)
-				}
-				before := page[len(page)-1].ID
-				if _, err := q.List(ctx, litequeue.Filter{State: litequeue.Completed, Desc: true, Before: before, Limit: 100}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/page")
+			listPages(b, q, litequeue.Completed)
 		})
 	}
+}
+
+// listPages lists the newest 100 jobs in state, then the page before
+// them, in each round, and reports the time per page.
+func listPages(b *testing.B, q *litequeue.Queue, state litequeue.State) {
+	b.Helper()
+	ctx := b.Context()
+	for b.Loop() {
+		page, err := q.List(ctx, litequeue.Filter{State: state, Desc: true, Limit: 100})
+		if err != nil || len(page) != 100 {
+			b.Fatalf("List = %d jobs, %v; want 100", len(page), err)
+		}
+		before := page[len(page)-1].ID
+		if _, err := q.List(ctx, litequeue.Filter{State: state, Desc: true, Before: before, Limit: 100}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/2, "µs/page")
 }
 
 // TestQueue_FilterErrors checks that List and ReplayDead refuse a filter

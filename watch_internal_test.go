@@ -46,13 +46,7 @@ func TestWatch_Poll(t *testing.T) {
 // settleMax from the last event it took, queued or not).
 func TestNotifier_BusyWriter(t *testing.T) {
 	t.Parallel()
-	if !fileNotifications {
-		t.Skip("no file notifications on " + runtime.GOOS)
-	}
-	path := filepath.Join(t.TempDir(), "q.db")
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := notifiedFile(t)
 	var version atomic.Int64
 	woken := make(chan int64, 100)
 	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, newWaker(func() { woken <- version.Load() }, nil), slog.New(slog.DiscardHandler))
@@ -103,13 +97,7 @@ func TestNotifier_BusyWriter(t *testing.T) {
 // later without any event.
 func TestNotifier_NoRoom(t *testing.T) {
 	t.Parallel()
-	if !fileNotifications {
-		t.Skip("no file notifications on " + runtime.GOOS)
-	}
-	path := filepath.Join(t.TempDir(), "q.db")
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := notifiedFile(t)
 	var version, asked atomic.Int64
 	var room atomic.Bool
 	consulted := make(chan bool, 1000)
@@ -194,4 +182,18 @@ func waitWatching(t *testing.T, n *notifier, want int) {
 			t.Fatalf("the notifier watches %d paths after 10s, want %d", got, want)
 		}
 	}
+}
+
+// notifiedFile skips the test where Work has no file notifications, and
+// returns the path of an empty database file in the test's directory.
+func notifiedFile(t *testing.T) string {
+	t.Helper()
+	if !fileNotifications {
+		t.Skip("no file notifications on " + runtime.GOOS)
+	}
+	path := filepath.Join(t.TempDir(), "q.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
