@@ -73,16 +73,11 @@ func TestNotifier_BusyWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wal.Close()
-	frame := make([]byte, 64)
-	for i, end := 0, time.Now().Add(settleMax+500*time.Millisecond); time.Now().Before(end); i++ {
-		if _, err := wal.WriteAt(frame, int64(i%64)*64); err != nil {
-			t.Fatal(err)
-		}
+	writeBurst(t, wal, 200*time.Microsecond, func(i int) {
 		if i == 100 {
 			version.Store(1) // a commit, visible during the burst
 		}
-		time.Sleep(200 * time.Microsecond)
-	}
+	})
 	awaitWake(1)
 	version.Store(2) // visible after the burst, without another event
 	awaitWake(2)
@@ -125,13 +120,7 @@ func TestNotifier_NoRoom(t *testing.T) {
 		t.Fatal("the notifier did not ask whether the loop has room in 10s")
 	}
 	waitWatching(t, n, 0)
-	blind := time.Now() // a spell longer than settleMax, written to throughout: unseen
-	for i := 0; time.Since(blind) < settleMax+500*time.Millisecond; i++ {
-		if _, err := wal.WriteAt(make([]byte, 64), int64(i%100)*64); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	writeBurst(t, wal, 10*time.Millisecond, nil) // a blind spell longer than settleMax: unseen
 	woke := time.Now()
 	if got := asked.Load(); got != 0 {
 		t.Errorf("data_version asked %d times while the loop had no room, want 0", got)
@@ -181,6 +170,23 @@ func waitWatching(t *testing.T, n *notifier, want int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the notifier watches %d paths after 10s, want %d", got, want)
 		}
+	}
+}
+
+// writeBurst writes 64-byte frames to wal, one every pause, for half a
+// second longer than settleMax: the events of a busy writer. during, if
+// not nil, runs after the i-th write.
+func writeBurst(t *testing.T, wal *os.File, pause time.Duration, during func(i int)) {
+	t.Helper()
+	frame := make([]byte, 64)
+	for i, end := 0, time.Now().Add(settleMax+500*time.Millisecond); time.Now().Before(end); i++ {
+		if _, err := wal.WriteAt(frame, int64(i%64)*64); err != nil {
+			t.Fatal(err)
+		}
+		if during != nil {
+			during(i)
+		}
+		time.Sleep(pause)
 	}
 }
 
