@@ -329,7 +329,7 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 		return nil, err
 	}
 	// Idle workers elsewhere keep the kind shut until its probe ends.
-	return events, q.wakeOthers(ctx, tx)
+	return events, q.wakeIdle(ctx, tx)
 }
 
 // kindBreaker is the breaker of kind's handler on this Queue; nil: none.
@@ -497,7 +497,7 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		return q.wakeOthers(ctx, tx)
+		return q.wakeIdle(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)

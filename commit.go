@@ -37,6 +37,10 @@ type writer struct {
 	// batch share, as the workers finishing together share one claim of
 	// their next jobs.
 	perBatch func(ctx context.Context, tx execer, joins []any) error
+	// wake wakes the Queue's idle Work loops, after a commit in which a
+	// write asked for it (wakeAtCommit).
+	wake  func()
+	wakes bool // a write of the transaction that runs asked
 
 	mu      sync.Mutex
 	queue   []*writeOp
@@ -187,6 +191,7 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 	for _, o := range batch {
 		o.err = nil
 	}
+	w.wakes = false
 	c := w.conn
 	if err := w.eng.begin(c, durable(batch)); err != nil {
 		return fail(err)
@@ -215,8 +220,17 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 		c.rollback()
 		return fail(fmt.Errorf("%w: %w", errCommit, err))
 	}
+	if w.wakes {
+		w.wake()
+	}
 	return true
 }
+
+// wakeAtCommit asks that the Queue's idle Work loops wake once the
+// transaction that runs commits: for a write that makes jobs claimable
+// which were not (see Queue.wakeIdle). Only a write the writer runs
+// calls it, on the leader's goroutine.
+func (w *writer) wakeAtCommit() { w.wakes = true }
 
 // durable reports whether the batch's commit must survive a power cut,
 // that is, whether any write in it is not light. Claims and lease renewals

@@ -183,17 +183,32 @@ func (q *Queue) ran(ctx context.Context, tx execer, d *decision, now time.Time) 
 // does for a job that becomes pending (schema_postgres.sql).
 const pgWakeSQL = `SELECT pg_notify('litequeue', '')`
 
-// wakeOthers wakes, at the commit of tx, the idle Work loops of the other
-// processes on the database, for a write that opened a shut kind or queue
-// or moved when one opens: a resume, a run's end under MaxRunning, a
-// breaker's probe ending or a reset. On PostgreSQL it notifies them,
-// since they look again only when told (the trigger tells only of a job
-// that becomes pending); on the file it does nothing: the commit is what
-// they watch for.
-func (q *Queue) wakeOthers(ctx context.Context, tx execer) error {
+// wakeIdle wakes, at the commit of tx, a write of the Queue's writer,
+// the idle Work loops of every process on the database, for a write that
+// opened a shut kind or queue or moved when one opens: a resume, a run's
+// end under MaxRunning, a breaker's probe ending or a reset. On
+// PostgreSQL it notifies them, this process's among them, since they look
+// again only when told (the trigger tells only of a job that becomes
+// pending). On the file the commit is what other processes watch for, and
+// this Queue's loops wake after it (see wakeOwn).
+func (q *Queue) wakeIdle(ctx context.Context, tx execer) error {
 	if !q.onServer() {
+		q.wakeOwn()
 		return nil
 	}
 	_, err := tx.ExecContext(ctx, pgWakeSQL)
 	return err
+}
+
+// wakeOwn wakes this Queue's idle Work loops at the commit of the write of
+// its writer that runs, on the file, where a loop that polls (no
+// notifications run) would otherwise wait for its poll: for wakeIdle,
+// and for a run's end that made its job pending again, which another
+// Work's loop may take (a run released at a shutdown, a retry). On
+// PostgreSQL a notification wakes them: the trigger's, of a job that
+// becomes pending, or wakeIdle's.
+func (q *Queue) wakeOwn() {
+	if !q.onServer() {
+		q.w.wakeAtCommit()
+	}
 }

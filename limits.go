@@ -212,5 +212,5 @@ func (q *Queue) limitRan(ctx context.Context, tx execer, d *decision) error {
 	if h := q.handler(d.history.kind); h == nil || h.limits.running == 0 {
 		return nil
 	}
-	return q.wakeOthers(ctx, tx)
+	return q.wakeIdle(ctx, tx)
 }

@@ -176,7 +176,7 @@ func (q *Queue) openWriter(ctx context.Context, eng engine) error {
 	if err != nil {
 		return err
 	}
-	q.w.eng, q.w.conn, q.w.perBatch = eng, conn, q.serve
+	q.w.eng, q.w.conn, q.w.perBatch, q.w.wake = eng, conn, q.serve, q.notify
 	return nil
 }
 

@@ -107,7 +107,7 @@ func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) 
 		if changed = n > 0; err != nil || !changed || paused {
 			return err
 		}
-		return q.wakeOthers(ctx, tx)
+		return q.wakeIdle(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: %s %s %q: %w", op, scope, name, err)

@@ -67,8 +67,14 @@ func (q *Queue) settleRuns(ctx context.Context, tx execer, ends []*runEnd, now t
 		if err != nil {
 			return err
 		}
-		if re.err == nil && re.d.history != nil {
+		if re.err != nil {
+			continue
+		}
+		if re.d.history != nil {
 			history = append(history, re.d.history)
+		}
+		if !re.d.keep && re.d.after.State == Pending {
+			q.wakeOwn()
 		}
 	}
 	if err := q.eng.addHistory(ctx, tx, history); err != nil {
