@@ -201,7 +201,8 @@ func (q *Queue) wakeIdle(ctx context.Context, tx execer) error {
 }
 
 // wakeOwn wakes this Queue's idle Work loops at the commit of the write of
-// its writer that runs, on the file, where a loop that polls (no
+// its writer that runs, on the file, whose notifiers do not watch the
+// Queue's own commits (see notifiers), and where a loop that polls (no
 // notifications run) would otherwise wait for its poll: for wakeIdle,
 // and for a run's end that made its job pending again, which another
 // Work's loop may take (a run released at a shutdown, a retry). On

@@ -34,10 +34,17 @@ type sqliteEngine struct {
 	walWarned   atomic.Int64  // the -wal size last warned about (see walGrowth)
 	notifyOff   bool          // Work polls only, without file notifications (tests: export_test.go)
 	poll        time.Duration // Work's poll, with or without notifications; 0: the defaults (see watch)
+	notifiers   notifiers     // the watches' notifiers, off the file while the writer holds (see notifiers)
 }
 
 func (e *sqliteEngine) lock() error { return e.flock.lock() }
-func (e *sqliteEngine) unlock()     { e.flock.unlock() }
+
+// unlock puts the notifiers back on the file, if begin took them off,
+// before another process's writer can take the flock.
+func (e *sqliteEngine) unlock() {
+	e.notifiers.release()
+	e.flock.unlock()
+}
 
 func (e *sqliteEngine) close() error {
 	if e.flock == nil {
@@ -48,14 +55,17 @@ func (e *sqliteEngine) close() error {
 
 // begin sets the synchronous level of the batch (see setDurable) and
 // begins IMMEDIATE: the transaction holds the write lock from its start,
-// so that it never fails with SQLITE_BUSY halfway.
+// so that it never fails with SQLITE_BUSY halfway. The notifiers are off
+// the file while it runs (see notifiers).
 func (e *sqliteEngine) begin(c *stmtConn, durable bool) error {
+	e.notifiers.release() // after a transaction that was rolled back
 	if err := c.setDurable(e.full, durable); err != nil {
 		return err
 	}
 	if err := c.exec(`BEGIN IMMEDIATE`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	e.notifiers.hold() // no one else can commit now
 	return nil
 }
 
@@ -345,6 +355,7 @@ type watch struct {
 	notified *sqlx.Stmt // the same, for the notifier
 	started  bool
 	n        *notifier        // nil: none could start, or notifications are off
+	listed   *notifiers       // where n is listed, for the writer
 	polls    [2]time.Duration // poll's answer without and with the notifier
 }
 
@@ -373,6 +384,9 @@ func (e *sqliteEngine) watch(wk waker) (changes, error) {
 	if fileNotifications && !e.notifyOff && !inBubble() {
 		if w.n, err = notify(e.path, w.notifiedVersion, wk, e.logger); err != nil {
 			e.logger.Warn("litequeue: cannot watch the file for other processes' writes: looking for them every "+w.polls[0].String(), "path", e.path, "err", err)
+		} else {
+			w.listed = &e.notifiers
+			w.listed.add(w.n)
 		}
 	}
 	return w, nil
@@ -408,6 +422,9 @@ func (w *watch) poll() time.Duration {
 }
 
 func (w *watch) close() error {
+	if w.listed != nil {
+		w.listed.remove(w.n)
+	}
 	err := w.n.close()
 	w.stmt.Close()
 	if w.notified != nil {

@@ -1,9 +1,13 @@
 package litequeue
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -140,4 +144,60 @@ func planOf(t *testing.T, q *Queue, query string, args ...any) string {
 		plan = append(plan, detail)
 	}
 	return strings.Join(plan, "; ")
+}
+
+// TestSQLite_WriterHoldsNotifiers checks that a Work loop's notifier is
+// off the file while the Queue's writer is in a transaction, and on again
+// once the write returned (see notifiers); that the app's WriteTx, which
+// begins its own transaction, leaves it on; and that the notifier leaves
+// the list when its Work ends.
+func TestSQLite_WriterHoldsNotifiers(t *testing.T) {
+	t.Parallel()
+	if !fileNotifications {
+		t.Skip("no file notifications here")
+	}
+	q := openTemp(t, Options{Clock: clock.NewMock()})
+	q.Handle("k", func(context.Context, *Job) error { return nil })
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- q.Work(ctx, WorkerOptions{}) }()
+	e := q.eng.(*sqliteEngine)
+	listed := func() []*notifier {
+		e.notifiers.mu.Lock()
+		defer e.notifiers.mu.Unlock()
+		return slices.Clone(e.notifiers.all)
+	}
+	var n *notifier
+	for deadline := time.Now().Add(10 * time.Second); n == nil; time.Sleep(time.Millisecond) {
+		if all := listed(); len(all) == 1 {
+			n = all[0]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%d notifiers listed after 10s, want 1", len(all))
+		}
+	}
+	watching := func() int { return len(n.w.WatchList()) }
+	waitWatching(t, n, 1)
+	inside := -1
+	if err := q.write(t.Context(), func(execer) error { inside = watching(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if inside != 0 {
+		t.Errorf("the notifier watches %d paths in the writer's transaction, want 0", inside)
+	}
+	if got := watching(); got != 1 {
+		t.Errorf("the notifier watches %d paths after the write, want 1", got)
+	}
+	if err := q.WriteTx(t.Context(), func(*sqlx.Tx) error { inside = watching(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if inside != 1 {
+		t.Errorf("the notifier watches %d paths in the app's WriteTx, want 1", inside)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if all := listed(); len(all) != 0 {
+		t.Errorf("%d notifiers listed after Work ended, want 0", len(all))
+	}
 }

@@ -3,6 +3,8 @@ package litequeue
 import (
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,7 +23,9 @@ import (
 // burst the notifier asks PRAGMA data_version, again and again at growing
 // intervals for settleMax, and wakes the loops each time it says that
 // someone committed. Each loop asks data_version again (see watch in
-// sqlite.go) before it looks for jobs.
+// sqlite.go) before it looks for jobs. The Queue's own commits it does
+// not watch (see notifiers): those that give a loop something to do wake
+// it in-process (notify, wakeOwn).
 //
 // Notifications can fail to come: the notifier could not start (no
 // inotify instance or watch left), it stopped on an error, or the writer
@@ -67,6 +71,20 @@ const bubbleEnd = 978307200 // 2001-01-01 00:00:00 UTC
 
 // notifier wakes the Work loops when the database file or its -wal
 // changes (see above). It runs one goroutine, which close ends.
+//
+// It watches the directory only while neither of two holds is on:
+//
+//	sleeping  on: dormant begins (settle found the loop with no room, or
+//	              release did and dozed it)
+//	          off: the loop is idle with room (waker.idled), or the watcher
+//	              failed
+//	held      on: the Queue's writer began a transaction (notifiers.hold)
+//	          off: it ended, before the writer lets go of the flock or
+//	              begins again (notifiers.release)
+//
+// and setState alone adds and removes the watch, as the holds change. A
+// watch that cannot be added again breaks the notifier: its watcher is
+// closed, run ends, and Work polls.
 type notifier struct {
 	w       *fsnotify.Watcher
 	dir     string                // what w watches: the database's directory
@@ -77,7 +95,16 @@ type notifier struct {
 	logger  *slog.Logger
 	up      atomic.Bool  // the goroutine still reads events
 	changed atomic.Int64 // when the last event came, in Unix nanoseconds
-	done    chan struct{}
+	// doze holds a token from release when it left the watch off, the loop
+	// having no room, until run or settle waits as dormant does.
+	doze chan struct{}
+	done chan struct{}
+
+	mu       sync.Mutex
+	sleeping bool // settle waits for the loop to have room (see dormant)
+	held     bool // the Queue's writer is in a transaction (see notifiers)
+	watching bool // w watches dir: neither sleeping nor held
+	broken   bool // the watch could not be added again: w is closed
 }
 
 // notify starts a notifier of changes to the database at path, which wakes
@@ -96,7 +123,8 @@ func notify(path string, version func() (int64, error), wk waker, logger *slog.L
 		w.Close()
 		return nil, err
 	}
-	n := &notifier{w: w, dir: dir, names: [2]string{base, base + "-wal"}, version: version, wk: wk, logger: logger, done: make(chan struct{})}
+	n := &notifier{w: w, dir: dir, names: [2]string{base, base + "-wal"}, version: version, wk: wk, logger: logger,
+		doze: make(chan struct{}, 1), done: make(chan struct{}), watching: true}
 	if n.last, err = version(); err != nil {
 		w.Close()
 		return nil, err
@@ -126,6 +154,11 @@ func (n *notifier) run() {
 			}
 			// An overflow of the kernel's queue, or a read that failed:
 			// changes may have been missed, so look.
+		case <-n.doze:
+			if !n.dormant() {
+				return
+			}
+			// Blind while dormant: settle asks, as after an event.
 		}
 		n.changed.Store(time.Now().UnixNano())
 		if !n.settle() {
@@ -159,48 +192,64 @@ func (n *notifier) settle() bool {
 	t := time.NewTimer(b.wait)
 	defer t.Stop()
 	for {
-		var events <-chan fsnotify.Event // nil: left queued
-		if b.wait > settleGap {
-			events = n.w.Events
+		ask, open := n.await(&b, t)
+		if !open {
+			return false
 		}
-		select {
-		case _, ok := <-events:
-			if !ok {
-				return false
+		if !ask {
+			now = time.Now()
+			n.changed.Store(now.UnixNano())
+			if d, sooner := b.took(now); sooner {
+				t.Reset(d)
 			}
-		case _, ok := <-n.w.Errors:
-			if !ok {
-				return false
-			}
-		case <-t.C:
-			if !n.wk.wanted() {
-				if !n.dormant() {
-					return false
-				}
-				// Blind while dormant: the burst starts afresh, as at an
-				// event, for a commit whose frames came meanwhile and
-				// which becomes visible only later.
-				now = time.Now()
-				b.event, b.wait = now, settleFirst
-				n.changed.Store(now.UnixNano())
-			}
-			over, open := n.ask(&b)
-			if over || !open {
-				return open
-			}
-			t.Reset(b.wait)
 			continue
 		}
-		now = time.Now()
-		n.changed.Store(now.UnixNano())
-		if d, sooner := b.took(now); sooner {
-			t.Reset(d)
+		over, open := n.ask(&b)
+		if over || !open {
+			return open
 		}
+		t.Reset(b.wait)
 	}
 }
 
-// dormant waits, while the loop has no room for a job (see waker), until
-// it is idle, with no watch: a busy worker is its own busiest writer, and
+// await waits for what comes next in the burst b, whose timer is t: an
+// event (ask false), or the time to ask, after a dormant spell if the loop
+// has no room (see rest). It reports false if the watcher closed, or
+// could not watch again.
+func (n *notifier) await(b *burst, t *time.Timer) (ask, open bool) {
+	var events <-chan fsnotify.Event // nil: left queued
+	if b.wait > settleGap {
+		events = n.w.Events
+	}
+	select {
+	case _, ok := <-events:
+		return false, ok
+	case _, ok := <-n.w.Errors:
+		return false, ok
+	case <-t.C:
+		if n.wk.wanted() {
+			return true, true
+		}
+	case <-n.doze:
+	}
+	return true, n.rest(b)
+}
+
+// rest waits out a dormant spell (see dormant). Blind meanwhile, the
+// notifier starts the burst afresh, as at an event, for a commit whose
+// frames came meanwhile and which becomes visible only later.
+func (n *notifier) rest(b *burst) bool {
+	if !n.dormant() {
+		return false
+	}
+	now := time.Now()
+	b.event, b.wait = now, settleFirst
+	n.changed.Store(now.UnixNano())
+	return true
+}
+
+// dormant waits, while the loop has no room for a job (see waker; and
+// after release dozed it, see doze), until it is idle, with no watch: a busy worker is its own busiest writer, and
 // each of its commits would cost the kernel an event at every write of a
 // frame, a read here and a look in the loop, all for nothing, since a loop
 // with no room claims as soon as a run ends, reading what is committed
@@ -213,7 +262,7 @@ func (n *notifier) settle() bool {
 // to look. It reports false if the watcher closed, or could not watch
 // again (logged: Work then polls, as it does without a notifier).
 func (n *notifier) dormant() bool {
-	n.w.Remove(n.dir) // an error: the watch is gone already (the directory went)
+	n.setState(func() { n.sleeping = true })
 wait:
 	for !n.wk.wanted() {
 		select {
@@ -225,10 +274,122 @@ wait:
 			break wait
 		}
 	}
+	return n.setState(func() { n.sleeping = false })
+}
+
+// hold takes the watch off while the Queue's own writer is in a
+// transaction, and release puts it back (see notifiers).
+func (n *notifier) hold() { n.setState(func() { n.held = true }) }
+
+// A loop with no room wants no watch (see dormant): release leaves the
+// watch off then, as dormant, and has the notifier's goroutine wait for
+// the loop's idle, which a writer that keeps the loop's workers busy
+// would otherwise never let it see, its commits bringing no events.
+func (n *notifier) release() {
+	dozes := false
+	n.setState(func() {
+		n.held = false
+		if !n.sleeping && !n.wk.wanted() {
+			n.sleeping, dozes = true, true
+		}
+	})
+	if dozes {
+		select {
+		case n.doze <- struct{}{}:
+		default: // told already
+		}
+	}
+	n.changed.Store(time.Now().UnixNano())
+}
+
+// notifiers are the running notifiers of an engine's watches, which the
+// Queue's writer takes off the file while it writes. Between its BEGIN
+// IMMEDIATE and its COMMIT no one else can commit; and each write of a
+// frame to the -wal, with a watch on the directory, costs the kernel an
+// event, in the write call itself, and the notifier an ask of
+// data_version, which begins a read transaction, after it: all for a
+// commit of the Queue's own. So begin takes every notifier off the file
+// once it holds the write lock (hold), and puts them back (release)
+// before it begins again, and when the writer lets go of the flock, before
+// another process's writer can take it.
+//
+// The loops learn of the Queue's own commits in-process instead: each
+// write that makes a job claimable wakes them after its commit (an
+// Enqueue, a run's end under MaxRunning, a breaker's probe; see notify and
+// wakeIdle), and a loop whose run ended claims again on its own. A
+// commit by a writer that takes no flock (the app's own transaction, a
+// shell), whose frames were all written between the writer's COMMIT or
+// ROLLBACK and release, comes with no event: release notes a change as an
+// event does (see quiet), so that the loop looks every pollInterval for
+// recentChange, as it does for a commit whose fsync ended after the
+// notifier stopped asking.
+type notifiers struct {
+	mu   sync.Mutex
+	all  []*notifier
+	held bool
+}
+
+func (s *notifiers) add(n *notifier) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.all = append(s.all, n)
+}
+
+func (s *notifiers) remove(n *notifier) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.all, n); i >= 0 {
+		s.all = slices.Delete(s.all, i, i+1)
+	}
+}
+
+// hold takes every notifier off the file.
+func (s *notifiers) hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = true
+	for _, n := range s.all {
+		n.hold()
+	}
+}
+
+// release puts them back after a hold; without one it does nothing.
+func (s *notifiers) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.held {
+		return
+	}
+	s.held = false
+	for _, n := range s.all {
+		n.release()
+	}
+}
+
+// setState changes the notifier's holds with set, and watches the
+// directory or not as they say: only when neither is on. It reports false
+// if the watch could not be added again (logged; the watcher is closed, so
+// that run ends and Work polls, as it does without a notifier).
+func (n *notifier) setState(set func()) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	set()
+	want := !n.sleeping && !n.held
+	if n.broken || want == n.watching {
+		return !n.broken
+	}
+	if !want {
+		n.w.Remove(n.dir) // an error: the watch is gone already (the directory went)
+		n.watching = false
+		return true
+	}
 	if err := n.w.Add(n.dir); err != nil {
 		n.logger.Warn("litequeue: cannot watch the file again for other processes' writes: Work polls for them", "dir", n.dir, "err", err)
+		n.broken = true
+		n.w.Close()
 		return false
 	}
+	n.watching = true
 	return true
 }
 

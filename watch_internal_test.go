@@ -203,3 +203,108 @@ func notifiedFile(t *testing.T) string {
 	}
 	return path
 }
+
+// TestNotifiers_Hold takes a notifier off the file as the writer does
+// for its own transactions: while held it watches nothing, and frames
+// written to the -wal cause no event, and so no ask; released, it watches again, notes a
+// change (so that the loop looks every pollInterval for recentChange, see
+// notifiers) and is told of the next write. Its watch is a function of
+// both holds: a dormant spell that ends while the writer holds leaves it
+// off until the release, and a release during a dormant spell, or while
+// the loop has no room, leaves it off until the loop is idle.
+func TestNotifiers_Hold(t *testing.T) {
+	t.Parallel()
+	path := notifiedFile(t)
+	var version, asked atomic.Int64
+	var room atomic.Bool
+	room.Store(true)
+	woken := make(chan int64, 100)
+	wk := newWaker(func() { woken <- version.Load() }, room.Load)
+	// The -wal exists before the watch: its creation would start a burst
+	// of asks, which go on while held.
+	wal, err := os.OpenFile(path+"-wal", os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wal.Close()
+	n, err := notify(path, func() (int64, error) { asked.Add(1); return version.Load(), nil }, wk, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.close()
+	var s notifiers
+	s.add(n)
+	write := func() {
+		t.Helper()
+		for i := range 20 {
+			if _, err := wal.WriteAt(make([]byte, 64), int64(i)*64); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	s.hold()
+	waitWatching(t, n, 0)
+	asked.Store(0)
+	version.Store(1) // the writer's own commit
+	write()
+	time.Sleep(10 * settleFirst)
+	if got := asked.Load(); got != 0 {
+		t.Fatalf("data_version asked %d times for writes while held, want 0", got)
+	}
+	released := time.Now()
+	s.release()
+	waitWatching(t, n, 1)
+	if noted := time.Unix(0, n.changed.Load()); noted.Before(released) {
+		t.Errorf("the last change noted came %v before the release, want after it", released.Sub(noted))
+	}
+	version.Store(2) // another connection's commit, once released
+	write()
+	awaitVersion(t, woken, 2)
+
+	// Dormant, then held: the loop's idle ends the spell, not the hold.
+	room.Store(false)
+	write() // a burst, whose ask finds no room
+	waitWatching(t, n, 0)
+	s.hold()
+	version.Store(3) // committed during the spell
+	room.Store(true)
+	wk.idled()
+	awaitVersion(t, woken, 3) // the ask after the spell
+	if got := len(n.w.WatchList()); got != 0 {
+		t.Fatalf("the notifier watches %d paths once idle while held, want 0", got)
+	}
+	s.release()
+	waitWatching(t, n, 1)
+
+	// Released while the loop has no room: dormant until it is idle, with
+	// no event to find that out by.
+	room.Store(false)
+	s.hold()
+	s.release()
+	if got := len(n.w.WatchList()); got != 0 {
+		t.Fatalf("the notifier watches %d paths once released with no room, want 0", got)
+	}
+	version.Store(4) // committed during the spell
+	room.Store(true)
+	wk.idled()
+	awaitVersion(t, woken, 4)
+	waitWatching(t, n, 1)
+}
+
+// awaitVersion waits for a wake-up at which version said want.
+func awaitVersion(t *testing.T, woken <-chan int64, want int64) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case v := <-woken:
+			if v == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no wake-up for version %d in 10s", want)
+		}
+	}
+}
