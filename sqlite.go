@@ -58,14 +58,21 @@ func (e *sqliteEngine) close() error {
 // so that it never fails with SQLITE_BUSY halfway. The notifiers are off
 // the file while it runs (see notifiers).
 func (e *sqliteEngine) begin(c *stmtConn, durable bool) error {
-	e.notifiers.release() // after a transaction that was rolled back
+	e.notifiers.release() // after a transaction of this lock, which the writer runs again
 	if err := c.setDurable(e.full, durable); err != nil {
 		return err
 	}
 	if err := c.exec(`BEGIN IMMEDIATE`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	e.notifiers.hold() // no one else can commit now
+	if err := e.notifiers.hold(func() (int64, error) {
+		var v int64
+		err := c.GetContext(context.Background(), &v, `PRAGMA data_version`)
+		return v, err
+	}); err != nil {
+		c.rollback()
+		return fmt.Errorf("begin: %w", err)
+	}
 	return nil
 }
 

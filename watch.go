@@ -293,13 +293,19 @@ func (n *notifier) release() {
 			n.sleeping, dozes = true, true
 		}
 	})
-	if dozes {
+	quiet := n.quiet()
+	n.changed.Store(time.Now().UnixNano())
+	switch {
+	case dozes:
 		select {
 		case n.doze <- struct{}{}:
 		default: // told already
 		}
+	case quiet:
+		// The loop may sleep for notifiedPoll: it looks, and sleeps
+		// again for pollInterval, as after an event.
+		n.wk.wake()
 	}
-	n.changed.Store(time.Now().UnixNano())
 }
 
 // notifiers are the running notifiers of an engine's watches, which the
@@ -315,18 +321,31 @@ func (n *notifier) release() {
 //
 // The loops learn of the Queue's own commits in-process instead: each
 // write that makes a job claimable wakes them after its commit (an
-// Enqueue, a run's end under MaxRunning, a breaker's probe; see notify and
-// wakeIdle), and a loop whose run ended claims again on its own. A
+// Enqueue, a retry, snooze or release, a run's end under MaxRunning, a
+// breaker's probe, a resume; see notify, wakeOwn and wakeIdle), and a
+// loop whose run ended claims again on its own. A
 // commit by a writer that takes no flock (the app's own transaction, a
 // shell), whose frames were all written between the writer's COMMIT or
 // ROLLBACK and release, comes with no event: release notes a change as an
 // event does (see quiet), so that the loop looks every pollInterval for
-// recentChange, as it does for a commit whose fsync ended after the
-// notifier stopped asking.
+// recentChange (a loop asleep for notifiedPoll is woken to sleep so), as
+// it does for a commit whose fsync ended after the notifier stopped
+// asking; and hold finds it at the next transaction (below).
+//
+// Taking the watch off loses more: fsnotify drops the events it has not
+// yet passed on of a watch that is gone, among them those of a commit
+// made just before BEGIN IMMEDIATE got the lock, by another process or
+// another Queue. hold finds such commits by data_version on the writer's
+// connection, asked in the transaction, which changes only when another
+// connection commits: if it changed since the last hold, hold wakes the
+// loops, which look. That also finds, at the next transaction, a commit
+// made between COMMIT and release.
 type notifiers struct {
 	mu   sync.Mutex
 	all  []*notifier
 	held bool
+	seen int64 // the writer's data_version at the last hold with notifiers
+	knew bool  // seen is set
 }
 
 func (s *notifiers) add(n *notifier) {
@@ -343,14 +362,31 @@ func (s *notifiers) remove(n *notifier) {
 	}
 }
 
-// hold takes every notifier off the file.
-func (s *notifiers) hold() {
+// hold takes every notifier off the file, and wakes their loops if
+// version, the writer connection's data_version, says that another
+// connection committed since the last hold. Without notifiers it asks
+// nothing.
+func (s *notifiers) hold(version func() (int64, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.all) == 0 {
+		s.knew = false
+		return nil
+	}
+	v, err := version()
+	if err != nil {
+		return err
+	}
+	others := s.knew && v != s.seen
+	s.seen, s.knew = v, true
 	s.held = true
 	for _, n := range s.all {
 		n.hold()
+		if others {
+			n.wk.wake()
+		}
 	}
+	return nil
 }
 
 // release puts them back after a hold; without one it does nothing.

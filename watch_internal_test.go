@@ -234,6 +234,13 @@ func TestNotifiers_Hold(t *testing.T) {
 	defer n.close()
 	var s notifiers
 	s.add(n)
+	var writerSaw atomic.Int64 // data_version on the writer's connection
+	held := func() {
+		t.Helper()
+		if err := s.hold(func() (int64, error) { return writerSaw.Load(), nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
 	write := func() {
 		t.Helper()
 		for i := range 20 {
@@ -244,7 +251,7 @@ func TestNotifiers_Hold(t *testing.T) {
 		}
 	}
 
-	s.hold()
+	held()
 	waitWatching(t, n, 0)
 	asked.Store(0)
 	version.Store(1) // the writer's own commit
@@ -267,7 +274,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	room.Store(false)
 	write() // a burst, whose ask finds no room
 	waitWatching(t, n, 0)
-	s.hold()
+	held()
 	version.Store(3) // committed during the spell
 	room.Store(true)
 	wk.idled()
@@ -281,7 +288,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	// Released while the loop has no room: dormant until it is idle, with
 	// no event to find that out by.
 	room.Store(false)
-	s.hold()
+	held()
 	s.release()
 	if got := len(n.w.WatchList()); got != 0 {
 		t.Fatalf("the notifier watches %d paths once released with no room, want 0", got)
@@ -291,6 +298,14 @@ func TestNotifiers_Hold(t *testing.T) {
 	wk.idled()
 	awaitVersion(t, woken, 4)
 	waitWatching(t, n, 1)
+
+	// Another connection committed since the last hold: its events may
+	// be lost with the watch, so the hold wakes the loop.
+	version.Store(5)
+	writerSaw.Add(1)
+	held()
+	awaitVersion(t, woken, 5)
+	s.release()
 }
 
 // awaitVersion waits for a wake-up at which version said want.

@@ -212,14 +212,14 @@ func TestWork_ReleaseWakesLoops(t *testing.T) {
 				return nil
 			})
 			q.Handle("other", func(context.Context, *litequeue.Job) error { return nil })
-			job := enqueue(t, q, "k", nil)
-			stopFirst := startWork(t, q, litequeue.WorkerOptions{ShutdownGrace: time.Second})
+			job := enqueue(t, q, "k", nil, litequeue.OnQueue("one"))
+			stopFirst := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}, ShutdownGrace: time.Second})
 			<-started
 			// A job that only the second loop can run: once it completed,
 			// that loop has looked again, in the commit that stored its
 			// end, and is idle with nothing to look for.
-			other := enqueue(t, q, "other", nil)
-			stopSecond := startWork(t, q, litequeue.WorkerOptions{})
+			other := enqueue(t, q, "other", nil, litequeue.OnQueue("two"))
+			stopSecond := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one", "two"}})
 			defer stopSecond()
 			waitFor(t, "the other kind's job to complete", func() bool { return get(t, q, other.ID).State == litequeue.Completed })
 			firstDone := make(chan error, 1)
