@@ -54,20 +54,6 @@ func TestNotifier_BusyWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.close()
-	awaitWake := func(want int64) {
-		t.Helper()
-		deadline := time.After(10 * time.Second)
-		for {
-			select {
-			case v := <-woken:
-				if v == want {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no wake-up for version %d", want)
-			}
-		}
-	}
 	wal, err := os.OpenFile(path+"-wal", os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -78,9 +64,9 @@ func TestNotifier_BusyWriter(t *testing.T) {
 			version.Store(1) // a commit, visible during the burst
 		}
 	})
-	awaitWake(1)
+	awaitVersion(t, woken, 1)
 	version.Store(2) // visible after the burst, without another event
-	awaitWake(2)
+	awaitVersion(t, woken, 2)
 }
 
 // TestNotifier_NoRoom changes a -wal while the loop has no room for a job:
