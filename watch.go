@@ -278,13 +278,16 @@ wait:
 }
 
 // hold takes the watch off while the Queue's own writer is in a
-// transaction, and release puts it back (see notifiers).
+// transaction (see notifiers).
 func (n *notifier) hold() { n.setState(func() { n.held = true }) }
 
-// A loop with no room wants no watch (see dormant): release leaves the
-// watch off then, as dormant, and has the notifier's goroutine wait for
-// the loop's idle, which a writer that keeps the loop's workers busy
-// would otherwise never let it see, its commits bringing no events.
+// release puts the watch back when the writer's transaction ended, and
+// notes a change, as an event does. A loop with no room wants no watch
+// (see dormant): release leaves it off then, as dormant, and has the
+// notifier's goroutine wait for the loop's idle, which a writer that
+// keeps the loop's workers busy would otherwise never let it see, its
+// commits bringing no events. A loop whose file was quiet may sleep for
+// notifiedPoll: release wakes it, to sleep again for pollInterval.
 func (n *notifier) release() {
 	dozes := false
 	n.setState(func() {
@@ -302,8 +305,6 @@ func (n *notifier) release() {
 		default: // told already
 		}
 	case quiet:
-		// The loop may sleep for notifiedPoll: it looks, and sleeps
-		// again for pollInterval, as after an event.
 		n.wk.wake()
 	}
 }
