@@ -828,55 +828,37 @@ func TestBreaker_WakesOtherQueues(t *testing.T) {
 // notifications and without (a Work that polls, where they do not run).
 func TestBreaker_WakesLoops(t *testing.T) {
 	t.Parallel()
-	for _, notify := range []bool{true, false} {
-		t.Run(fmt.Sprintf("notify=%v", notify), func(t *testing.T) {
-			t.Parallel()
-			if onPostgres && !notify {
-				t.Skip("no file on PostgreSQL")
+	// The probe's lease outlasts the test: its expiry would wake the idle
+	// loop by itself.
+	opts := litequeue.Options{Retry: dieAtOnce, VisibilityTimeout: time.Hour}
+	forWatches(t, opts, 0, func(t *testing.T, q *litequeue.Queue, clk *clock.Mock) {
+		g := newGate()
+		var ran atomic.Bool
+		q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+			switch string(job.Payload) {
+			case `"hold"`:
+				return g.handle(ctx, job)
+			case `"ok"`:
+				ran.Store(true)
 			}
-			clk := newMock()
-			// The probe's lease outlasts the test: its expiry would wake
-			// the idle loop by itself.
-			q, _ := openQueue(t, litequeue.Options{Clock: clk, Retry: dieAtOnce, VisibilityTimeout: time.Hour})
-			if !onPostgres {
-				litequeue.SetWatch(q, notify, 0)
-			}
-			g := newGate()
-			var ran atomic.Bool
-			q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-				switch string(job.Payload) {
-				case `"hold"`:
-					return g.handle(ctx, job)
-				case `"ok"`:
-					ran.Store(true)
-				}
-				return outcomeHandler(ctx, job)
-			}, litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: 30 * time.Second}))
-			q.Handle("other", func(context.Context, *litequeue.Job) error { return nil })
-			trip(t, q, clk, 1)
-			probe := enqueue(t, q, "k", "hold", litequeue.OnQueue("one"))
-			clk.Add(30 * time.Second)
-			stop1 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}})
-			defer stop1()
-			<-g.started
-			waiting := enqueue(t, q, "k", "ok", litequeue.OnQueue("two"))
-			// A job of another kind that the second loop runs: once it
-			// completed, the loop has looked again in the commit that
-			// stored its end, found the breaker shut to all but the
-			// probe, and has nothing to look for until it is told of
-			// something.
-			other := enqueue(t, q, "other", nil, litequeue.OnQueue("two"))
-			stop2 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"two"}})
-			defer stop2()
-			waitFor(t, "the other kind's job to complete", func() bool { return get(t, q, other.ID).State == litequeue.Completed })
-			if got := get(t, q, waiting.ID).State; got != litequeue.Pending || ran.Load() {
-				t.Fatalf("the waiting job is %s while the probe runs, want pending", got)
-			}
-			close(g.release)
-			waitFor(t, "the probe to complete", func() bool { return get(t, q, probe.ID).State == litequeue.Completed })
-			waitFor(t, "the second loop to take the waiting job", ran.Load)
-		})
-	}
+			return outcomeHandler(ctx, job)
+		}, litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: 30 * time.Second}))
+		trip(t, q, clk, 1)
+		probe := enqueue(t, q, "k", "hold", litequeue.OnQueue("one"))
+		clk.Add(30 * time.Second)
+		stop1 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}})
+		defer stop1()
+		<-g.started
+		waiting := enqueue(t, q, "k", "ok", litequeue.OnQueue("two"))
+		stop2 := startIdleLoop(t, q, "two") // it found the breaker shut to all but the probe
+		defer stop2()
+		if got := get(t, q, waiting.ID).State; got != litequeue.Pending || ran.Load() {
+			t.Fatalf("the waiting job is %s while the probe runs, want pending", got)
+		}
+		close(g.release)
+		waitFor(t, "the probe to complete", func() bool { return get(t, q, probe.ID).State == litequeue.Completed })
+		waitFor(t, "the second loop to take the waiting job", ran.Load)
+	})
 }
 
 // TestBreaker_ResetRefuses checks that ResetBreaker refuses an empty kind,

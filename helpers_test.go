@@ -1041,3 +1041,41 @@ func (h *stalledHolder) release() runResult {
 	})
 	return h.result
 }
+
+// forWatches runs test as two parallel subtests, each on a Queue opened
+// with opts and a mock clock of its own: with the file's notifications,
+// and without them (a Work that polls, where they do not run), looking on
+// its own every poll if poll is above 0; on PostgreSQL only once, as it
+// has no file.
+func forWatches(t *testing.T, opts litequeue.Options, poll time.Duration, test func(t *testing.T, q *litequeue.Queue, clk *clock.Mock)) {
+	for _, notify := range []bool{true, false} {
+		t.Run(fmt.Sprintf("notify=%v", notify), func(t *testing.T) {
+			t.Parallel()
+			if onPostgres && !notify {
+				t.Skip("no file on PostgreSQL")
+			}
+			clk := newMock()
+			opts := opts
+			opts.Clock = clk
+			q, _ := openQueue(t, opts)
+			if !onPostgres {
+				litequeue.SetWatch(q, notify, poll)
+			}
+			test(t, q, clk)
+		})
+	}
+}
+
+// startIdleLoop starts a Work on queues, one of them "two", and returns
+// once it has run a job of kind "other" that only it can take, from queue
+// "two": then it has looked again, in the commit that stored that job's
+// end, and is idle with nothing to look for until it is told of something.
+// It returns the function that stops it.
+func startIdleLoop(t *testing.T, q *litequeue.Queue, queues ...string) (stop func() error) {
+	t.Helper()
+	q.Handle("other", func(context.Context, *litequeue.Job) error { return nil })
+	other := enqueue(t, q, "other", nil, litequeue.OnQueue("two"))
+	stop = startWork(t, q, litequeue.WorkerOptions{Queues: queues})
+	waitFor(t, "the other kind's job to complete", func() bool { return get(t, q, other.ID).State == litequeue.Completed })
+	return stop
+}

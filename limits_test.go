@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"github.com/litequeue/litequeue"
 )
 
@@ -273,47 +275,30 @@ func TestWork_MaxRunningWakesOthers(t *testing.T) {
 // without (a Work that polls, where they do not run).
 func TestWork_MaxRunningWakesLoops(t *testing.T) {
 	t.Parallel()
-	for _, notify := range []bool{true, false} {
-		t.Run(fmt.Sprintf("notify=%v", notify), func(t *testing.T) {
-			t.Parallel()
-			if onPostgres && !notify {
-				t.Skip("no file on PostgreSQL")
+	forWatches(t, litequeue.Options{}, 0, func(t *testing.T, q *litequeue.Queue, _ *clock.Mock) {
+		g := newGate()
+		var ran atomic.Bool
+		q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+			if job.Queue == "one" {
+				return g.handle(ctx, job)
 			}
-			q, _ := openQueue(t, litequeue.Options{})
-			if !onPostgres {
-				litequeue.SetWatch(q, notify, 0)
-			}
-			g := newGate()
-			var ran atomic.Bool
-			q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-				if job.Queue == "one" {
-					return g.handle(ctx, job)
-				}
-				ran.Store(true)
-				return nil
-			}, litequeue.MaxRunning(1))
-			first := enqueue(t, q, "k", nil, litequeue.OnQueue("one"))
-			second := enqueue(t, q, "k", nil, litequeue.OnQueue("two"))
-			stop1 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}})
-			defer stop1()
-			<-g.started
-			// A job of another kind that the second loop runs: once it
-			// completed, the loop has looked again in the commit that
-			// stored its end, found the kind at its limit, and has
-			// nothing to look for until it is told of something.
-			q.Handle("other", func(context.Context, *litequeue.Job) error { return nil })
-			other := enqueue(t, q, "other", nil, litequeue.OnQueue("two"))
-			stop2 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"two"}})
-			defer stop2()
-			waitFor(t, "the other kind's job to complete", func() bool { return get(t, q, other.ID).State == litequeue.Completed })
-			if got := get(t, q, second.ID).State; got != litequeue.Pending || ran.Load() {
-				t.Fatalf("the second job is %s while the first runs, want pending", got)
-			}
-			close(g.release)
-			waitFor(t, "the first job to complete", func() bool { return get(t, q, first.ID).State == litequeue.Completed })
-			waitFor(t, "the second loop to take its job", ran.Load)
-		})
-	}
+			ran.Store(true)
+			return nil
+		}, litequeue.MaxRunning(1))
+		first := enqueue(t, q, "k", nil, litequeue.OnQueue("one"))
+		second := enqueue(t, q, "k", nil, litequeue.OnQueue("two"))
+		stop1 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}})
+		defer stop1()
+		<-g.started
+		stop2 := startIdleLoop(t, q, "two") // it found the kind at its limit
+		defer stop2()
+		if got := get(t, q, second.ID).State; got != litequeue.Pending || ran.Load() {
+			t.Fatalf("the second job is %s while the first runs, want pending", got)
+		}
+		close(g.release)
+		waitFor(t, "the first job to complete", func() bool { return get(t, q, first.ID).State == litequeue.Completed })
+		waitFor(t, "the second loop to take its job", ran.Load)
+	})
 }
 
 // TestQueue_RateLimitClockBack sets the clock back past a start of a kind

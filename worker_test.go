@@ -189,51 +189,35 @@ func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error)
 // Work that polls, where they do not run).
 func TestWork_ReleaseWakesLoops(t *testing.T) {
 	t.Parallel()
-	for _, notify := range []bool{true, false} {
-		t.Run(fmt.Sprintf("notify=%v", notify), func(t *testing.T) {
-			t.Parallel()
-			if onPostgres && !notify {
-				t.Skip("no file on PostgreSQL")
+	opts := litequeue.Options{VisibilityTimeout: time.Hour}
+	forWatches(t, opts, time.Hour, func(t *testing.T, q *litequeue.Queue, clk *clock.Mock) { // no poll while the clock steps
+		started, stopped := make(chan struct{}), make(chan struct{})
+		var runs atomic.Int32
+		q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+			if runs.Add(1) == 1 {
+				close(started)
+				<-ctx.Done()
+				close(stopped)
+				return ctx.Err()
 			}
-			clk := newMock()
-			q, _ := openQueue(t, litequeue.Options{Clock: clk, VisibilityTimeout: time.Hour})
-			if !onPostgres {
-				litequeue.SetWatch(q, notify, time.Hour) // no poll while the clock steps
-			}
-			started, stopped := make(chan struct{}), make(chan struct{})
-			var runs atomic.Int32
-			q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-				if runs.Add(1) == 1 {
-					close(started)
-					<-ctx.Done()
-					close(stopped)
-					return ctx.Err()
-				}
-				return nil
-			})
-			q.Handle("other", func(context.Context, *litequeue.Job) error { return nil })
-			job := enqueue(t, q, "k", nil, litequeue.OnQueue("one"))
-			stopFirst := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}, ShutdownGrace: time.Second})
-			<-started
-			// A job that only the second loop can run: once it completed,
-			// that loop has looked again, in the commit that stored its
-			// end, and is idle with nothing to look for.
-			other := enqueue(t, q, "other", nil, litequeue.OnQueue("two"))
-			stopSecond := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one", "two"}})
-			defer stopSecond()
-			waitFor(t, "the other kind's job to complete", func() bool { return get(t, q, other.ID).State == litequeue.Completed })
-			firstDone := make(chan error, 1)
-			go func() { firstDone <- stopFirst() }()
-			stepUntilClosed(t, clk, "the first loop's grace to run out", stopped, 100*time.Millisecond)
-			if err := <-firstDone; err != nil {
-				t.Fatalf("the first loop's Work returned %v", err)
-			}
-			waitFor(t, "the second loop to run the released job", func() bool { return get(t, q, job.ID).State == litequeue.Completed })
-			if got := runs.Load(); got != 2 {
-				t.Fatalf("the job ran %d times, want 2: released once, then completed", got)
-			}
+			return nil
 		})
-	}
+		job := enqueue(t, q, "k", nil, litequeue.OnQueue("one"))
+		stopFirst := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}, ShutdownGrace: time.Second})
+		<-started
+		stopSecond := startIdleLoop(t, q, "one", "two")
+		defer stopSecond()
+		firstDone := make(chan error, 1)
+		go func() { firstDone <- stopFirst() }()
+		stepUntilClosed(t, clk, "the first loop's grace to run out", stopped, 100*time.Millisecond)
+		if err := <-firstDone; err != nil {
+			t.Fatalf("the first loop's Work returned %v", err)
+		}
+		waitFor(t, "the second loop to run the released job", func() bool { return get(t, q, job.ID).State == litequeue.Completed })
+		if got := runs.Load(); got != 2 {
+			t.Fatalf("the job ran %d times, want 2: released once, then completed", got)
+		}
+	})
 }
 
 // TestWork_NoLeakAfterClose opens, works and closes a queue, then checks
