@@ -175,7 +175,7 @@ func TestSQLite_WriterHoldsNotifiers(t *testing.T) {
 			t.Fatalf("%d notifiers listed after 10s, want 1", len(all))
 		}
 	}
-	watching := func() int { return len(n.w.WatchList()) }
+	watching := func() int { return watches(t, n) }
 	waitWatching(t, n, 1)
 	inside := -1
 	if err := q.write(t.Context(), func(execer) error { inside = watching(); return nil }); err != nil {

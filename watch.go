@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // Wake-ups for writes by other processes. An idle Work learns of another
@@ -82,12 +80,11 @@ const bubbleEnd = 978307200 // 2001-01-01 00:00:00 UTC
 //	          off: it ended, before the writer lets go of the flock or
 //	              begins again (notifiers.release)
 //
-// and setState alone adds and removes the watch, as the holds change. A
-// watch that cannot be added again breaks the notifier: its watcher is
-// closed, run ends, and Work polls.
+// and setState alone turns the watch on and off (see dirWatch), as the
+// holds change. A watch that cannot be turned on again breaks the
+// notifier: its watch is closed, run ends, and Work polls.
 type notifier struct {
-	w       *fsnotify.Watcher
-	dir     string                // what w watches: the database's directory
+	w       *dirWatch             // of the database's directory
 	names   [2]string             // the base names of the database and its -wal
 	version func() (int64, error) // PRAGMA data_version on a connection of the watch
 	last    int64                 // what version said last
@@ -103,8 +100,8 @@ type notifier struct {
 	mu       sync.Mutex
 	sleeping bool // settle waits for the loop to have room (see dormant)
 	held     bool // the Queue's writer is in a transaction (see notifiers)
-	watching bool // w watches dir: neither sleeping nor held
-	broken   bool // the watch could not be added again: w is closed
+	watching bool // w is on: neither sleeping nor held
+	broken   bool // the watch could not be turned on again: w is closed
 }
 
 // notify starts a notifier of changes to the database at path, which wakes
@@ -114,19 +111,15 @@ func notify(path string, version func() (int64, error), wk waker, logger *slog.L
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // the -wal is beside the file the link names
 	}
-	w, err := fsnotify.NewWatcher()
+	w, err := watchDir(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
-	dir, base := filepath.Dir(path), filepath.Base(path)
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		return nil, err
-	}
-	n := &notifier{w: w, dir: dir, names: [2]string{base, base + "-wal"}, version: version, wk: wk, logger: logger,
+	base := filepath.Base(path)
+	n := &notifier{w: w, names: [2]string{base, base + "-wal"}, version: version, wk: wk, logger: logger,
 		doze: make(chan struct{}, 1), done: make(chan struct{}), watching: true}
 	if n.last, err = version(); err != nil {
-		w.Close()
+		w.close()
 		return nil, err
 	}
 	n.up.Store(true)
@@ -141,14 +134,14 @@ func (n *notifier) run() {
 	defer n.up.Store(false)
 	for {
 		select {
-		case ev, ok := <-n.w.Events:
+		case name, ok := <-n.w.events:
 			if !ok {
 				return
 			}
-			if !n.ours(ev) {
+			if !n.ours(name) {
 				continue
 			}
-		case _, ok := <-n.w.Errors:
+		case _, ok := <-n.w.errors:
 			if !ok {
 				return
 			}
@@ -217,14 +210,14 @@ func (n *notifier) settle() bool {
 // has no room (see rest). It reports false if the watcher closed, or
 // could not watch again.
 func (n *notifier) await(b *burst, t *time.Timer) (ask, open bool) {
-	var events <-chan fsnotify.Event // nil: left queued
+	var events <-chan string // nil: left queued
 	if b.wait > settleGap {
-		events = n.w.Events
+		events = n.w.events
 	}
 	select {
 	case _, ok := <-events:
 		return false, ok
-	case _, ok := <-n.w.Errors:
+	case _, ok := <-n.w.errors:
 		return false, ok
 	case <-t.C:
 		if n.wk.wanted() {
@@ -267,7 +260,7 @@ wait:
 	for !n.wk.wanted() {
 		select {
 		case <-n.wk.idle:
-		case _, ok := <-n.w.Errors:
+		case _, ok := <-n.w.errors:
 			if !ok {
 				return false
 			}
@@ -333,14 +326,13 @@ func (n *notifier) release() {
 // it does for a commit whose fsync ended after the notifier stopped
 // asking; and hold finds it at the next transaction (below).
 //
-// Taking the watch off loses more: fsnotify drops the events it has not
-// yet passed on of a watch that is gone, among them those of a commit
-// made just before BEGIN IMMEDIATE got the lock, by another process or
-// another Queue. hold finds such commits by data_version on the writer's
-// connection, asked in the transaction, which changes only when another
-// connection commits: if it changed since the last hold, hold wakes the
-// loops, which look. That also finds, at the next transaction, a commit
-// made between COMMIT and release.
+// A watch turned off keeps the events it queued before (see dirWatch): a
+// commit made just before BEGIN IMMEDIATE got the lock, by another process
+// or another Queue, still wakes the loops. hold also finds, at the next
+// transaction, a commit made between COMMIT and release: by data_version
+// on the writer's connection, asked in the transaction, which changes only
+// when another connection commits. If it changed since the last hold, hold
+// wakes the loops, which look.
 type notifiers struct {
 	mu   sync.Mutex
 	all  []*notifier
@@ -403,10 +395,10 @@ func (s *notifiers) release() {
 	}
 }
 
-// setState changes the notifier's holds with set, and watches the
-// directory or not as they say: only when neither is on. It reports false
-// if the watch could not be added again (logged; the watcher is closed, so
-// that run ends and Work polls, as it does without a notifier).
+// setState changes the notifier's holds with set, and turns the watch on
+// or off as they say: on only when neither is on. It reports false if the
+// watch could not be turned on again (logged; the watch is closed, so that
+// run ends and Work polls, as it does without a notifier).
 func (n *notifier) setState(set func()) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -416,14 +408,14 @@ func (n *notifier) setState(set func()) bool {
 		return !n.broken
 	}
 	if !want {
-		n.w.Remove(n.dir) // an error: the watch is gone already (the directory went)
+		n.w.watch(false) // an error: the watch is gone already (the directory went)
 		n.watching = false
 		return true
 	}
-	if err := n.w.Add(n.dir); err != nil {
-		n.logger.Warn("litequeue: cannot watch the file again for other processes' writes: Work polls for them", "dir", n.dir, "err", err)
+	if err := n.w.watch(true); err != nil {
+		n.logger.Warn("litequeue: cannot watch the file again for other processes' writes: Work polls for them", "dir", n.w.dir, "err", err)
 		n.broken = true
-		n.w.Close()
+		n.w.close()
 		return false
 	}
 	n.watching = true
@@ -488,11 +480,11 @@ func (n *notifier) ask(b *burst) (over, open bool) {
 func (n *notifier) drain() (came, open bool) {
 	for {
 		select {
-		case ev, ok := <-n.w.Events:
+		case name, ok := <-n.w.events:
 			if !ok {
 				return came, false
 			}
-			came = came || n.ours(ev)
+			came = came || n.ours(name)
 		default:
 			return came, true
 		}
@@ -507,15 +499,11 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// ours reports whether ev is a change of the database or its -wal (a
-// write, or the file created, removed or renamed), not of the -shm, whose
-// writes through shared memory the kernel does not report, nor of another
-// file in the directory.
-func (n *notifier) ours(ev fsnotify.Event) bool {
-	if ev.Op == fsnotify.Chmod {
-		return false
-	}
-	name := filepath.Base(ev.Name)
+// ours reports whether a change of the file name (a write, or the file
+// created, removed or renamed) is one of the database or its -wal, not of
+// the -shm, whose writes through shared memory the kernel does not report,
+// nor of another file in the directory.
+func (n *notifier) ours(name string) bool {
 	return name == n.names[0] || name == n.names[1]
 }
 
@@ -532,7 +520,7 @@ func (n *notifier) close() error {
 	if n == nil {
 		return nil
 	}
-	err := n.w.Close()
+	err := n.w.close()
 	<-n.done
 	return err
 }

@@ -149,7 +149,7 @@ func TestNotifier_NoRoom(t *testing.T) {
 func waitWatching(t *testing.T, n *notifier, want int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		got := len(n.w.WatchList())
+		got := watches(t, n)
 		if got == want {
 			return
 		}
@@ -265,7 +265,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	room.Store(true)
 	wk.idled()
 	awaitVersion(t, woken, 3) // the ask after the spell
-	if got := len(n.w.WatchList()); got != 0 {
+	if got := watches(t, n); got != 0 {
 		t.Fatalf("the notifier watches %d paths once idle while held, want 0", got)
 	}
 	s.release()
@@ -276,7 +276,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	room.Store(false)
 	held()
 	s.release()
-	if got := len(n.w.WatchList()); got != 0 {
+	if got := watches(t, n); got != 0 {
 		t.Fatalf("the notifier watches %d paths once released with no room, want 0", got)
 	}
 	version.Store(4) // committed during the spell

@@ -1,0 +1,152 @@
+package litequeue
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// watches reports how many directories the kernel watches for n's changes
+// of files: 1 while its watch is on, 0 while it is off, as the inotify
+// instance's entry in /proc/self/fdinfo gives its mask.
+func watches(t *testing.T, n *notifier) int {
+	t.Helper()
+	rc, err := n.w.f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fd uintptr
+	if err := rc.Control(func(f uintptr) { fd = f }); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for line := range strings.Lines(string(info)) {
+		for _, field := range strings.Fields(line) {
+			hex, ok := strings.CutPrefix(field, "mask:")
+			if !ok || !strings.HasPrefix(line, "inotify ") {
+				continue
+			}
+			mask, err := strconv.ParseUint(hex, 16, 32)
+			if err != nil {
+				t.Fatalf("fdinfo %q: %v", line, err)
+			}
+			if mask&dirChanges != 0 {
+				count++
+			}
+		}
+	}
+	return count
+}
+
+// TestDirWatch_Off checks that a watch turned off tells of no change, that
+// it keeps what it queued before, and that the directory's removal ends
+// it. Each check creates a last, empty file and reads up to its event: the
+// kernel's queue is in order, so an event that should not have come would
+// come before it.
+func TestDirWatch_Off(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	w, err := watchDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	touch := func(name string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// mark creates an empty file: one event, IN_CREATE.
+	mark := func(name string) {
+		t.Helper()
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	turn := func(on bool) {
+		t.Helper()
+		if err := w.watch(on); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// upTo reads events up to the first of last, and returns the names
+	// that came before it, each once.
+	upTo := func(last string) []string {
+		t.Helper()
+		var before []string
+		for deadline := time.After(10 * time.Second); ; {
+			select {
+			case name, ok := <-w.events:
+				if !ok {
+					t.Fatalf("the watch ended before %q", last)
+				}
+				if name == last {
+					return before
+				}
+				if len(before) == 0 || before[len(before)-1] != name {
+					before = append(before, name)
+				}
+			case err := <-w.errors:
+				t.Fatalf("waiting for %q: %v", last, err)
+			case <-deadline:
+				t.Fatalf("no event for %q after 10s", last)
+			}
+		}
+	}
+
+	turn(false)
+	touch("unseen")
+	turn(true)
+	mark("first")
+	if got := upTo("first"); len(got) != 0 {
+		t.Errorf("events while off: %q, want none", got)
+	}
+
+	touch("queued")
+	for range 100 {
+		turn(false)
+		turn(true)
+	}
+	mark("second")
+	if got := upTo("second"); len(got) != 1 || got[0] != "queued" {
+		t.Errorf("events queued before the watch was turned off and on 100 times: %q, want [queued]", got)
+	}
+
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := watchDir(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gone.close()
+	if err := gone.watch(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(sub); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case name, ok := <-gone.events:
+		if ok {
+			t.Fatalf("an event for %q from a watch turned off, want none", name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch of a removed directory still runs after 10s")
+	}
+	if err := gone.watch(true); err == nil {
+		t.Error("turning on the watch of a removed directory succeeded, want an error")
+	}
+}
