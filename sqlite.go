@@ -65,14 +65,7 @@ func (e *sqliteEngine) begin(c *stmtConn, durable bool) error {
 	if err := c.exec(`BEGIN IMMEDIATE`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := e.notifiers.hold(func() (int64, error) {
-		var v int64
-		err := c.GetContext(context.Background(), &v, `PRAGMA data_version`)
-		return v, err
-	}); err != nil {
-		c.rollback()
-		return fmt.Errorf("begin: %w", err)
-	}
+	e.notifiers.hold()
 	return nil
 }
 

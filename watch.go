@@ -324,21 +324,16 @@ func (n *notifier) release() {
 // event does (see quiet), so that the loop looks every pollInterval for
 // recentChange (a loop asleep for notifiedPoll is woken to sleep so), as
 // it does for a commit whose fsync ended after the notifier stopped
-// asking; and hold finds it at the next transaction (below).
+// asking. The writer lets go of the flock as soon as it has committed
+// (writer.commit), so that span lasts microseconds.
 //
 // A watch turned off keeps the events it queued before (see dirWatch): a
 // commit made just before BEGIN IMMEDIATE got the lock, by another process
-// or another Queue, still wakes the loops. hold also finds, at the next
-// transaction, a commit made between COMMIT and release: by data_version
-// on the writer's connection, asked in the transaction, which changes only
-// when another connection commits. If it changed since the last hold, hold
-// wakes the loops, which look.
+// or another Queue, still wakes the loops.
 type notifiers struct {
 	mu   sync.Mutex
 	all  []*notifier
 	held bool
-	seen int64 // the writer's data_version at the last hold with notifiers
-	knew bool  // seen is set
 }
 
 func (s *notifiers) add(n *notifier) {
@@ -355,31 +350,17 @@ func (s *notifiers) remove(n *notifier) {
 	}
 }
 
-// hold takes every notifier off the file, and wakes their loops if
-// version, the writer connection's data_version, says that another
-// connection committed since the last hold. Without notifiers it asks
-// nothing.
-func (s *notifiers) hold(version func() (int64, error)) error {
+// hold takes every notifier off the file.
+func (s *notifiers) hold() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.all) == 0 {
-		s.knew = false
-		return nil
+		return
 	}
-	v, err := version()
-	if err != nil {
-		return err
-	}
-	others := s.knew && v != s.seen
-	s.seen, s.knew = v, true
 	s.held = true
 	for _, n := range s.all {
 		n.hold()
-		if others {
-			n.wk.wake()
-		}
 	}
-	return nil
 }
 
 // release puts them back after a hold; without one it does nothing.
