@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -73,6 +74,12 @@ func (q *Queue) serveClaims(ctx context.Context, tx execer, asks []*claimAsk, no
 	return nil
 }
 
+// claimFirstSQL reads, in the claim's transaction, what the claim has to
+// do before it claims, both nearly always nothing: expire the pending jobs
+// whose expiry has come, and read the pauses. One statement costs the
+// claim less than the two it saves.
+const claimFirstSQL = `SELECT EXISTS (` + anyExpirySQL + `) AS expiring, ` + anyPausedSQL + ` AS paused`
+
 // claimTx leases up to limit due jobs in tx at time now, of the kinds and
 // queues the gate lets through (see gate.go), and no more of a kind than
 // its cap: when a cap runs out, the claim looks again without that kind, so
@@ -84,11 +91,21 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil, nil
 	}
-	expired, err := q.expireDue(ctx, tx, c.worker, now)
-	if err != nil {
-		return nil, nil, err
+	var first struct {
+		Expiring bool `db:"expiring"`
+		Paused   bool `db:"paused"`
 	}
-	g, err := q.gate(ctx, tx, kinds, now, true)
+	if err := tx.GetContext(ctx, &first, claimFirstSQL, ms(now)); err != nil {
+		return nil, nil, fmt.Errorf("claim: %w", err)
+	}
+	var expired []Event
+	if first.Expiring {
+		var err error
+		if expired, err = q.expireDue(ctx, tx, c.worker, now); err != nil {
+			return nil, nil, err
+		}
+	}
+	g, err := q.gate(ctx, tx, kinds, now, true, first.Paused)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -48,13 +48,31 @@ const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pe
 
 const nextLeaseSQL = `SELECT MIN(lease_until) AS earliest, MAX(lease_until) AS latest FROM litequeue_jobs WHERE state = 'running'`
 
+// nextLeasePausedSQL is nextLeaseSQL that also tells whether anything is
+// paused, for the gate (see gate).
+const nextLeasePausedSQL = `SELECT MIN(lease_until) AS earliest, MAX(lease_until) AS latest, ` + anyPausedSQL + ` AS paused
+	FROM litequeue_jobs WHERE state = 'running'`
+
 // nextDue reads dueTimes for the handled kinds and the given queues (nil:
 // all), as the gate (gate.go) lets a claim take them now: a shut kind's
 // jobs are not due until it opens. It only reads, through indexes: one
 // lookup per kind and one for leases, cheap enough to poll.
 func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) {
 	var due dueTimes
-	g, err := q.gate(ctx, q.db, q.kinds(), q.now(), false)
+	var leases struct {
+		Earliest sql.NullInt64 `db:"earliest"`
+		Latest   sql.NullInt64 `db:"latest"`
+		Paused   bool          `db:"paused"`
+	}
+	query := nextLeasePausedSQL
+	if !q.flowTables() {
+		query = nextLeaseSQL
+	}
+	if err := q.db.GetContext(ctx, &leases, query); err != nil {
+		return due, err
+	}
+	due.lease, due.far = leases.Earliest, leases.Latest
+	g, err := q.gate(ctx, q.db, q.kinds(), q.now(), false, leases.Paused)
 	if err != nil {
 		return due, err
 	}
@@ -80,11 +98,5 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 	if !g.opens.IsZero() {
 		due.pending = minNull(due.pending, sql.NullInt64{Int64: ms(g.opens), Valid: true})
 	}
-	var leases struct {
-		Earliest sql.NullInt64 `db:"earliest"`
-		Latest   sql.NullInt64 `db:"latest"`
-	}
-	err = q.db.GetContext(ctx, &leases, nextLeaseSQL)
-	due.lease, due.far = leases.Earliest, leases.Latest
-	return due, err
+	return due, nil
 }

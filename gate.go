@@ -26,6 +26,8 @@ type gate struct {
 	opens  time.Time      // the earliest moment a shut kind opens again by itself; zero: none
 	probes []string       // kinds whose half-open breaker takes its probe in this claim (breaker.go)
 
+	anyPaused bool // litequeue_paused has a row: pauseGate reads them
+
 	// locked says that the claim locked, before the parts read, the kinds
 	// it counts (see lockKinds), having read breakers first.
 	locked   bool
@@ -34,9 +36,11 @@ type gate struct {
 
 // gate reads, in tx at now, what the claims of the given kinds may take.
 // claiming says that a claim follows in tx, which then locks each kind it
-// caps (see lockKinds).
-func (q *Queue) gate(ctx context.Context, tx execer, kinds []string, now time.Time, claiming bool) (*gate, error) {
-	g := &gate{kinds: kinds}
+// caps (see lockKinds). paused says whether anything is paused, as the
+// caller read it (anyPausedSQL) with a read it makes anyway: if not, the
+// gate reads no pauses.
+func (q *Queue) gate(ctx context.Context, tx execer, kinds []string, now time.Time, claiming, paused bool) (*gate, error) {
+	g := &gate{kinds: kinds, anyPaused: paused}
 	if claiming && q.onServer() {
 		if err := q.lockKinds(ctx, tx, g, now); err != nil {
 			return nil, err

@@ -164,8 +164,15 @@ func (q *Queue) pausedRows(ctx context.Context, tx execer) ([]pauseRow, error) {
 // fileJobColumns).
 func (q *Queue) flowTables() bool { return q.flow }
 
+// anyPausedSQL, a column of a read that the gate's caller makes anyway,
+// tells whether anything is paused (see gate).
+const anyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
+
 // pauseGate shuts the paused kinds and puts the paused queues in g.paused.
 func (q *Queue) pauseGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
+	if !g.anyPaused {
+		return nil
+	}
 	rows, err := q.pausedRows(ctx, tx)
 	if err != nil {
 		return err

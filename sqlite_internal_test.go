@@ -64,6 +64,8 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 		{"retention by rule", expiredJobsSQL + " AND kind = ? AND NOT (queue = ? AND kind = ?)" + purgeLimitSQL,
 			[]any{[]State{Completed, Discarded}, 0, "k", "q", "k", 10}, "litequeue_jobs_finished"},
 		{"expiry", anyExpirySQL, []any{0}, "litequeue_jobs_expiry"},
+		{"expiry before a claim", claimFirstSQL, []any{0}, "litequeue_jobs_expiry"},
+		{"leases and pauses", nextLeasePausedSQL, nil, "litequeue_jobs_lease"},
 		{"dead purge count", countDeadSQL, []any{0}, "litequeue_jobs_finished"},
 	} {
 		switch tc.name {
