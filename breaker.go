@@ -502,6 +502,5 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 	if err != nil {
 		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)
 	}
-	q.notify()
 	return nil
 }

@@ -194,7 +194,8 @@ const pgWakeSQL = `SELECT pg_notify('litequeue', '')`
 // PostgreSQL it notifies them, this process's among them, since they look
 // again only when told (the trigger tells only of a job that becomes
 // pending). On the file the commit is what other processes watch for, and
-// this Queue's loops wake after it (see wakeOwn).
+// this Queue's loops wake after it (see wakeOwn). Either way it is the
+// only wake of this Queue's loops that the write needs.
 func (q *Queue) wakeIdle(ctx context.Context, tx execer) error {
 	if !q.onServer() {
 		q.wakeOwn()

@@ -114,9 +114,6 @@ func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) 
 	}
 	if changed {
 		q.opts.Logger.Info("litequeue: "+op+"d", scope, name)
-		if !paused {
-			q.notify()
-		}
 	}
 	return nil
 }
