@@ -272,7 +272,8 @@ func (w *writer) joined(batch []*writeOp) (err error) {
 }
 
 // runInSavepoint runs op, and perBatch for its join, inside a savepoint,
-// rolling back to it if either fails. op's own failure is kept in op.err;
+// rolling back to it if either fails, and then forgetting a wake that op
+// asked for (wakeAtCommit). op's own failure is kept in op.err;
 // the returned error is a failure of the savepoint itself, which dooms the
 // whole transaction.
 func (w *writer) runInSavepoint(op *writeOp) error {
@@ -280,6 +281,7 @@ func (w *writer) runInSavepoint(op *writeOp) error {
 	if err := c.exec(`SAVEPOINT litequeue_op`); err != nil {
 		return err
 	}
+	wakes := w.wakes
 	if op.run(c) == nil {
 		op.err = w.joined([]*writeOp{op})
 	}
@@ -287,6 +289,7 @@ func (w *writer) runInSavepoint(op *writeOp) error {
 		if err := c.exec(`ROLLBACK TO litequeue_op`); err != nil {
 			return err
 		}
+		w.wakes = wakes // the wake it asked for goes with its writes
 	}
 	return c.exec(`RELEASE litequeue_op`)
 }

@@ -60,6 +60,45 @@ func TestWriter_BatchIsolatesFailures(t *testing.T) {
 	}
 }
 
+// TestWriter_WakeAtCommit checks that the writer wakes the Queue's loops
+// after a commit that a write in it asked for (wakeAtCommit), and not for
+// a write that failed and was rolled back alone, in its savepoint.
+func TestWriter_WakeAtCommit(t *testing.T) {
+	t.Parallel()
+	q := openTemp(t, Options{})
+	ctx := t.Context()
+	var wakes int
+	q.w.wake = func() { wakes++ } // commit runs on this goroutine
+	boom := errors.New("boom")
+	write := func(wake, fail bool) *writeOp {
+		return &writeOp{ctx: ctx, done: make(chan bool, 1), fn: func(execer) error {
+			if wake {
+				q.w.wakeAtCommit()
+			}
+			if fail {
+				return boom
+			}
+			return nil
+		}}
+	}
+	for _, tt := range []struct {
+		name  string
+		batch []*writeOp
+		want  int
+	}{
+		{"asked", []*writeOp{write(false, false), write(true, false)}, 1},
+		{"asked by a write kept beside a failed one", []*writeOp{write(true, false), write(false, true)}, 1},
+		{"asked by the failed write only", []*writeOp{write(false, false), write(true, true)}, 0},
+		{"not asked", []*writeOp{write(false, false)}, 0},
+	} {
+		wakes = 0
+		q.w.commit(tt.batch)
+		if wakes != tt.want {
+			t.Errorf("%s: %d wakes, want %d", tt.name, wakes, tt.want)
+		}
+	}
+}
+
 // TestWriter_LightBatches: a batch of light writes (claims, renewals)
 // commits with synchronous=NORMAL, without an fsync; any batch with a
 // durable write in it, and every batch after, commits with FULL. With
