@@ -74,11 +74,30 @@ func (q *Queue) serveClaims(ctx context.Context, tx execer, asks []*claimAsk, no
 	return nil
 }
 
-// claimFirstSQL reads, in the claim's transaction, what the claim has to
-// do before it claims, both nearly always nothing: expire the pending jobs
-// whose expiry has come, and read the pauses. One statement costs the
-// claim less than the two it saves.
+// claimFirstSQL tells what a claim has to do before it claims, both
+// nearly always nothing: expire the pending jobs whose expiry has come, and
+// read the pauses. One statement costs the claim less than the two it
+// saves.
 const claimFirstSQL = `SELECT EXISTS (` + anyExpirySQL + `) AS expiring, ` + anyPausedSQL + ` AS paused`
+
+// beforeClaim does in tx what comes before a claim at now (see
+// claimFirstSQL): it expires the pending jobs whose expiry has come, as
+// worker, and returns their events, and whether anything is paused, for
+// the gate.
+func (q *Queue) beforeClaim(ctx context.Context, tx execer, worker string, now time.Time) ([]Event, bool, error) {
+	var first struct {
+		Expiring bool `db:"expiring"`
+		Paused   bool `db:"paused"`
+	}
+	if err := tx.GetContext(ctx, &first, claimFirstSQL, ms(now)); err != nil {
+		return nil, false, fmt.Errorf("claim: %w", err)
+	}
+	if !first.Expiring {
+		return nil, first.Paused, nil
+	}
+	expired, err := q.expireDue(ctx, tx, worker, now)
+	return expired, first.Paused, err
+}
 
 // claimTx leases up to limit due jobs in tx at time now, of the kinds and
 // queues the gate lets through (see gate.go), and no more of a kind than
@@ -91,21 +110,11 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil, nil
 	}
-	var first struct {
-		Expiring bool `db:"expiring"`
-		Paused   bool `db:"paused"`
+	expired, paused, err := q.beforeClaim(ctx, tx, c.worker, now)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := tx.GetContext(ctx, &first, claimFirstSQL, ms(now)); err != nil {
-		return nil, nil, fmt.Errorf("claim: %w", err)
-	}
-	var expired []Event
-	if first.Expiring {
-		var err error
-		if expired, err = q.expireDue(ctx, tx, c.worker, now); err != nil {
-			return nil, nil, err
-		}
-	}
-	g, err := q.gate(ctx, tx, kinds, now, true, first.Paused)
+	g, err := q.gate(ctx, tx, kinds, now, true, paused)
 	if err != nil {
 		return nil, nil, err
 	}

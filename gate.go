@@ -59,6 +59,17 @@ func (q *Queue) gate(ctx context.Context, tx execer, kinds []string, now time.Ti
 	return g, nil
 }
 
+// flowTables reports whether the database has the tables of schema
+// version 5 — flow control's and the periodic schedules' — which pauses,
+// limits, breakers and Periodics read: only a file of an older version
+// that OpenReadOnly opened, without migrating it, has not (see
+// fileJobColumns).
+func (q *Queue) flowTables() bool { return q.flow }
+
+// anyPausedSQL, a column of a read that the gate's caller makes anyway,
+// tells whether anything is paused (see gate and pauseGate).
+const anyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
+
 // lockKinds locks, before the parts of the gate read, every kind whose
 // runs the claim counts (see engine.lockKind): the kinds with a limit, and
 // those whose breaker, read just before, may let a probe through. It

@@ -154,17 +154,6 @@ func (q *Queue) pausedRows(ctx context.Context, tx execer) ([]pauseRow, error) {
 	return rows, err
 }
 
-// flowTables reports whether the database has the tables of schema
-// version 5 — flow control's and the periodic schedules' — which pauses,
-// limits, breakers and Periodics read: only a file of an older version
-// that OpenReadOnly opened, without migrating it, has not (see
-// fileJobColumns).
-func (q *Queue) flowTables() bool { return q.flow }
-
-// anyPausedSQL, a column of a read that the gate's caller makes anyway,
-// tells whether anything is paused (see gate).
-const anyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
-
 // pauseGate shuts the paused kinds and puts the paused queues in g.paused.
 func (q *Queue) pauseGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
 	if !g.anyPaused {
