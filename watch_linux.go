@@ -39,6 +39,10 @@ const (
 	dirOff     = unix.IN_ONLYDIR | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
 )
 
+// readSize is how many bytes the reader reads at once: 64 events with
+// the longest names.
+const readSize = 64 * (unix.SizeofInotifyEvent + unix.NAME_MAX + 1)
+
 // errOverflow says that the kernel's queue of events overflowed: changes
 // may have gone untold.
 var errOverflow = errors.New("inotify: queue overflow")
@@ -86,7 +90,7 @@ func (w *dirWatch) watch(on bool) error {
 func (w *dirWatch) read() {
 	defer close(w.errors)
 	defer close(w.events)
-	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	buf := make([]byte, readSize)
 	for {
 		n, err := w.f.Read(buf)
 		if err != nil {

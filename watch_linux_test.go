@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // watches reports how many directories the kernel watches for n's changes
@@ -148,5 +150,81 @@ func TestDirWatch_Off(t *testing.T) {
 	}
 	if err := gone.watch(true); err == nil {
 		t.Error("turning on the watch of a removed directory succeeded, want an error")
+	}
+}
+
+// TestDirWatch_Overflow fills the kernel's queue of events while no one
+// reads them: the watch passes the overflow on as errOverflow, after the
+// events that fit, and goes on telling of changes after it.
+func TestDirWatch_Overflow(t *testing.T) {
+	t.Parallel()
+	limit, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	if err != nil {
+		t.Skipf("the queue's size is unknown: %v", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(limit)))
+	if err != nil || n > 1<<20 {
+		t.Skipf("max_queued_events %q: too many events to queue in a test", limit)
+	}
+	dir := t.TempDir()
+	w, err := watchDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	var files [2]*os.File
+	for i, name := range []string{"a", "b"} {
+		if files[i], err = os.Create(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		defer files[i].Close()
+	}
+	// The kernel merges an event into the one queued last if they are
+	// alike: writes to two files in turn are not.
+	for i := range n + 1000 {
+		if _, err := files[i%2].WriteAt([]byte{1}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events := 0
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case _, ok := <-w.events:
+			if !ok {
+				t.Fatal("the watch ended before the overflow")
+			}
+			events++
+			continue
+		case err := <-w.errors:
+			if err != errOverflow {
+				t.Fatalf("error %v after %d events, want errOverflow", err, events)
+			}
+		case <-deadline:
+			t.Fatalf("no overflow after %d events and 10s", events)
+		}
+		break
+	}
+	// Those the kernel queued, and up to a read's worth the reader took
+	// from the queue before it filled.
+	if most := n + readSize/unix.SizeofInotifyEvent; events < n || events > most {
+		t.Errorf("%d events came before the overflow, want from the queue's %d to %d", events, n, most)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "after"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case name, ok := <-w.events:
+			if !ok {
+				t.Fatal("the watch ended after the overflow")
+			}
+			if name == "after" {
+				return
+			}
+		case err := <-w.errors:
+			t.Fatalf("after the overflow: %v", err)
+		case <-deadline:
+			t.Fatal("no event for a file created after the overflow")
+		}
 	}
 }
