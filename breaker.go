@@ -486,6 +486,7 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		return err
 	}
 	defer leave()
+	var closed bool
 	err = q.write(ctx, func(tx execer) error {
 		if err := q.eng.lockKind(ctx, tx, kind); err != nil {
 			return err
@@ -494,13 +495,17 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
+		n, err := res.RowsAffected()
+		if closed = n > 0; err != nil || !closed {
 			return err
 		}
 		return q.wakeIdle(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)
+	}
+	if closed {
+		q.wakeOpened()
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func (q *Queue) beforeClaim(ctx context.Context, tx execer, worker string, now t
 		Paused   bool `db:"paused"`
 	}
 	if err := tx.GetContext(ctx, &first, claimFirstSQL, ms(now)); err != nil {
-		return nil, false, fmt.Errorf("claim: %w", err)
+		return nil, false, fmt.Errorf("look for expiries and pauses: %w", err)
 	}
 	if !first.Expiring {
 		return nil, first.Paused, nil
@@ -114,7 +114,9 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := q.gate(ctx, tx, kinds, now, true, paused)
+	// On a server the gate may wait for locks (see lockKinds), after
+	// which it reads the pauses that committed meanwhile.
+	g, err := q.gate(ctx, tx, kinds, now, true, paused || q.onServer())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -46,12 +46,17 @@ func (d dueTimes) needsRescue(now time.Time, visibility time.Duration) bool {
 
 const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?`
 
-const nextLeaseSQL = `SELECT MIN(lease_until) AS earliest, MAX(lease_until) AS latest FROM litequeue_jobs WHERE state = 'running'`
+// nextLeaseSQL reads the earliest and latest lease expiry, and whether
+// anything is paused, for the gate (see gate); nextLeaseOnlySQL, for a
+// file of an older schema without pauses (see flowTables), only the first
+// two.
+const (
+	nextLeaseSQL     = leaseTimes + `, ` + anyPausedSQL + ` AS paused` + leaseRows
+	nextLeaseOnlySQL = leaseTimes + leaseRows
 
-// nextLeasePausedSQL is nextLeaseSQL that also tells whether anything is
-// paused, for the gate (see gate).
-const nextLeasePausedSQL = `SELECT MIN(lease_until) AS earliest, MAX(lease_until) AS latest, ` + anyPausedSQL + ` AS paused
-	FROM litequeue_jobs WHERE state = 'running'`
+	leaseTimes = `SELECT MIN(lease_until) AS earliest, MAX(lease_until) AS latest`
+	leaseRows  = ` FROM litequeue_jobs WHERE state = 'running'`
+)
 
 // nextDue reads dueTimes for the handled kinds and the given queues (nil:
 // all), as the gate (gate.go) lets a claim take them now: a shut kind's
@@ -64,9 +69,9 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 		Latest   sql.NullInt64 `db:"latest"`
 		Paused   bool          `db:"paused"`
 	}
-	query := nextLeasePausedSQL
+	query := nextLeaseSQL
 	if !q.flowTables() {
-		query = nextLeaseSQL
+		query = nextLeaseOnlySQL
 	}
 	if err := q.db.GetContext(ctx, &leases, query); err != nil {
 		return due, err

@@ -205,8 +205,7 @@ const pgWakeSQL = `SELECT pg_notify('litequeue', '')`
 // PostgreSQL it notifies them, this process's among them, since they look
 // again only when told (the trigger tells only of a job that becomes
 // pending). On the file the commit is what other processes watch for, and
-// this Queue's loops wake after it (see wakeOwn). Either way it is the
-// only wake of this Queue's loops that the write needs.
+// this Queue's loops wake after it (see wakeOwn).
 func (q *Queue) wakeIdle(ctx context.Context, tx execer) error {
 	if !q.onServer() {
 		q.wakeOwn()
@@ -214,6 +213,17 @@ func (q *Queue) wakeIdle(ctx context.Context, tx execer) error {
 	}
 	_, err := tx.ExecContext(ctx, pgWakeSQL)
 	return err
+}
+
+// wakeOpened wakes this Queue's idle Work loops after a write that opened
+// a kind or queue by hand (a resume, a breaker's reset), which their docs
+// promise to do at once. On the file wakeIdle did, at the commit; on a
+// server its notification comes back to them through this process's
+// listener, which may be down.
+func (q *Queue) wakeOpened() {
+	if q.onServer() {
+		q.notify()
+	}
 }
 
 // wakeOwn wakes this Queue's idle Work loops at the commit of the write of

@@ -114,6 +114,9 @@ func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) 
 	}
 	if changed {
 		q.opts.Logger.Info("litequeue: "+op+"d", scope, name)
+		if !paused {
+			q.wakeOpened()
+		}
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 			[]any{[]State{Completed, Discarded}, 0, "k", "q", "k", 10}, "litequeue_jobs_finished"},
 		{"expiry", anyExpirySQL, []any{0}, "litequeue_jobs_expiry"},
 		{"expiry before a claim", claimFirstSQL, []any{0}, "litequeue_jobs_expiry"},
-		{"leases and pauses", nextLeasePausedSQL, nil, "litequeue_jobs_lease"},
+		{"leases and pauses", nextLeaseSQL, nil, "litequeue_jobs_lease"},
 		{"dead purge count", countDeadSQL, []any{0}, "litequeue_jobs_finished"},
 	} {
 		switch tc.name {

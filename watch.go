@@ -1,7 +1,9 @@
 package litequeue
 
 import (
+	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -74,7 +76,7 @@ const bubbleEnd = 978307200 // 2001-01-01 00:00:00 UTC
 //
 //	sleeping  on: dormant begins (settle found the loop with no room, or
 //	              release did and dozed it)
-//	          off: the loop is idle with room (waker.idled), or the watcher
+//	          off: the loop is idle with room (waker.idled), or the watch
 //	              failed
 //	held      on: the Queue's writer began a transaction (notifiers.hold)
 //	          off: it ended, before the writer lets go of the flock or
@@ -127,7 +129,7 @@ func notify(path string, version func() (int64, error), wk waker, logger *slog.L
 	return n, nil
 }
 
-// run reads events until the watcher closes or fails, and settles each
+// run reads events until the watch closes or fails, and settles each
 // burst.
 func (n *notifier) run() {
 	defer close(n.done)
@@ -168,7 +170,7 @@ func (n *notifier) run() {
 // intervals double from there, but stay at most settleGap for settleFast
 // after an event, when the commit is most likely to land, and asks come
 // at most every settleGap while events keep coming (a busy writer). It
-// reports false if the watcher closed, or could not watch again after a
+// reports false if the watch closed, or could not be turned on again after a
 // dormant spell (see dormant).
 //
 // While it waits settleGap or less, it leaves the events queued, and
@@ -207,7 +209,7 @@ func (n *notifier) settle() bool {
 
 // await waits for what comes next in the burst b, whose timer is t: an
 // event (ask false), or the time to ask, after a dormant spell if the loop
-// has no room (see rest). It reports false if the watcher closed, or
+// has no room (see rest). It reports false if the watch closed, or
 // could not watch again.
 func (n *notifier) await(b *burst, t *time.Timer) (ask, open bool) {
 	var events <-chan string // nil: left queued
@@ -251,8 +253,8 @@ func (n *notifier) rest(b *burst) bool {
 // commit since, which its last look may have missed; settle then asks on
 // for settleMax, as after an event, for a commit not yet visible. An
 // idle token left from before the spell (the loop slept with room, then
-// filled up) does not end it. An error of the watcher ends the wait too,
-// to look. It reports false if the watcher closed, or could not watch
+// filled up) does not end it. An error of the watch ends the wait too,
+// to look. It reports false if the watch closed, or could not be turned on
 // again (logged: Work then polls, as it does without a notifier).
 func (n *notifier) dormant() bool {
 	n.setState(func() { n.sleeping = true })
@@ -394,6 +396,10 @@ func (n *notifier) setState(set func()) bool {
 		return true
 	}
 	if err := n.w.watch(true); err != nil {
+		if errors.Is(err, os.ErrClosed) { // close came first
+			n.broken = true
+			return false
+		}
 		n.logger.Warn("litequeue: cannot watch the file again for other processes' writes: Work polls for them", "dir", n.w.dir, "err", err)
 		n.broken = true
 		n.w.close()
@@ -426,7 +432,7 @@ func (b *burst) took(now time.Time) (time.Duration, bool) {
 // the events queued meanwhile (drain); and sets b's next wait: settleGap
 // while events come, otherwise doubling, at most settleGap for settleFast
 // after the last event. It reports whether the burst is over (settleMax
-// after its last event), and whether the watcher is still open.
+// after its last event), and whether the watch is still open.
 func (n *notifier) ask(b *burst) (over, open bool) {
 	v, err := n.version()
 	if err != nil || v != n.last {
@@ -457,7 +463,7 @@ func (n *notifier) ask(b *burst) (over, open bool) {
 }
 
 // drain takes the events that are queued, and reports whether one of them
-// was a change of ours, and whether the watcher is still open.
+// was a change of ours, and whether the watch is still open.
 func (n *notifier) drain() (came, open bool) {
 	for {
 		select {

@@ -19,13 +19,14 @@ const fileNotifications = true
 // passes on each change of a file in it as the file's base name. Turned
 // off (watch(false)), the watch stays, with a mask that leaves out the
 // files' changes: the kernel makes no event for a write then, and keeps
-// those it queued before. Removing the watch instead would queue an event
-// of its own (IN_IGNORED), which wakes the reader, and drop the queued
-// ones; the notifier turns its watch off and on at every transaction of
-// the Queue's writer (see notifiers).
+// those it queued before. The notifier turns its watch off and on at
+// every transaction of the Queue's writer (see notifiers); removing the
+// watch and adding it again instead would queue an event of its own
+// (IN_IGNORED) each time, which wakes the reader.
 type dirWatch struct {
 	f      *os.File // the instance, non-blocking: a read waits in the runtime's poller
 	dir    string
+	wd     int         // the watch's descriptor in f
 	events chan string // the base name of a file that changed
 	errors chan error  // the kernel's queue overflowed, or a read failed
 	done   chan struct{}
@@ -53,7 +54,7 @@ func watchDir(dir string) (*dirWatch, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
-	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), dir: dir,
+	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), dir: dir, wd: -1,
 		events: make(chan string), errors: make(chan error), done: make(chan struct{})}
 	if err := w.watch(true); err != nil {
 		w.f.Close()
@@ -63,8 +64,12 @@ func watchDir(dir string) (*dirWatch, error) {
 	return w, nil
 }
 
+// errMoved says that the directory at the watch's path is not the one it
+// watches: the watched one was moved away, or removed and made again.
+var errMoved = errors.New("the directory is not the one watched")
+
 // watch turns the watch on or off (see dirWatch). It fails once the watch
-// is closed, or if dir is gone.
+// is closed, or if dir is gone or another directory (errMoved).
 func (w *dirWatch) watch(on bool) error {
 	mask := uint32(dirOff)
 	if on {
@@ -74,9 +79,16 @@ func (w *dirWatch) watch(on bool) error {
 	if err != nil {
 		return err
 	}
-	var werr error
-	if err := rc.Control(func(fd uintptr) { _, werr = unix.InotifyAddWatch(int(fd), w.dir, mask) }); err != nil {
+	wd, werr := -1, error(nil)
+	if err := rc.Control(func(fd uintptr) { wd, werr = unix.InotifyAddWatch(int(fd), w.dir, mask) }); err != nil {
 		return err
+	}
+	switch {
+	case werr != nil:
+	case w.wd < 0:
+		w.wd = wd // before read starts
+	case wd != w.wd:
+		werr = errMoved
 	}
 	if werr != nil {
 		return &os.PathError{Op: "inotify_add_watch", Path: w.dir, Err: werr}
@@ -100,6 +112,7 @@ func (w *dirWatch) read() {
 			return
 		}
 		for ev := buf[:n]; len(ev) >= unix.SizeofInotifyEvent; {
+			wd := int(int32(binary.NativeEndian.Uint32(ev[0:])))
 			mask := binary.NativeEndian.Uint32(ev[4:])
 			size := unix.SizeofInotifyEvent + int(binary.NativeEndian.Uint32(ev[12:]))
 			name := ev[unix.SizeofInotifyEvent:min(size, len(ev))]
@@ -109,9 +122,9 @@ func (w *dirWatch) read() {
 				if !w.fail(errOverflow) {
 					return
 				}
-			case mask&unix.IN_IGNORED != 0:
-				return
-			case len(name) > 0:
+			case mask&unix.IN_IGNORED != 0 && wd == w.wd:
+				return // the directory was removed
+			case len(name) > 0 && wd == w.wd:
 				if i := bytes.IndexByte(name, 0); i >= 0 {
 					name = name[:i]
 				}

@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,8 +50,8 @@ func watches(t *testing.T, n *notifier) int {
 }
 
 // TestDirWatch_Off checks that a watch turned off tells of no change, that
-// it keeps what it queued before, and that the directory's removal ends
-// it. Each check creates a last, empty file and reads up to its event: the
+// it keeps what it queued before, that it refuses to turn on when its path
+// names another directory, and that the directory's removal ends it. Each check creates a last, empty file and reads up to its event: the
 // kernel's queue is in order, so an event that should not have come would
 // come before it.
 func TestDirWatch_Off(t *testing.T) {
@@ -115,14 +116,62 @@ func TestDirWatch_Off(t *testing.T) {
 		t.Errorf("events while off: %q, want none", got)
 	}
 
+	// The reader takes blocker and waits to pass it on, so that queued
+	// stays in the kernel's queue, whose length FIONREAD (TIOCINQ) tells.
+	queuedBytes := func() int {
+		t.Helper()
+		rc, err := w.f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if cerr := rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); cerr != nil {
+			t.Fatal(cerr)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	mark("blocker")
+	for deadline := time.Now().Add(10 * time.Second); queuedBytes() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the reader took no event for 10s")
+		}
+	}
 	touch("queued")
+	if queuedBytes() == 0 {
+		t.Fatal("no event queued in the kernel for a write")
+	}
 	for range 100 {
 		turn(false)
 		turn(true)
 	}
+	if queuedBytes() == 0 {
+		t.Error("the kernel's queue is empty after the watch was turned off and on 100 times")
+	}
 	mark("second")
-	if got := upTo("second"); len(got) != 1 || got[0] != "queued" {
-		t.Errorf("events queued before the watch was turned off and on 100 times: %q, want [queued]", got)
+	if got := upTo("second"); len(got) != 2 || got[0] != "blocker" || got[1] != "queued" {
+		t.Errorf("events queued before the watch was turned off and on 100 times: %q, want [blocker queued]", got)
+	}
+
+	moved := filepath.Join(dir, "moved")
+	if err := os.Mkdir(moved, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mw, err := watchDir(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mw.close()
+	if err := os.Rename(moved, moved+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(moved, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.watch(true); !errors.Is(err, errMoved) {
+		t.Errorf("turning on the watch of a directory moved away and made again: %v, want errMoved", err)
 	}
 
 	sub := filepath.Join(dir, "sub")
@@ -163,7 +212,7 @@ func TestDirWatch_Overflow(t *testing.T) {
 		t.Skipf("the queue's size is unknown: %v", err)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(string(limit)))
-	if err != nil || n > 1<<20 {
+	if err != nil || n > 1<<17 {
 		t.Skipf("max_queued_events %q: too many events to queue in a test", limit)
 	}
 	dir := t.TempDir()
