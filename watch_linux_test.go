@@ -155,15 +155,21 @@ func TestDirWatch_Off(t *testing.T) {
 		t.Errorf("events queued before the watch was turned off and on 100 times: %q, want [blocker queued]", got)
 	}
 
-	moved := filepath.Join(dir, "moved")
-	if err := os.Mkdir(moved, 0o700); err != nil {
-		t.Fatal(err)
+	// watchNew watches a new directory in dir, until the test ends.
+	watchNew := func(name string) (string, *dirWatch) {
+		t.Helper()
+		sub := filepath.Join(dir, name)
+		if err := os.Mkdir(sub, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		w, err := watchDir(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.close() })
+		return sub, w
 	}
-	mw, err := watchDir(moved)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mw.close()
+	moved, mw := watchNew("moved")
 	if err := os.Rename(moved, moved+".old"); err != nil {
 		t.Fatal(err)
 	}
@@ -174,15 +180,7 @@ func TestDirWatch_Off(t *testing.T) {
 		t.Errorf("turning on the watch of a directory moved away and made again: %v, want errMoved", err)
 	}
 
-	sub := filepath.Join(dir, "sub")
-	if err := os.Mkdir(sub, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	gone, err := watchDir(sub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gone.close()
+	sub, gone := watchNew("sub")
 	if err := gone.watch(false); err != nil {
 		t.Fatal(err)
 	}
