@@ -7,7 +7,7 @@ import (
 
 // openTemp opens a Queue with opts on a new file in the test's directory,
 // and closes it when the test ends.
-func openTemp(t *testing.T, opts Options) *Queue {
+func openTemp(t testing.TB, opts Options) *Queue {
 	t.Helper()
 	q, err := Open(filepath.Join(t.TempDir(), "q.db"), opts)
 	if err != nil {

@@ -404,7 +404,10 @@ func (w *watch) notifiedVersion() (int64, error) {
 // true on the first.
 func (w *watch) changed(ctx context.Context) (bool, error) {
 	var v int64
-	if err := w.stmt.GetContext(ctx, &v); err != nil {
+	// A pragma on the watch's own connection, which ends at once: with a
+	// context that can end, the driver would start a goroutine at every
+	// look to interrupt it.
+	if err := w.stmt.GetContext(context.WithoutCancel(ctx), &v); err != nil {
 		return true, err
 	}
 	changed := !w.started || v != w.version

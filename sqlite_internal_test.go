@@ -203,3 +203,24 @@ func TestSQLite_WriterHoldsNotifiers(t *testing.T) {
 		t.Errorf("%d notifiers listed after Work ended, want 0", len(all))
 	}
 }
+
+// BenchmarkWatch_Changed measures the ask of data_version with which a
+// Work loop begins each look, under a context that can end, as Work's.
+func BenchmarkWatch_Changed(b *testing.B) {
+	q := openTemp(b, Options{})
+	e := q.eng.(*sqliteEngine)
+	e.notifyOff = true
+	w, err := e.watch(newWaker(func() {}, nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.close()
+	ctx, cancel := context.WithCancel(b.Context())
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := w.changed(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
