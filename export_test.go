@@ -34,3 +34,10 @@ func RescueLook(ctx context.Context, q *Queue, during func()) (int, error) {
 	})
 	return n, err
 }
+
+// SetSleepHook has each Work loop of q call h as it begins to wait with
+// room for a job, with its WorkerOptions.Queues and how many of its runs
+// have not yet ended, as far as it knows: once it has taken a run's end
+// and looked again, that count no longer holds the run. For tests that
+// must know that a loop is idle.
+func SetSleepHook(q *Queue, h func(queues []string, running int64)) { q.sleepHook.Store(&h) }

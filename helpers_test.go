@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1068,14 +1069,22 @@ func forWatches(t *testing.T, opts litequeue.Options, poll time.Duration, test f
 
 // startIdleLoop starts a Work on queues, one of them "two", and returns
 // once it has run a job of kind "other" that only it can take, from queue
-// "two": then it has looked again, in the commit that stored that job's
-// end, and is idle with nothing to look for until it is told of something.
-// It returns the function that stops it.
+// "two", taken that run's end, looked again and begun to wait, with no
+// run left (see SetSleepHook): idle, with nothing to look for until it is
+// told of something. Its queues must differ from those of any other Work
+// of q. It returns the function that stops it.
 func startIdleLoop(t *testing.T, q *litequeue.Queue, queues ...string) (stop func() error) {
 	t.Helper()
+	var idle atomic.Bool
+	litequeue.SetSleepHook(q, func(qs []string, running int64) {
+		if running == 0 && slices.Equal(qs, queues) {
+			idle.Store(true)
+		}
+	})
 	q.Handle("other", func(context.Context, *litequeue.Job) error { return nil })
 	other := enqueue(t, q, "other", nil, litequeue.OnQueue("two"))
 	stop = startWork(t, q, litequeue.WorkerOptions{Queues: queues})
 	waitFor(t, "the other kind's job to complete", func() bool { return get(t, q, other.ID).State == litequeue.Completed })
+	waitFor(t, "the loop to wait again, idle", idle.Load)
 	return stop
 }

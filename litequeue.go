@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -48,6 +49,10 @@ type Queue struct {
 	middleware []func(Handler) Handler // of Use, under mu; only appended to
 
 	periodic periodics // schedules registered with Periodic: see periodic.go
+
+	// sleepHook, for tests only (see export_test.go), is told of each Work
+	// loop that begins to wait with room for a job.
+	sleepHook atomic.Pointer[func(queues []string, running int64)]
 }
 
 // readPoolSize bounds the connections of the pool that serves

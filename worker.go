@@ -281,6 +281,9 @@ func (p *pool) sleep(ctx context.Context, wake <-chan struct{}, until time.Time)
 	q := p.q
 	if p.room() {
 		p.wk.idled()
+		if h := q.sleepHook.Load(); h != nil {
+			(*h)(p.opts.Queues, p.running.Load())
+		}
 	}
 	t := q.timerAt(until)
 	select {
