@@ -114,9 +114,7 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 	if err != nil {
 		return nil, nil, err
 	}
-	// On a server the gate may wait for locks (see lockKinds), after
-	// which it reads the pauses that committed meanwhile.
-	g, err := q.gate(ctx, tx, kinds, now, true, paused || q.onServer())
+	g, err := q.gate(ctx, tx, kinds, now, true, paused)
 	if err != nil {
 		return nil, nil, err
 	}

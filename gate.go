@@ -38,13 +38,15 @@ type gate struct {
 // claiming says that a claim follows in tx, which then locks each kind it
 // caps (see lockKinds). paused says whether anything is paused, as the
 // caller read it (anyPausedSQL) with a read it makes anyway: if not, the
-// gate reads no pauses.
+// gate reads no pauses, unless it waited for locks, during which a pause
+// may have committed.
 func (q *Queue) gate(ctx context.Context, tx execer, kinds []string, now time.Time, claiming, paused bool) (*gate, error) {
 	g := &gate{kinds: kinds, anyPaused: paused}
 	if claiming && q.onServer() {
 		if err := q.lockKinds(ctx, tx, g, now); err != nil {
 			return nil, err
 		}
+		g.anyPaused = true
 	}
 	for _, part := range [...]func(context.Context, execer, *gate, time.Time, bool) error{
 		q.pauseGate, q.limitGate, q.breakerGate,
