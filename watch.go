@@ -210,7 +210,7 @@ func (n *notifier) settle() bool {
 // await waits for what comes next in the burst b, whose timer is t: an
 // event (ask false), or the time to ask, after a dormant spell if the loop
 // has no room (see rest). It reports false if the watch closed, or
-// could not watch again.
+// could not be turned on again.
 func (n *notifier) await(b *burst, t *time.Timer) (ask, open bool) {
 	var events <-chan string // nil: left queued
 	if b.wait > settleGap {
@@ -396,13 +396,11 @@ func (n *notifier) setState(set func()) bool {
 		return true
 	}
 	if err := n.w.watch(true); err != nil {
-		if errors.Is(err, os.ErrClosed) { // close came first
-			n.broken = true
-			return false
+		if !errors.Is(err, os.ErrClosed) { // not closed by close, which came first
+			n.logger.Warn("litequeue: cannot watch the file again for other processes' writes: Work polls for them", "dir", n.w.dir, "err", err)
+			n.w.close()
 		}
-		n.logger.Warn("litequeue: cannot watch the file again for other processes' writes: Work polls for them", "dir", n.w.dir, "err", err)
 		n.broken = true
-		n.w.close()
 		return false
 	}
 	n.watching = true
