@@ -846,18 +846,10 @@ func TestBreaker_WakesLoops(t *testing.T) {
 		trip(t, q, clk, 1)
 		probe := enqueue(t, q, "k", "hold", litequeue.OnQueue("one"))
 		clk.Add(30 * time.Second)
-		stop1 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}})
-		defer stop1()
-		<-g.started
-		waiting := enqueue(t, q, "k", "ok", litequeue.OnQueue("two"))
-		stop2 := startIdleLoop(t, q, "two") // it found the breaker shut to all but the probe
-		defer stop2()
-		if got := get(t, q, waiting.ID).State; got != litequeue.Pending || ran.Load() {
-			t.Fatalf("the waiting job is %s while the probe runs, want pending", got)
-		}
-		close(g.release)
-		waitFor(t, "the probe to complete", func() bool { return get(t, q, probe.ID).State == litequeue.Completed })
-		waitFor(t, "the second loop to take the waiting job", ran.Load)
+		// The second loop finds the breaker shut to all but the probe.
+		takenOnceHeldEnds(t, q, g, probe, func() *litequeue.Job {
+			return enqueue(t, q, "k", "ok", litequeue.OnQueue("two"))
+		}, &ran)
 	})
 }
 

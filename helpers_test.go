@@ -1088,3 +1088,25 @@ func startIdleLoop(t *testing.T, q *litequeue.Queue, queues ...string) (stop fun
 	waitFor(t, "the loop to wait again, idle", idle.Load)
 	return stop
 }
+
+// takenOnceHeldEnds starts a Work on queue "one", whose run of held waits
+// at g, and once held has started, an idle second loop on queue "two" (see
+// startIdleLoop), where waiting gives it a job that is due. It checks that
+// the job waits while held runs, lets held's run end, and waits for held
+// to complete and for the second loop to run the waiting job (ran), which
+// only a wake at held's end can bring about while the clock stands still.
+func takenOnceHeldEnds(t *testing.T, q *litequeue.Queue, g *gate, held *litequeue.Job, waiting func() *litequeue.Job, ran *atomic.Bool) {
+	t.Helper()
+	stop1 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}})
+	defer stop1()
+	<-g.started
+	job := waiting()
+	stop2 := startIdleLoop(t, q, "two")
+	defer stop2()
+	if got := get(t, q, job.ID).State; got != litequeue.Pending || ran.Load() {
+		t.Fatalf("the waiting job is %s while the held one runs, want pending", got)
+	}
+	close(g.release)
+	waitFor(t, "the held job to complete", func() bool { return get(t, q, held.ID).State == litequeue.Completed })
+	waitFor(t, "the second loop to take the waiting job", ran.Load)
+}

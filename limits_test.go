@@ -287,17 +287,8 @@ func TestWork_MaxRunningWakesLoops(t *testing.T) {
 		}, litequeue.MaxRunning(1))
 		first := enqueue(t, q, "k", nil, litequeue.OnQueue("one"))
 		second := enqueue(t, q, "k", nil, litequeue.OnQueue("two"))
-		stop1 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}})
-		defer stop1()
-		<-g.started
-		stop2 := startIdleLoop(t, q, "two") // it found the kind at its limit
-		defer stop2()
-		if got := get(t, q, second.ID).State; got != litequeue.Pending || ran.Load() {
-			t.Fatalf("the second job is %s while the first runs, want pending", got)
-		}
-		close(g.release)
-		waitFor(t, "the first job to complete", func() bool { return get(t, q, first.ID).State == litequeue.Completed })
-		waitFor(t, "the second loop to take its job", ran.Load)
+		// The second loop finds the kind at its limit.
+		takenOnceHeldEnds(t, q, g, first, func() *litequeue.Job { return second }, &ran)
 	})
 }
 
