@@ -49,11 +49,37 @@ func watches(t *testing.T, n *notifier) int {
 	return count
 }
 
+// eventsUpTo reads w's events up to the first of the file last, and
+// returns the names that came before it, each once.
+func eventsUpTo(t *testing.T, w *dirWatch, last string) []string {
+	t.Helper()
+	var before []string
+	for deadline := time.After(10 * time.Second); ; {
+		select {
+		case name, ok := <-w.events:
+			if !ok {
+				t.Fatalf("the watch ended before %q", last)
+			}
+			if name == last {
+				return before
+			}
+			if len(before) == 0 || before[len(before)-1] != name {
+				before = append(before, name)
+			}
+		case err := <-w.errors:
+			t.Fatalf("waiting for %q: %v", last, err)
+		case <-deadline:
+			t.Fatalf("no event for %q after 10s", last)
+		}
+	}
+}
+
 // TestDirWatch_Off checks that a watch turned off tells of no change, that
 // it keeps what it queued before, that it refuses to turn on when its path
-// names another directory, and that the directory's removal ends it. Each check creates a last, empty file and reads up to its event: the
-// kernel's queue is in order, so an event that should not have come would
-// come before it.
+// names another directory, and that the directory's removal ends it. Each
+// check creates a last, empty file and reads up to its event: the kernel's
+// queue is in order, so an event that should not have come would come
+// before it.
 func TestDirWatch_Off(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -83,36 +109,12 @@ func TestDirWatch_Off(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// upTo reads events up to the first of last, and returns the names
-	// that came before it, each once.
-	upTo := func(last string) []string {
-		t.Helper()
-		var before []string
-		for deadline := time.After(10 * time.Second); ; {
-			select {
-			case name, ok := <-w.events:
-				if !ok {
-					t.Fatalf("the watch ended before %q", last)
-				}
-				if name == last {
-					return before
-				}
-				if len(before) == 0 || before[len(before)-1] != name {
-					before = append(before, name)
-				}
-			case err := <-w.errors:
-				t.Fatalf("waiting for %q: %v", last, err)
-			case <-deadline:
-				t.Fatalf("no event for %q after 10s", last)
-			}
-		}
-	}
 
 	turn(false)
 	touch("unseen")
 	turn(true)
 	mark("first")
-	if got := upTo("first"); len(got) != 0 {
+	if got := eventsUpTo(t, w, "first"); len(got) != 0 {
 		t.Errorf("events while off: %q, want none", got)
 	}
 
@@ -151,7 +153,7 @@ func TestDirWatch_Off(t *testing.T) {
 		t.Error("the kernel's queue is empty after the watch was turned off and on 100 times")
 	}
 	mark("second")
-	if got := upTo("second"); len(got) != 2 || got[0] != "blocker" || got[1] != "queued" {
+	if got := eventsUpTo(t, w, "second"); len(got) != 2 || got[0] != "blocker" || got[1] != "queued" {
 		t.Errorf("events queued before the watch was turned off and on 100 times: %q, want [blocker queued]", got)
 	}
 
@@ -259,19 +261,5 @@ func TestDirWatch_Overflow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "after"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.After(10 * time.Second); ; {
-		select {
-		case name, ok := <-w.events:
-			if !ok {
-				t.Fatal("the watch ended after the overflow")
-			}
-			if name == "after" {
-				return
-			}
-		case err := <-w.errors:
-			t.Fatalf("after the overflow: %v", err)
-		case <-deadline:
-			t.Fatal("no event for a file created after the overflow")
-		}
-	}
+	eventsUpTo(t, w, "after")
 }
