@@ -13,12 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// watches reports how many directories the kernel watches for n's changes
-// of files: 1 while its watch is on, 0 while it is off, as the inotify
-// instance's entry in /proc/self/fdinfo gives its mask.
-func watches(t *testing.T, n *notifier) int {
+// inotifyFD returns the descriptor of w's inotify instance, which stays
+// open until w is closed.
+func inotifyFD(t *testing.T, w *dirWatch) int {
 	t.Helper()
-	rc, err := n.w.f.SyscallConn()
+	rc, err := w.f.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +25,15 @@ func watches(t *testing.T, n *notifier) int {
 	if err := rc.Control(func(f uintptr) { fd = f }); err != nil {
 		t.Fatal(err)
 	}
-	info, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	return int(fd)
+}
+
+// watches reports how many directories the kernel watches for n's changes
+// of files: 1 while its watch is on, 0 while it is off, as the inotify
+// instance's entry in /proc/self/fdinfo gives its mask.
+func watches(t *testing.T, n *notifier) int {
+	t.Helper()
+	info, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", inotifyFD(t, n.w)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,14 +129,7 @@ func TestDirWatch_Off(t *testing.T) {
 	// stays in the kernel's queue, whose length FIONREAD (TIOCINQ) tells.
 	queuedBytes := func() int {
 		t.Helper()
-		rc, err := w.f.SyscallConn()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n int
-		if cerr := rc.Control(func(fd uintptr) { n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); cerr != nil {
-			t.Fatal(cerr)
-		}
+		n, err := unix.IoctlGetInt(inotifyFD(t, w), unix.TIOCINQ)
 		if err != nil {
 			t.Fatal(err)
 		}
