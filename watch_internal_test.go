@@ -220,7 +220,6 @@ func TestNotifiers_Hold(t *testing.T) {
 	defer n.close()
 	var s notifiers
 	s.add(n)
-	held := s.hold
 	write := func() {
 		t.Helper()
 		for i := range 20 {
@@ -231,7 +230,7 @@ func TestNotifiers_Hold(t *testing.T) {
 		}
 	}
 
-	held()
+	s.hold()
 	waitWatching(t, n, 0)
 	asked.Store(0)
 	version.Store(1) // the writer's own commit
@@ -254,7 +253,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	room.Store(false)
 	write() // a burst, whose ask finds no room
 	waitWatching(t, n, 0)
-	held()
+	s.hold()
 	version.Store(3) // committed during the spell
 	room.Store(true)
 	wk.idled()
@@ -268,7 +267,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	// Released while the loop has no room: dormant until it is idle, with
 	// no event to find that out by.
 	room.Store(false)
-	held()
+	s.hold()
 	s.release()
 	if got := watches(t, n); got != 0 {
 		t.Fatalf("the notifier watches %d paths once released with no room, want 0", got)
