@@ -169,15 +169,24 @@ func TestQueue_EnqueueMany(t *testing.T) {
 	for i := range payloads {
 		payloads[i] = i
 	}
+	// The newest job deleted before the batch: its ID is not given again,
+	// and the batch's IDs are still each its own job's.
+	gone := enqueue(t, q, "n", "gone")
+	if err := q.Cancel(t.Context(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Delete(t.Context(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
 	jobs, err := q.EnqueueMany(t.Context(), "n", payloads, litequeue.OnQueue("bulk"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, j := range jobs {
 		want := strconv.Itoa(i)
-		if string(j.Payload) != want || string(get(t, q, j.ID).Payload) != want || j.Queue != "bulk" {
-			t.Fatalf("job %d of the batch: returned payload %s on %q, stored %s; want %s on bulk",
-				i, j.Payload, j.Queue, get(t, q, j.ID).Payload, want)
+		if string(j.Payload) != want || string(get(t, q, j.ID).Payload) != want || j.Queue != "bulk" || j.ID <= gone.ID {
+			t.Fatalf("job %d of the batch: ID %d (deleted %d), returned payload %s on %q, stored %s; want %s on bulk",
+				i, j.ID, gone.ID, j.Payload, j.Queue, get(t, q, j.ID).Payload, want)
 		}
 	}
 	var got []int

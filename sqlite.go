@@ -2,12 +2,12 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -192,12 +192,10 @@ const insertJobSQL = `INSERT INTO litequeue_jobs
 	VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // insertJobsSQL adds many jobs in one statement. Its last argument is a
-// JSON array of the payloads, in hex; each new row's id is one more than
-// the one before it, so the ids, in order, follow the array.
+// JSON array of the payloads, in hex, inserted in its order.
 const insertJobsSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, metadata, expires_at)
-	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key
-	RETURNING id`
+	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key`
 
 // insertJobs inserts one job with one plain statement, and many with
 // one statement for all (a statement per row costs several times the row
@@ -205,25 +203,43 @@ const insertJobsSQL = `INSERT INTO litequeue_jobs
 // taken meanwhile: the insert and insert's look for the key's live job
 // are one step, as writers take turns.
 func (e *sqliteEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
+	var res sql.Result
+	var err error
 	if len(b.payloads) == 1 {
-		res, err := tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payloadColumn(b.payloads[0]), b.cfg.priority,
+		res, err = tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payloadColumn(b.payloads[0]), b.cfg.priority,
 			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata, b.expiresAt(runAt))
-		if err != nil {
-			return nil, err
-		}
-		id, err := res.LastInsertId()
-		return []int64{id}, err
+	} else {
+		res, err = tx.ExecContext(ctx, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
+			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), b.cfg.metadata, b.expiresAt(runAt), hexArray(b.payloads))
 	}
-	var ids []int64
-	err := tx.SelectContext(ctx, &ids, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), b.cfg.metadata, b.expiresAt(runAt), hexArray(b.payloads))
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) != len(b.payloads) {
-		return nil, fmt.Errorf("inserted %d jobs of %d", len(ids), len(b.payloads))
+	return insertedIDs(res, len(b.payloads))
+}
+
+// insertedIDs returns the IDs of the n jobs that res inserted, in the
+// order inserted. They are n consecutive IDs ending at the last one:
+// litequeue_jobs's id is AUTOINCREMENT, so each new row's is one more than
+// the largest the table ever had, and no other writer inserts meanwhile.
+// Reading them so costs nothing, where a RETURNING clause buffered and
+// scanned a row per job (a sixth of a batch's time).
+func insertedIDs(res sql.Result, n int) ([]int64, error) {
+	last, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(ids)
+	got, err := res.RowsAffected()
+	if err != nil {
+		return nil, err
+	}
+	if got != int64(n) {
+		return nil, fmt.Errorf("inserted %d jobs of %d", got, n)
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = last - int64(n-1-i)
+	}
 	return ids, nil
 }
 
