@@ -46,6 +46,21 @@ func (q *Queue) emitStarted(now time.Time, leases ...*lease) {
 	q.emit(events...)
 }
 
+// emitEnqueued fires the job.enqueued events of new jobs, committed at
+// now; a Duplicate was not enqueued.
+func (q *Queue) emitEnqueued(now time.Time, jobs ...*Job) {
+	if q.opts.OnEvent == nil {
+		return
+	}
+	events := make([]Event, 0, len(jobs))
+	for _, j := range jobs {
+		if !j.Duplicate {
+			events = append(events, Event{Type: eventEnqueued, Job: *j, At: now})
+		}
+	}
+	q.emit(events...)
+}
+
 // onEventWait is how long emit waits for an OnEvent call in progress
 // before it warns that OnEvent may be calling the Queue.
 const onEventWait = 10 * time.Second

@@ -315,7 +315,7 @@ func (q *Queue) fireSlot(ctx context.Context, p *periodic) error {
 	ps.mu.Unlock()
 	if job != nil {
 		q.notify()
-		q.emit(Event{Type: eventEnqueued, Job: *job, At: now})
+		q.emitEnqueued(now, job)
 	}
 	return nil
 }
