@@ -264,9 +264,10 @@ func (q *Queue) breakerClaimed(ctx context.Context, tx execer, g *gate, leases [
 }
 
 // breakerFailedSQL counts the failed runs of a kind since a moment,
-// through litequeue_attempts_failed.
+// through litequeue_attempts_failures (on PostgreSQL,
+// litequeue_attempts_failed).
 const breakerFailedSQL = `SELECT COUNT(*) FROM litequeue_attempts
-	WHERE kind = ? AND finished_at > ? AND outcome IN ('failed', 'panicked', 'timed_out', 'lease_expired')`
+	WHERE kind = ? AND finished_at > ? AND ` + failedSQL
 
 // breakerCompletedSQL counts the completed runs of a kind since a moment,
 // up to a limit: read only once the failures reached the breaker's

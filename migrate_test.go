@@ -212,9 +212,11 @@ func TestOpen_MigratesConcurrently(t *testing.T) {
 // TestOpen_AddsNewIndexes opens a file of the current version made before
 // schema.sql changed its index for pages of finished jobs (from
 // litequeue_jobs_list, of every finished job, to litequeue_jobs_stopped,
-// of those that did not complete): Open drops the old and creates the
-// new, so the file reads its lists, and writes its finished jobs, as a new
-// file does, without a new schema version.
+// of those that did not complete) and its index of failed runs (from
+// litequeue_attempts_failed, of "outcome IN (…)", to
+// litequeue_attempts_failures, of ORs): Open drops the old and creates the
+// new, so the file reads its lists, and writes its finished jobs and their
+// history, as a new file does, without a new schema version.
 func TestOpen_AddsNewIndexes(t *testing.T) {
 	fileOnly(t, "the file's schema versions")
 	t.Parallel()
@@ -226,7 +228,10 @@ func TestOpen_AddsNewIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sqliteFile(t, path, `DROP INDEX litequeue_jobs_stopped`,
-		`CREATE INDEX litequeue_jobs_list ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL`)
+		`CREATE INDEX litequeue_jobs_list ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL`,
+		`DROP INDEX litequeue_attempts_failures`,
+		`CREATE INDEX litequeue_attempts_failed ON litequeue_attempts (kind, finished_at)
+			WHERE outcome IN ('failed', 'panicked', 'timed_out', 'lease_expired')`)
 	q = openAt(t, path, litequeue.Options{})
 	if diff := cmp.Diff(want, schemaOf(t, q)); diff != "" {
 		t.Errorf("schema after Open (-new file +reopened):\n%s", diff)

@@ -164,10 +164,17 @@ CREATE TABLE IF NOT EXISTS litequeue_breakers (
 
 -- Breaker: a kind's failed runs in the window, at each failure of a kind
 -- with a breaker. Only failed rows are in it: a completed run, the common
--- case, costs no write here.
-CREATE INDEX IF NOT EXISTS litequeue_attempts_failed
+-- case, costs no write here. Its condition is the text of failedSQL
+-- (job.go), which the queries that use it repeat: ORs, where SQLite
+-- evaluated "outcome IN (…)" of four values through an ephemeral table
+-- that each row inserted built afresh. It replaced litequeue_attempts_failed,
+-- of that IN, in version 5 without a new version: Open runs this file on a
+-- file of the current version too (see migrate.go), so a file gains it,
+-- and loses the old one, at its next Open.
+DROP INDEX IF EXISTS litequeue_attempts_failed;
+CREATE INDEX IF NOT EXISTS litequeue_attempts_failures
 	ON litequeue_attempts (kind, finished_at)
-	WHERE outcome IN ('failed', 'panicked', 'timed_out', 'lease_expired');
+	WHERE (outcome = 'failed' OR outcome = 'panicked' OR outcome = 'timed_out' OR outcome = 'lease_expired');
 
 -- Periodic jobs (periodic.go).
 

@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -67,6 +68,7 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 		{"expiry before a claim", claimFirstSQL, []any{0}, "litequeue_jobs_expiry"},
 		{"leases and pauses", nextLeaseSQL, nil, "litequeue_jobs_lease"},
 		{"dead purge count", countDeadSQL, []any{0}, "litequeue_jobs_finished"},
+		{"breaker's failures", breakerFailedSQL, []any{"k", 0}, "litequeue_attempts_failures"},
 	} {
 		switch tc.name {
 		case "list dead":
@@ -146,6 +148,51 @@ func planOf(t *testing.T, q *Queue, query string, args ...any) string {
 		plan = append(plan, detail)
 	}
 	return strings.Join(plan, "; ")
+}
+
+// TestQueryPlans_NoEphemeralPerRow checks that the statements a job's
+// life writes, once or more per job, build no ephemeral table. A partial
+// index whose condition was "outcome IN (…)" of four values had each
+// history row's insert build one, to test the row against the list:
+// 13.4 µs a row against 7.8 for the same condition as ORs (see failedSQL).
+func TestQueryPlans_NoEphemeralPerRow(t *testing.T) {
+	t.Parallel()
+	q := openTemp(t, Options{})
+	for name, query := range map[string]string{
+		"insert a job":      insertJobSQL,
+		"insert jobs":       insertJobsSQL,
+		"settle a run":      settleHeldSQL,
+		"store a decision":  settleSQL,
+		"add a history row": insertAttemptSQL,
+		"add history rows":  addHistorySQL,
+	} {
+		if ops := opcodesOf(t, q, query); slices.Contains(ops, "OpenEphemeral") {
+			t.Errorf("%s builds an ephemeral table:\n%s\nprogram: %s", name, query, strings.Join(ops, " "))
+		}
+	}
+}
+
+// opcodesOf returns the opcodes of the program SQLite compiles query to.
+func opcodesOf(t *testing.T, q *Queue, query string) []string {
+	t.Helper()
+	args := make([]any, strings.Count(query, "?"))
+	rows, err := q.db.QueryxContext(t.Context(), `EXPLAIN `+query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	var ops []string
+	for rows.Next() {
+		m := map[string]any{}
+		if err := rows.MapScan(m); err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, fmt.Sprint(m["opcode"]))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return ops
 }
 
 // TestSQLite_WriterHoldsNotifiers checks that a Work loop's notifier is
