@@ -264,7 +264,7 @@ func (q *Queue) breakerClaimed(ctx context.Context, tx execer, g *gate, leases [
 }
 
 // breakerFailedSQL counts the failed runs of a kind since a moment,
-// through litequeue_attempts_failures (on PostgreSQL,
+// through litequeue_attempts_breaker (on PostgreSQL,
 // litequeue_attempts_failed).
 const breakerFailedSQL = `SELECT COUNT(*) FROM litequeue_attempts
 	WHERE kind = ? AND finished_at > ? AND ` + failedSQL

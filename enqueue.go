@@ -323,17 +323,15 @@ func (b *enqueueBatch) expiresAt(runAt time.Time) sql.NullInt64 {
 	return nullMS(fromMS(ms(runAt)).Add(b.cfg.expireAfter))
 }
 
-// jobs returns the batch's jobs as inserted with the given IDs, made in
-// one allocation: a batch's jobs are made, and mostly dropped, together.
+// jobs returns the batch's jobs as inserted with the given IDs, each its
+// own allocation: a caller that keeps one job of a batch keeps only it.
 func (b *enqueueBatch) jobs(ids []int64, runAt, now time.Time) []*Job {
 	jobs := make([]*Job, len(b.payloads))
-	made := make([]Job, len(b.payloads))
 	for i, p := range b.payloads {
 		if len(p) == 0 {
 			p = nil // as Get reads an empty payload
 		}
-		jobs[i] = &made[i]
-		made[i] = Job{
+		jobs[i] = &Job{
 			ID: ids[i], Queue: b.cfg.queue, Kind: b.kind, Payload: p, State: Pending,
 			Priority: b.cfg.priority, MaxTries: b.maxTries,
 			// As stored: whole milliseconds, so that Enqueue returns what Get does.

@@ -91,8 +91,9 @@ const (
 
 // failedSQL is true of the history rows of failed runs: what a breaker
 // counts, and the runs before a retry. It is also the condition of the
-// index litequeue_attempts_failures, written as ORs (see schema.sql), and
-// a query must repeat its text for SQLite to use that index.
+// index litequeue_attempts_breaker, written as ORs (see schema.sql): for
+// SQLite to use that index, a query must use this expression, its terms
+// in this order.
 const failedSQL = `(outcome = 'failed' OR outcome = 'panicked' OR outcome = 'timed_out' OR outcome = 'lease_expired')`
 
 // Attempt is one row of a job's history: one run, one replay, or one

@@ -13,7 +13,8 @@ import (
 // at once one of them migrates it and the others find it done. Opening
 // never destroys data: schema.sql adds tables and indexes, and drops only
 // an index it replaces (it runs at every Open, so an index added to it
-// needs no new version: see litequeue_jobs_stopped), the one rebuild, that of
+// needs no new version: see litequeue_jobs_stopped and
+// litequeue_attempts_breaker), the one rebuild, that of
 // version 3 (see setAsideJobsSQL), copies every row, and versions 4 and 5
 // add a column each (see addMetadataSQL, addExpiresSQL).
 //
@@ -41,7 +42,8 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 	if version == schemaVersion {
 		// schema.sql runs again, to make what it has changed without a
 		// new version: an index (litequeue_jobs_stopped, which replaced
-		// litequeue_jobs_list). When nothing is missing it writes
+		// litequeue_jobs_list; litequeue_attempts_breaker, which replaced
+		// litequeue_attempts_failed). When nothing is missing it writes
 		// nothing.
 		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 			return fmt.Errorf("create schema: %w", err)

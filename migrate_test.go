@@ -214,7 +214,7 @@ func TestOpen_MigratesConcurrently(t *testing.T) {
 // litequeue_jobs_list, of every finished job, to litequeue_jobs_stopped,
 // of those that did not complete) and its index of failed runs (from
 // litequeue_attempts_failed, of "outcome IN (…)", to
-// litequeue_attempts_failures, of ORs): Open drops the old and creates the
+// litequeue_attempts_breaker, of ORs): Open drops the old and creates the
 // new, so the file reads its lists, and writes its finished jobs and their
 // history, as a new file does, without a new schema version.
 func TestOpen_AddsNewIndexes(t *testing.T) {
@@ -229,7 +229,7 @@ func TestOpen_AddsNewIndexes(t *testing.T) {
 	}
 	sqliteFile(t, path, `DROP INDEX litequeue_jobs_stopped`,
 		`CREATE INDEX litequeue_jobs_list ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL`,
-		`DROP INDEX litequeue_attempts_failures`,
+		`DROP INDEX litequeue_attempts_breaker`,
 		`CREATE INDEX litequeue_attempts_failed ON litequeue_attempts (kind, finished_at)
 			WHERE outcome IN ('failed', 'panicked', 'timed_out', 'lease_expired')`)
 	q = openAt(t, path, litequeue.Options{})

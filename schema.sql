@@ -172,7 +172,7 @@ CREATE TABLE IF NOT EXISTS litequeue_breakers (
 -- file of the current version too (see migrate.go), so a file gains it,
 -- and loses the old one, at its next Open.
 DROP INDEX IF EXISTS litequeue_attempts_failed;
-CREATE INDEX IF NOT EXISTS litequeue_attempts_failures
+CREATE INDEX IF NOT EXISTS litequeue_attempts_breaker
 	ON litequeue_attempts (kind, finished_at)
 	WHERE (outcome = 'failed' OR outcome = 'panicked' OR outcome = 'timed_out' OR outcome = 'lease_expired');
 

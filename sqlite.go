@@ -219,11 +219,12 @@ func (e *sqliteEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatc
 }
 
 // insertedIDs returns the IDs of the n jobs that res inserted, in the
-// order inserted. They are n consecutive IDs ending at the last one:
-// litequeue_jobs's id is AUTOINCREMENT, so each new row's is one more than
-// the largest the table ever had, and no other writer inserts meanwhile.
-// Reading them so costs nothing, where a RETURNING clause buffered and
-// scanned a row per job (a sixth of a batch's time).
+// order inserted. They are n consecutive IDs ending at the last one: each
+// row of one statement gets one more than the row before it, and as
+// litequeue_jobs's id is AUTOINCREMENT, that is never an ID a deleted job
+// had, nor, at the largest ID, a random one (the insert fails instead).
+// litequeue has no trigger that inserts jobs. Reading them so costs
+// nothing, where a RETURNING clause buffered and scanned a row per job.
 func insertedIDs(res sql.Result, n int) ([]int64, error) {
 	last, err := res.LastInsertId()
 	if err != nil {
