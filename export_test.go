@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"testing"
 	"time"
 )
 
@@ -41,3 +42,10 @@ func RescueLook(ctx context.Context, q *Queue, during func()) (int, error) {
 // and looked again, that count no longer holds the run. For tests that
 // must know that a loop is idle.
 func SetSleepHook(q *Queue, h func(queues []string, running int64)) { q.sleepHook.Store(&h) }
+
+// WaitWithin is waitWithin (helpers_internal_test.go), for the helpers of
+// the tests of package litequeue_test.
+func WaitWithin(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	waitWithin(tb, d, what, cond)
+}

@@ -3,6 +3,7 @@ package litequeue
 import (
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // openTemp opens a Queue with opts on a new file in the test's directory,
@@ -15,4 +16,23 @@ func openTemp(t testing.TB, opts Options) *Queue {
 	}
 	t.Cleanup(func() { q.Close() })
 	return q
+}
+
+// waitFor polls cond until it holds, failing the test after a real-time
+// deadline. For goroutines the test cannot step.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	waitWithin(tb, 10*time.Second, what, cond)
+}
+
+// waitWithin is waitFor with a deadline of d, for long runs of work.
+func waitWithin(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

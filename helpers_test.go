@@ -183,13 +183,7 @@ func stepUntilClosed(tb testing.TB, clk *clock.Mock, what string, ch <-chan stru
 // waitWithin is waitFor with a deadline of d, for long runs of work.
 func waitWithin(tb testing.TB, d time.Duration, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	litequeue.WaitWithin(tb, d, what, cond)
 }
 
 // doomed is a handler whose jobs die at once.

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/jmoiron/sqlx"
@@ -219,13 +218,12 @@ func TestSQLite_WriterHoldsNotifiers(t *testing.T) {
 		return slices.Clone(e.notifiers.all)
 	}
 	var n *notifier
-	for deadline := time.Now().Add(10 * time.Second); n == nil; time.Sleep(time.Millisecond) {
+	waitFor(t, "the Work loop's notifier to be listed", func() bool {
 		if all := listed(); len(all) == 1 {
 			n = all[0]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("%d notifiers listed after 10s, want 1", len(all))
 		}
-	}
+		return n != nil
+	})
 	watching := func() int { return watches(t, n) }
 	waitWatching(t, n, 1)
 	inside := -1

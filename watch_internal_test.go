@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -148,15 +149,7 @@ func TestNotifier_NoRoom(t *testing.T) {
 // waitWatching waits until n watches want paths.
 func waitWatching(t *testing.T, n *notifier, want int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		got := watches(t, n)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the notifier watches %d paths after 10s, want %d", got, want)
-		}
-	}
+	waitFor(t, fmt.Sprintf("the notifier to watch %d paths", want), func() bool { return watches(t, n) == want })
 }
 
 // writeBurst writes 64-byte frames to wal, one every pause, for half a

@@ -136,11 +136,7 @@ func TestDirWatch_Off(t *testing.T) {
 		return n
 	}
 	mark("blocker")
-	for deadline := time.Now().Add(10 * time.Second); queuedBytes() > 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the reader took no event for 10s")
-		}
-	}
+	waitFor(t, "the reader to take blocker's event", func() bool { return queuedBytes() == 0 })
 	touch("queued")
 	if queuedBytes() == 0 {
 		t.Fatal("no event queued in the kernel for a write")
