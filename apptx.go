@@ -3,41 +3,14 @@ package litequeue
 import (
 	"context"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // The app's own work in the queue's file: the pool DB() returns, and
 // WriteTx, which runs the app's write transactions in turn with
 // litequeue's own writes.
-
-// appIdleConns is how many of the app's connections stay open between
-// uses.
-const appIdleConns = 4
-
-// openAppDB opens the pool that DB() returns, apart from the pool of
-// litequeue's own reads, so that those never wait for a connection the app
-// holds: a transaction waiting for SQLite's write lock holds its
-// connection all the while. Like a pool of database/sql by default, it
-// opens as many connections as the app uses at once, so that a goroutine
-// holding a transaction never waits for another connection that
-// transactions waiting behind it hold; the app may bound it with
-// DB().SetMaxOpenConns.
-func openAppDB(path, synchronous, checkpoint string) (*sqlx.DB, error) {
-	db, err := openDB(path, writeAccess, synchronous, checkpoint, 0)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxIdleConns(appIdleConns)
-	return db, nil
-}
-
-// appTxWait is how long a write waits for a WriteTx that holds the write
-// lock before it fails: as long as SQLite's busy timeout lets a connection
-// wait for another's write lock.
-const appTxWait = busyTimeoutMS * time.Millisecond
 
 // beginTries is how many times WriteTx begins its transaction while SQLite
 // reports the file busy, each try waiting up to the busy timeout.
@@ -88,20 +61,20 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if q.readOnly() {
 		return ErrReadOnly
 	}
-	if err := q.w.turn.take(ctx); err != nil {
+	if err := q.w.Turn.Take(ctx); err != nil {
 		return fmt.Errorf("litequeue: write transaction: %w", err)
 	}
-	defer q.w.turn.give()
-	if err := q.eng.lock(); err != nil {
+	defer q.w.Turn.Give()
+	if err := q.eng.Lock(); err != nil {
 		return fmt.Errorf("litequeue: write transaction: take write lock: %w", err)
 	}
-	defer q.eng.unlock()
+	defer q.eng.Unlock()
 	tx, err := q.beginApp(ctx)
 	if err != nil {
 		return fmt.Errorf("litequeue: write transaction: begin: %w", err)
 	}
 	defer tx.Rollback()
-	q.w.turn.appBegan()
+	q.w.Turn.AppBegan()
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -116,89 +89,11 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 func (q *Queue) beginApp(ctx context.Context) (*sqlx.Tx, error) {
 	for try := 1; ; try++ {
 		tx, err := q.app.BeginTxx(ctx, nil) // IMMEDIATE: see dsn
-		if err == nil || !q.eng.retry(err) || try == beginTries {
+		if err == nil || !q.eng.Retry(err) || try == beginTries {
 			return tx, err
 		}
 	}
 }
 
-// writeTurn orders, within one process, a Queue's writes that take the
-// write lock: the writer's commits and the app's WriteTx. One write holds
-// the turn at a time and the others wait in line (a channel serves its
-// waiting senders in order); the holder then takes the file lock, which
-// orders it with the writers of other processes. A write waits for a
-// WriteTx that holds the turn for at most appTxWait (see take). The zero
-// value is ready to use.
-type writeTurn struct {
-	once sync.Once
-	ch   chan struct{} // holds a value while the turn is taken
-
-	mu      sync.Mutex
-	appFrom time.Time // when the WriteTx holding the turn began; zero if none
-}
-
-func (t *writeTurn) c() chan struct{} {
-	t.once.Do(func() { t.ch = make(chan struct{}, 1) })
-	return t.ch
-}
-
-// take waits for the turn until ctx is done, or until a WriteTx has held
-// it for appTxWait: a WriteTx whose fn makes a write that takes no
-// transaction waits for itself, and this turns the hang into an error.
-// The wait is on real time, not the injected clock: it waits for another
-// goroutine.
-func (t *writeTurn) take(ctx context.Context) error {
-	select {
-	case t.c() <- struct{}{}:
-		return nil
-	default:
-	}
-	wait := time.NewTimer(appTxWait)
-	defer wait.Stop()
-	for {
-		select {
-		case t.c() <- struct{}{}:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-wait.C:
-			held := t.appHeld()
-			if held >= appTxWait {
-				return fmt.Errorf("a WriteTx has held the write lock for %v, past the %v a write waits for one "+
-					"(does its fn make a write that takes no transaction, such as Enqueue, or begin another WriteTx?)",
-					held.Round(time.Millisecond), appTxWait)
-			}
-			wait.Reset(appTxWait - held)
-		}
-	}
-}
-
-// appBegan records that the turn's holder is a WriteTx whose transaction
-// has just begun.
-func (t *writeTurn) appBegan() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.appFrom = time.Now()
-}
-
-// appHeld returns how long the WriteTx holding the turn has held it since
-// it began its transaction; 0 if no WriteTx holds it.
-func (t *writeTurn) appHeld() time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.appFrom.IsZero() {
-		return 0
-	}
-	return time.Since(t.appFrom)
-}
-
-// give hands the turn to the next write in line.
-func (t *writeTurn) give() {
-	t.mu.Lock()
-	t.appFrom = time.Time{}
-	t.mu.Unlock()
-	<-t.c()
-}
-
 // appTx is the app's transaction tx, for litequeue's SQL.
-func (q *Queue) appTx(t *sqlx.Tx) *dbTx { return &dbTx{t, q.dialect} }
+func (q *Queue) appTx(t *sqlx.Tx) *store.AppTx { return store.WrapTx(t, q.dialect) }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/litequeue/litequeue/internal/store/sqlite"
 )
 
 // Backups: a consistent copy of the queue's file taken while others work
@@ -52,7 +54,7 @@ func (q *Queue) Backup(ctx context.Context, path string, opts BackupOptions) err
 		return err
 	}
 	defer leave()
-	if q.onServer() {
+	if q.path == "" { // a server: no file
 		return fmt.Errorf("litequeue: backup to %s: a Queue on a server has no file to copy: back the server up with its own tools (pg_dump)", path)
 	}
 	if err := q.backup(ctx, path, opts); err != nil {
@@ -80,7 +82,7 @@ func (q *Queue) backup(ctx context.Context, path string, opts BackupOptions) (er
 	} else {
 		// Reserve the name, so that nothing is ever replaced, also a file
 		// made meanwhile.
-		if err := createFile(dst); err != nil {
+		if err := sqlite.CreateFile(dst); err != nil {
 			return err
 		}
 		defer func() {

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Circuit breakers: a kind whose runs fail in a burst is paused, not run
@@ -166,8 +168,8 @@ func (r *breakerRow) shutFor(now time.Time) (bool, time.Time) {
 	switch {
 	case r.probing():
 		return true, time.Time{}
-	case r.State == breakerOpen && r.OpenUntil > ms(now):
-		return true, fromMS(r.OpenUntil)
+	case r.State == breakerOpen && r.OpenUntil > store.MS(now):
+		return true, store.FromMS(r.OpenUntil)
 	}
 	return false, time.Time{}
 }
@@ -177,7 +179,7 @@ func (r *breakerRow) shutFor(now time.Time) (bool, time.Time) {
 // gate locked such a kind first (see lockKinds), it reads its breaker
 // again before it lets a claim take the probe, so that claimers in other
 // transactions take no second probe; the file's claims take turns.
-func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
+func (q *Queue) breakerGate(ctx context.Context, tx store.Execer, g *gate, now time.Time, claiming bool) error {
 	if !q.flowTables() || !slices.ContainsFunc(g.kinds, q.hasBreaker) {
 		return nil
 	}
@@ -221,7 +223,7 @@ func (q *Queue) breakerGate(ctx context.Context, tx execer, g *gate, now time.Ti
 // breakers that are not closed into g, for breakerGate, and returns the
 // kinds of g whose breaker may let a probe through at now: the gate
 // locks them (see lockKinds).
-func (q *Queue) breakerProbes(ctx context.Context, tx execer, g *gate, now time.Time) ([]string, error) {
+func (q *Queue) breakerProbes(ctx context.Context, tx store.Execer, g *gate, now time.Time) ([]string, error) {
 	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
 		return nil, nil
 	}
@@ -247,7 +249,7 @@ const breakerProbeSQL = `UPDATE litequeue_breakers SET state = 'half_open', prob
 
 // breakerClaimed marks the probe of a half-open breaker: the first run
 // the claim took of a kind whose breaker let one through.
-func (q *Queue) breakerClaimed(ctx context.Context, tx execer, g *gate, leases []*lease, now time.Time) error {
+func (q *Queue) breakerClaimed(ctx context.Context, tx store.Execer, g *gate, leases []*lease, now time.Time) error {
 	for _, kind := range g.probes {
 		for _, l := range leases {
 			if l.job.Kind != kind {
@@ -300,29 +302,29 @@ const breakerCloseSQL = `UPDATE litequeue_breakers SET state = 'closed', open_un
 // two runs ending at once are both counted (each would not see the
 // other's), and a probe's end is not undone by another's; the breaker
 // opens once even without (breakerOpenSQL).
-func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time.Time) ([]Event, error) {
+func (q *Queue) breakerRan(ctx context.Context, tx store.Execer, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
-	b := q.kindBreaker(h.kind)
-	if b == nil && h.Outcome != OutcomeLeaseExpired {
+	b := q.kindBreaker(h.Kind)
+	if b == nil && Outcome(h.Outcome) != OutcomeLeaseExpired {
 		return nil, nil // a rescuer ends a lost probe of any kind
 	}
-	r, err := q.breakerRow(ctx, tx, h.kind)
+	r, err := q.breakerRow(ctx, tx, h.Kind)
 	if err != nil {
 		return nil, err
 	}
-	if !r.probeOf(h.jobID) && !trips(b, r, h) {
+	if !r.probeOf(h.JobID) && !trips(b, r, h) {
 		return nil, nil
 	}
-	if err := q.eng.lockKind(ctx, tx, h.kind); err != nil {
+	if err := q.eng.LockKind(ctx, tx, h.Kind); err != nil {
 		return nil, err
 	}
-	if r, err = q.breakerRow(ctx, tx, h.kind); err != nil {
+	if r, err = q.breakerRow(ctx, tx, h.Kind); err != nil {
 		return nil, err
 	}
 	switch {
 	case trips(b, r, h):
 		return q.breakerTrip(ctx, tx, b, r, d, now)
-	case !r.probeOf(h.jobID):
+	case !r.probeOf(h.JobID):
 		return nil, nil // opened meanwhile, or the end of a run that began before
 	}
 	events, err := q.breakerProbed(ctx, tx, r, d, now)
@@ -330,7 +332,7 @@ func (q *Queue) breakerRan(ctx context.Context, tx execer, d *decision, now time
 		return nil, err
 	}
 	// Idle workers elsewhere keep the kind shut until its probe ends.
-	return events, q.wakeIdle(ctx, tx)
+	return events, q.w.WakeIdle(ctx, tx)
 }
 
 // kindBreaker is the breaker of kind's handler on this Queue; nil: none.
@@ -348,15 +350,15 @@ func (r *breakerRow) probeOf(job int64) bool {
 
 // trips reports whether the run h ended may open the breaker b, closed as
 // its row r says: the run failed.
-func trips(b *Breaker, r *breakerRow, h *historyRow) bool {
-	return b != nil && !r.isOpen() && failure(h.Outcome)
+func trips(b *Breaker, r *breakerRow, h *store.HistoryRow) bool {
+	return b != nil && !r.isOpen() && failure(Outcome(h.Outcome))
 }
 
 // breakerRow reads the breaker of kind; nil if it has no row (it never
 // opened).
-func (q *Queue) breakerRow(ctx context.Context, tx execer, kind string) (*breakerRow, error) {
+func (q *Queue) breakerRow(ctx context.Context, tx store.Execer, kind string) (*breakerRow, error) {
 	r := new(breakerRow)
-	if err := tx.GetContext(ctx, r, breakerRowSQL, kind); errors.Is(err, errNoRows) {
+	if err := tx.GetContext(ctx, r, breakerRowSQL, kind); errors.Is(err, store.ErrNoRows) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("read breaker: %w", err)
@@ -367,14 +369,14 @@ func (q *Queue) breakerRow(ctx context.Context, tx execer, kind string) (*breake
 // breakerTrip opens the closed breaker b of the run d ended, a failure,
 // if the failures in its window since it last closed (r, if it has a row)
 // reach its threshold.
-func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
+func (q *Queue) breakerTrip(ctx context.Context, tx store.Execer, b *Breaker, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
-	since := ms(now.Add(-b.Window))
+	since := store.MS(now.Add(-b.Window))
 	if r != nil {
 		since = max(since, r.OpenUntil)
 	}
 	var failed, completed int
-	if err := tx.GetContext(ctx, &failed, breakerFailedSQL, h.kind, since); err != nil {
+	if err := tx.GetContext(ctx, &failed, breakerFailedSQL, h.Kind, since); err != nil {
 		return nil, fmt.Errorf("count failures: %w", err)
 	}
 	if failed < b.Failures {
@@ -383,14 +385,14 @@ func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, r *break
 	// Up to this many completed runs, the failures are at least Ratio;
 	// one more is enough to keep the breaker closed.
 	most := min(math.Floor(float64(failed)/b.Ratio)-float64(failed), math.MaxInt32)
-	if err := tx.GetContext(ctx, &completed, breakerCompletedSQL, since, h.kind, int64(most)+1); err != nil {
+	if err := tx.GetContext(ctx, &completed, breakerCompletedSQL, since, h.Kind, int64(most)+1); err != nil {
 		return nil, fmt.Errorf("count runs: %w", err)
 	}
 	if float64(failed) < b.Ratio*float64(failed+completed) {
 		return nil, nil
 	}
 	until := now.Add(b.Cooldown)
-	res, err := tx.ExecContext(ctx, breakerOpenSQL, h.kind, ms(now), ms(until),
+	res, err := tx.ExecContext(ctx, breakerOpenSQL, h.Kind, store.MS(now), store.MS(until),
 		b.Cooldown.Milliseconds(), b.MaxCooldown.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("open breaker: %w", err)
@@ -398,32 +400,32 @@ func (q *Queue) breakerTrip(ctx context.Context, tx execer, b *Breaker, r *break
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return nil, err
 	}
-	return []Event{{Type: eventBreakerOpened, Job: d.after.view(), Err: h.Error, Delay: b.Cooldown, At: now}}, nil
+	return []Event{{Type: eventBreakerOpened, Job: viewOf(&d.after), Err: h.Error, Delay: b.Cooldown, At: now}}, nil
 }
 
 // breakerProbed ends the half-open breaker r whose probe's run d ended:
 // closed if it completed, open again for twice as long (at most the cap)
 // if it failed, else open with its cool-down over.
-func (q *Queue) breakerProbed(ctx context.Context, tx execer, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
+func (q *Queue) breakerProbed(ctx context.Context, tx store.Execer, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
 	switch {
-	case h.Outcome == OutcomeCompleted:
-		if _, err := tx.ExecContext(ctx, breakerCloseSQL, ms(now), r.Kind); err != nil {
+	case Outcome(h.Outcome) == OutcomeCompleted:
+		if _, err := tx.ExecContext(ctx, breakerCloseSQL, store.MS(now), r.Kind); err != nil {
 			return nil, fmt.Errorf("close breaker: %w", err)
 		}
-		return []Event{{Type: eventBreakerClosed, Job: d.after.view(), At: now}}, nil
-	case failure(h.Outcome):
+		return []Event{{Type: eventBreakerClosed, Job: viewOf(&d.after), At: now}}, nil
+	case failure(Outcome(h.Outcome)):
 		cooldown := min(2*r.Cooldown, r.MaxCooldown)
 		if r.Cooldown > math.MaxInt64/2 {
 			cooldown = r.MaxCooldown
 		}
-		if _, err := tx.ExecContext(ctx, breakerReopenSQL, ms(now)+cooldown, r.Trips+1, cooldown, r.Kind); err != nil {
+		if _, err := tx.ExecContext(ctx, breakerReopenSQL, store.MS(now)+cooldown, r.Trips+1, cooldown, r.Kind); err != nil {
 			return nil, fmt.Errorf("open breaker: %w", err)
 		}
 		delay := time.Duration(cooldown) * time.Millisecond
-		return []Event{{Type: eventBreakerOpened, Job: d.after.view(), Err: h.Error, Delay: delay, At: now}}, nil
+		return []Event{{Type: eventBreakerOpened, Job: viewOf(&d.after), Err: h.Error, Delay: delay, At: now}}, nil
 	}
-	_, err := tx.ExecContext(ctx, breakerReopenSQL, ms(now), r.Trips, r.Cooldown, r.Kind)
+	_, err := tx.ExecContext(ctx, breakerReopenSQL, store.MS(now), r.Trips, r.Cooldown, r.Kind)
 	if err != nil {
 		return nil, fmt.Errorf("reopen breaker: %w", err)
 	}
@@ -454,7 +456,7 @@ type BreakerStats struct {
 // breakerStats reads, in tx, the breakers that are not closed, by kind:
 // none in a file older than version 5 that OpenReadOnly reads without
 // migrating it.
-func (q *Queue) breakerStats(ctx context.Context, tx execer) (map[string]BreakerStats, error) {
+func (q *Queue) breakerStats(ctx context.Context, tx store.Execer) (map[string]BreakerStats, error) {
 	out := make(map[string]BreakerStats)
 	if !q.flowTables() {
 		return out, nil
@@ -468,7 +470,7 @@ func (q *Queue) breakerStats(ctx context.Context, tx execer) (map[string]Breaker
 		if r.probing() {
 			state = breakerHalfOpen
 		}
-		out[r.Kind] = BreakerStats{State: state, OpenedAt: fromMS(r.OpenedAt), Until: fromMS(r.OpenUntil), Trips: r.Trips}
+		out[r.Kind] = BreakerStats{State: state, OpenedAt: store.FromMS(r.OpenedAt), Until: store.FromMS(r.OpenUntil), Trips: r.Trips}
 	}
 	return out, nil
 }
@@ -488,11 +490,11 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 	}
 	defer leave()
 	var closed bool
-	err = q.write(ctx, func(tx execer) error {
-		if err := q.eng.lockKind(ctx, tx, kind); err != nil {
+	err = q.write(ctx, func(tx store.Execer) error {
+		if err := q.eng.LockKind(ctx, tx, kind); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, breakerCloseSQL, ms(q.now()), kind)
+		res, err := tx.ExecContext(ctx, breakerCloseSQL, store.MS(q.now()), kind)
 		if err != nil {
 			return err
 		}
@@ -500,7 +502,7 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		if closed = n > 0; err != nil || !closed {
 			return err
 		}
-		return q.wakeIdle(ctx, tx)
+		return q.w.WakeIdle(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)

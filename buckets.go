@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // FailureCount counts, for one minute, one kind and one error class, the
@@ -44,12 +46,12 @@ func (q *Queue) FailuresLastHour(ctx context.Context) ([]FailureCount, error) {
 		Retries int    `db:"retries"`
 		Deaths  int    `db:"deaths"`
 	}
-	if err := q.db.SelectContext(ctx, &rows, failuresSQL, ms(q.now().Add(-time.Hour))); err != nil {
+	if err := q.db.SelectContext(ctx, &rows, failuresSQL, store.MS(q.now().Add(-time.Hour))); err != nil {
 		return nil, fmt.Errorf("litequeue: failures of the last hour: %w", err)
 	}
 	out := make([]FailureCount, len(rows))
 	for i, r := range rows {
-		out[i] = FailureCount{Minute: fromMS(r.Minute), Kind: r.Kind, ErrorClass: r.Class, Retries: r.Retries, Deaths: r.Deaths}
+		out[i] = FailureCount{Minute: store.FromMS(r.Minute), Kind: r.Kind, ErrorClass: r.Class, Retries: r.Retries, Deaths: r.Deaths}
 	}
 	return out, nil
 }

@@ -3,6 +3,8 @@ package litequeue
 import (
 	"context"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND state = 'running'`
@@ -20,17 +22,17 @@ const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND 
 // the state of a job that has already finished.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	running := false
-	err := q.actOn(ctx, "cancel", id, false, func(tx execer, row *jobRow, now time.Time) (Event, error) {
-		switch running = row.State == Running; row.State {
+	err := q.actOn(ctx, "cancel", id, false, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+		switch running = State(row.State) == Running; State(row.State) {
 		case Running:
 			_, err := tx.ExecContext(ctx, requestCancelSQL, id)
 			return Event{}, err
 		case Pending:
 			d := cancelPending(row, now)
-			err := store(ctx, tx, &d)
+			err := storeDecision(ctx, tx, &d)
 			return d.event, err
 		}
-		return Event{}, &stateError{op: "cancel", id: id, state: row.State}
+		return Event{}, &stateError{op: "cancel", id: id, state: State(row.State)}
 	})
 	if err == nil && running {
 		q.renewNow(id)

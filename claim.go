@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Claims: a worker takes due jobs of the kinds it handles by leasing them
@@ -22,7 +24,7 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 	var leases []*lease
 	var expired []Event
 	var now time.Time
-	err := q.submit(&writeOp{ctx: ctx, light: true, fn: func(tx execer) (err error) {
+	err := q.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) (err error) {
 		now = q.now()
 		leases, expired, err = q.claimTx(ctx, tx, c, limit, now)
 		return err
@@ -50,7 +52,7 @@ type claimAsk struct {
 // serveClaims claims the jobs the asks of a writer batch want, in tx at
 // time now: for each claimer, one claim for as many jobs as it has asks,
 // handed out in the asks' order; an ask left without one gets nil.
-func (q *Queue) serveClaims(ctx context.Context, tx execer, asks []*claimAsk, now time.Time) error {
+func (q *Queue) serveClaims(ctx context.Context, tx store.Execer, asks []*claimAsk, now time.Time) error {
 	var claimers []*claimer
 	byClaimer := make(map[*claimer][]*claimAsk)
 	for _, a := range asks {
@@ -84,12 +86,12 @@ const claimFirstSQL = `SELECT EXISTS (` + anyExpirySQL + `) AS expiring, ` + any
 // claimFirstSQL): it expires the pending jobs whose expiry has come, as
 // worker, and returns their events, and whether anything is paused, for
 // the gate.
-func (q *Queue) beforeClaim(ctx context.Context, tx execer, worker string, now time.Time) ([]Event, bool, error) {
+func (q *Queue) beforeClaim(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, bool, error) {
 	var first struct {
 		Expiring bool `db:"expiring"`
 		Paused   bool `db:"paused"`
 	}
-	if err := tx.GetContext(ctx, &first, claimFirstSQL, ms(now)); err != nil {
+	if err := tx.GetContext(ctx, &first, claimFirstSQL, store.MS(now)); err != nil {
 		return nil, false, fmt.Errorf("look for expiries and pauses: %w", err)
 	}
 	if !first.Expiring {
@@ -105,7 +107,7 @@ func (q *Queue) beforeClaim(ctx context.Context, tx execer, worker string, now t
 // that free workers take other kinds meanwhile. It first expires the
 // pending jobs whose expiry has come (see expire.go), whose events it
 // returns, to fire after the commit.
-func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, now time.Time) ([]*lease, []Event, error) {
+func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit int, now time.Time) ([]*lease, []Event, error) {
 	kinds := q.kinds()
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil, nil
@@ -121,8 +123,8 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 	var leases []*lease
 	for len(leases) < limit && len(g.kinds) > 0 {
 		capped := false
-		cq := claimQuery{kinds: g.kinds, queues: c.queues, paused: g.paused, limit: limit - len(leases), now: now}
-		err := q.eng.claim(ctx, tx, cq, func(row *jobRow) bool {
+		cq := store.ClaimQuery{Kinds: g.kinds, Queues: c.queues, Paused: g.paused, Limit: limit - len(leases), Now: now}
+		err := q.eng.Claim(ctx, tx, cq, func(row *store.JobRow) bool {
 			if !g.take(row.Kind) {
 				capped = true
 				return false
@@ -146,14 +148,14 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 // lease turns one claimed pending row into a running one under a new
 // token, and returns the lease with the row as it is once claimTx has
 // written it.
-func (q *Queue) lease(row *jobRow, worker string, now time.Time) *lease {
+func (q *Queue) lease(row *store.JobRow, worker string, now time.Time) *lease {
 	h := q.handler(row.Kind)
 	delay := h.policy.Delay(row.Attempt+1, q.rand())
 	if row.OwnMaxTries == 0 {
 		row.MaxTries = h.policy.MaxTries
 	}
-	row.State, row.Attempt, row.Token, row.Cancel = Running, row.Attempt+1, row.Token+1, false
-	row.LeaseUntil, row.StartedAt = ms(now.Add(q.opts.VisibilityTimeout)), ms(now)
+	row.State, row.Attempt, row.Token, row.Cancel = string(Running), row.Attempt+1, row.Token+1, false
+	row.LeaseUntil, row.StartedAt = store.MS(now.Add(q.opts.VisibilityTimeout)), store.MS(now)
 	row.Worker, row.RetryDelay = worker, delay.Milliseconds()
-	return &lease{row: *row, job: row.job(), h: h, started: now, worker: worker, renewNow: make(chan struct{}, 1)}
+	return &lease{row: *row, job: jobOf(row), h: h, started: now, worker: worker, renewNow: make(chan struct{}, 1)}
 }

@@ -41,7 +41,7 @@ func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {
 		return fmt.Errorf("litequeue: complete job %d: cancelled: %w", job.ID, ErrLeaseLost)
 	}
 	d := completeHeld(row, q.now())
-	if err := store(ctx, etx, &d); err != nil {
+	if err := storeDecision(ctx, etx, &d); err != nil {
 		return fmt.Errorf("litequeue: complete job %d: %w", job.ID, err)
 	}
 	return nil

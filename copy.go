@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // CopyResult counts what [Copy] copied.
@@ -34,9 +36,9 @@ const (
 // copyHistoryRow is a row of copyHistorySQL.
 type copyHistoryRow struct {
 	JobID int64 `db:"job_id"`
-	attemptRow
+	store.AttemptRow
 	Kind string `db:"kind"`
-	Next State  `db:"next_state"`
+	Next string `db:"next_state"`
 }
 
 type copyKeyRow struct {
@@ -80,7 +82,7 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("litequeue: copy: read: %w", err)
 	}
-	err = to.write(ctx, func(tx execer) error {
+	err = to.write(ctx, func(tx store.Execer) error {
 		ids := make(map[int64]int64, len(jobs)) // from's ID → to's
 		for i := range jobs {
 			id, err := copyJob(ctx, tx, &jobs[i])
@@ -95,8 +97,8 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 			if !ok {
 				return fmt.Errorf("history of job %d, which was not read with the jobs", h.JobID)
 			}
-			row := &historyRow{attemptRow: h.attemptRow, jobID: id, kind: h.Kind, next: h.Next}
-			if err := storeHistory(ctx, tx, row); err != nil {
+			row := &store.HistoryRow{AttemptRow: h.AttemptRow, JobID: id, Kind: h.Kind, Next: h.Next}
+			if err := store.AddHistoryRow(ctx, tx, row); err != nil {
 				return fmt.Errorf("history of job %d: %w", h.JobID, err)
 			}
 		}
@@ -115,19 +117,19 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 }
 
 // copyRead reads what Copy copies, in one snapshot.
-func (q *Queue) copyRead(ctx context.Context) ([]jobRow, []copyHistoryRow, []copyKeyRow, error) {
+func (q *Queue) copyRead(ctx context.Context) ([]store.JobRow, []copyHistoryRow, []copyKeyRow, error) {
 	// A file's read transaction (DEFERRED) reads one snapshot; a
 	// server's needs REPEATABLE READ for that.
 	opts := &sql.TxOptions{ReadOnly: true}
-	if q.onServer() {
+	if q.path == "" { // a server: no file
 		opts.Isolation = sql.LevelRepeatableRead
 	}
-	tx, err := q.db.begin(ctx, opts)
+	tx, err := q.db.Begin(ctx, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer tx.Rollback()
-	var jobs []jobRow
+	var jobs []store.JobRow
 	var history []copyHistoryRow
 	var keys []copyKeyRow
 	if err := tx.SelectContext(ctx, &jobs, `SELECT `+q.jobs+copyJobsWhere); err != nil {
@@ -136,7 +138,7 @@ func (q *Queue) copyRead(ctx context.Context) ([]jobRow, []copyHistoryRow, []cop
 	if err := tx.SelectContext(ctx, &history, copyHistorySQL); err != nil {
 		return nil, nil, nil, err
 	}
-	if err := tx.SelectContext(ctx, &keys, copyKeysSQL, ms(q.now())); err != nil {
+	if err := tx.SelectContext(ctx, &keys, copyKeysSQL, store.MS(q.now())); err != nil {
 		return nil, nil, nil, err
 	}
 	return jobs, history, keys, nil
@@ -144,16 +146,16 @@ func (q *Queue) copyRead(ctx context.Context) ([]jobRow, []copyHistoryRow, []cop
 
 // copyJob inserts the job of row r, a running one as pending, and returns
 // its new ID.
-func copyJob(ctx context.Context, tx execer, r *jobRow) (int64, error) {
+func copyJob(ctx context.Context, tx store.Execer, r *store.JobRow) (int64, error) {
 	state, runAt := r.State, r.RunAt
-	if state == Running {
-		state = Pending
+	if State(state) == Running {
+		state = string(Pending)
 		if !runAt.Valid {
 			runAt.Int64, runAt.Valid = r.CreatedAt, true
 		}
 	}
 	var id int64
-	err := tx.GetContext(ctx, &id, copyInsertSQL, r.Queue, r.Kind, payloadColumn(r.Payload), state, r.Priority, r.Attempt,
+	err := tx.GetContext(ctx, &id, copyInsertSQL, r.Queue, r.Kind, store.PayloadColumn(r.Payload), state, r.Priority, r.Attempt,
 		r.MaxTries, r.OwnMaxTries, runAt, r.CreatedAt, r.FinishedAt, r.LastError, r.UniqueKey, r.Token, r.Metadata, r.ExpiresAt)
 	if err != nil {
 		if r.UniqueKey.Valid {

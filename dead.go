@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Dead letters: a job that used its last try, or failed with Permanent, is
@@ -28,9 +30,9 @@ const replayBatch = 500
 // running job holds the dead job's [UniqueKey]: a replay never makes two
 // live jobs with one key.
 func (q *Queue) Replay(ctx context.Context, id int64) error {
-	return q.actOn(ctx, "replay", id, true, func(tx execer, row *jobRow, now time.Time) (Event, error) {
-		if row.State != Dead {
-			return Event{}, &stateError{op: "replay", id: id, state: row.State}
+	return q.actOn(ctx, "replay", id, true, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+		if State(row.State) != Dead {
+			return Event{}, &stateError{op: "replay", id: id, state: State(row.State)}
 		}
 		return q.replay(ctx, tx, row, now)
 	})
@@ -77,7 +79,7 @@ func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
 	return replayed, nil
 }
 
-const deadByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+const deadByIDSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
 	WHERE id IN (?) AND state = 'dead' ORDER BY id /*FOR UPDATE*/`
 
 // replayIDs replays, in one transaction, the jobs with the given IDs that
@@ -85,10 +87,10 @@ const deadByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
 // wakes the workers and fires the events. It returns how many it replayed.
 func (q *Queue) replayIDs(ctx context.Context, ids []int64) (int, error) {
 	var events []Event
-	err := q.write(ctx, func(tx execer) error {
+	err := q.write(ctx, func(tx store.Execer) error {
 		events = events[:0]
 		now := q.now()
-		var rows []jobRow
+		var rows []store.JobRow
 		if err := selectIn(ctx, tx, &rows, deadByIDSQL, ids); err != nil {
 			return err
 		}
@@ -117,19 +119,19 @@ func (q *Queue) replayIDs(ctx context.Context, ids []int64) (int, error) {
 // replay puts the dead job in row back as pending at now and records the
 // replay in its history, unless a live job holds its unique key
 // (*keyHeldError). It returns the event to fire after the commit.
-func (q *Queue) replay(ctx context.Context, tx execer, row *jobRow, now time.Time) (Event, error) {
+func (q *Queue) replay(ctx context.Context, tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
 	if row.UniqueKey.Valid {
-		var live jobRow
+		var live store.JobRow
 		err := tx.GetContext(ctx, &live, liveByKeySQL, row.UniqueKey.String)
 		if err == nil {
 			return Event{}, &keyHeldError{id: row.ID, key: row.UniqueKey.String, live: live.ID}
 		}
-		if !errors.Is(err, errNoRows) {
+		if !errors.Is(err, store.ErrNoRows) {
 			return Event{}, err
 		}
 	}
 	d := makeDue(row, OutcomeReplayed, 0, q.worker, now)
-	return d.event, store(ctx, tx, &d)
+	return d.event, storeDecision(ctx, tx, &d)
 }
 
 // PurgeDead deletes, with their history, the dead jobs that have been dead
@@ -167,7 +169,7 @@ func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, er
 		return 0, fmt.Errorf("litequeue: count dead jobs: negative age %v", olderThan)
 	}
 	var n int
-	if err := q.db.GetContext(ctx, &n, countDeadSQL, ms(q.now().Add(-olderThan))); err != nil {
+	if err := q.db.GetContext(ctx, &n, countDeadSQL, store.MS(q.now().Add(-olderThan))); err != nil {
 		return 0, fmt.Errorf("litequeue: count dead jobs: %w", err)
 	}
 	return n, nil

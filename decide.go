@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // What follows a run is decided here, in one pure function: decide takes
@@ -66,18 +68,10 @@ type end struct {
 // A decision is what follows a run, or an operator's act on a job: the
 // job's row after it, the history row it adds, and the event it fires.
 type decision struct {
-	after   jobRow      // the job's row after, holding no lease
-	keep    bool        // the row stays as it is: CompleteTx completed the run already
-	history *historyRow // nil: none
-	event   Event       // Type "": none
-}
-
-// historyRow is a row of litequeue_attempts as written.
-type historyRow struct {
-	attemptRow
-	jobID int64
-	kind  string
-	next  State // the job's state after the run
+	after   store.JobRow      // the job's row after, holding no lease
+	keep    bool              // the row stays as it is: CompleteTx completed the run already
+	history *store.HistoryRow // nil: none
+	event   Event             // Type "": none
 }
 
 // verdict is what a run's end amounts to, before the job's row says what
@@ -103,7 +97,7 @@ func failure(o Outcome) bool {
 // handler that returns after the shutdown grace cancelled its context is
 // released, whatever it returned (DESIGN.md, Shutdown): nil too, since a
 // handler cut short may return nil without having done its work.
-func judge(cur *jobRow, e end) verdict {
+func judge(cur *store.JobRow, e end) verdict {
 	retry := time.Duration(cur.RetryDelay) * time.Millisecond
 	switch e.kind {
 	case endTimedOut:
@@ -164,14 +158,14 @@ func errText(err error) string {
 // as it is now: one that Cancel asked to stop, or, once CompleteTx
 // committed the run, a completed one, which stays completed whatever the
 // handler returned after (only the history row is added).
-func decide(cur *jobRow, e end, now time.Time) decision {
+func decide(cur *store.JobRow, e end, now time.Time) decision {
 	v := judge(cur, e)
-	if cur.State == Completed {
+	if State(cur.State) == Completed {
 		return decision{
 			after:   *cur,
 			keep:    true,
 			history: historyOf(cur, e, v, OutcomeCompleted, 0, Completed, now),
-			event:   Event{Type: eventCompleted, Job: cur.view(), At: now},
+			event:   Event{Type: eventCompleted, Job: viewOf(cur), At: now},
 		}
 	}
 	a, outcome, delay := route(cur, v, now)
@@ -179,8 +173,8 @@ func decide(cur *jobRow, e end, now time.Time) decision {
 	if outcome == "" {
 		return d // released: not a run of its own
 	}
-	d.history = historyOf(cur, e, v, outcome, delay, a.State, now)
-	d.event = Event{Type: runEvent(a.State, outcome), Job: a.view(), At: now, Delay: delay}
+	d.history = historyOf(cur, e, v, outcome, delay, State(a.State), now)
+	d.event = Event{Type: runEvent(State(a.State), outcome), Job: viewOf(&a), At: now, Delay: delay}
 	if failure(outcome) {
 		d.event.Err = v.errText
 	}
@@ -219,33 +213,33 @@ func actEvent(outcome Outcome) string {
 // the job at now: its row after, the outcome to record (a run of a job
 // that Cancel asked to stop is cancelled, whatever it returned, even nil),
 // and the wait before its next run, if any.
-func route(cur *jobRow, v verdict, now time.Time) (after jobRow, outcome Outcome, delay time.Duration) {
+func route(cur *store.JobRow, v verdict, now time.Time) (after store.JobRow, outcome Outcome, delay time.Duration) {
 	a := *cur
 	a.LeaseUntil, a.Cancel = 0, false
 	outcome = v.outcome
 	switch {
 	case cur.Cancel:
-		a.State = Cancelled
+		a.State = string(Cancelled)
 		if v.outcome != OutcomeLeaseExpired {
 			outcome = OutcomeCancelled
 		}
 	case v.outcome == OutcomeCompleted:
-		a.State, a.RunAt, a.LastError = Completed, sql.NullInt64{}, ""
+		a.State, a.RunAt, a.LastError = string(Completed), sql.NullInt64{}, ""
 	case v.outcome == OutcomeDiscarded:
-		a.State = Discarded
+		a.State = string(Discarded)
 	case v.outcome == OutcomeCancelled:
-		a.State = Cancelled
+		a.State = string(Cancelled)
 	case v.outcome == OutcomeSnoozed, v.outcome == "":
-		a.State, a.Attempt, delay = Pending, a.Attempt-1, v.delay
-		a.RunAt = nullMS(now.Add(delay))
+		a.State, a.Attempt, delay = string(Pending), a.Attempt-1, v.delay
+		a.RunAt = store.NullMS(now.Add(delay))
 	case v.permanent || cur.Attempt >= cur.MaxTries:
-		a.State, a.LastError = Dead, v.errText
+		a.State, a.LastError = string(Dead), v.errText
 	default:
-		a.State, a.LastError, delay = Pending, v.errText, v.delay
-		a.RunAt = nullMS(now.Add(delay))
+		a.State, a.LastError, delay = string(Pending), v.errText, v.delay
+		a.RunAt = store.NullMS(now.Add(delay))
 	}
-	if a.State.terminal() {
-		a.FinishedAt = nullMS(now)
+	if State(a.State).terminal() {
+		a.FinishedAt = store.NullMS(now)
 	}
 	return a, outcome, delay
 }
@@ -253,22 +247,22 @@ func route(cur *jobRow, v verdict, now time.Time) (after jobRow, outcome Outcome
 // historyOf is the history row of the run of the job in row cur that ended
 // as e, judged v: recorded with the outcome, the wait chosen after it, and
 // the job's state after it.
-func historyOf(cur *jobRow, e end, v verdict, outcome Outcome, delay time.Duration, next State, now time.Time) *historyRow {
-	return &historyRow{
-		attemptRow: attemptRow{
-			Attempt: cur.Attempt, StartedAt: ms(e.started), FinishedAt: ms(now), Outcome: outcome,
+func historyOf(cur *store.JobRow, e end, v verdict, outcome Outcome, delay time.Duration, next State, now time.Time) *store.HistoryRow {
+	return &store.HistoryRow{
+		AttemptRow: store.AttemptRow{
+			Attempt: cur.Attempt, StartedAt: store.MS(e.started), FinishedAt: store.MS(now), Outcome: string(outcome),
 			Error: v.errText, ErrorClass: v.class, Delay: delay.Milliseconds(), Worker: e.worker,
 		},
-		jobID: cur.ID, kind: cur.Kind, next: next,
+		JobID: cur.ID, Kind: cur.Kind, Next: string(next),
 	}
 }
 
 // cancelPending is Cancel's decision for a pending job: cancelled at now,
 // with no history row.
-func cancelPending(cur *jobRow, now time.Time) decision {
+func cancelPending(cur *store.JobRow, now time.Time) decision {
 	a := *cur
-	a.State, a.FinishedAt = Cancelled, nullMS(now)
-	return decision{after: a, event: Event{Type: eventCancelled, Job: a.view(), At: now}}
+	a.State, a.FinishedAt = string(Cancelled), store.NullMS(now)
+	return decision{after: a, event: Event{Type: eventCancelled, Job: viewOf(&a), At: now}}
 }
 
 // expire is the decision for a pending job not started by its expiry:
@@ -276,24 +270,24 @@ func cancelPending(cur *jobRow, now time.Time) decision {
 // outcome expired (its Attempt the job's, the tries it used) and the
 // job.expired event; worker names the Queue that saw it expire. The
 // caller has checked that cur is pending and its expires_at has come.
-func expire(cur *jobRow, worker string, now time.Time) decision {
+func expire(cur *store.JobRow, worker string, now time.Time) decision {
 	a := *cur
-	a.State, a.FinishedAt = Expired, nullMS(now)
+	a.State, a.FinishedAt = string(Expired), store.NullMS(now)
 	a.LeaseUntil, a.Cancel = 0, false
-	h := &historyRow{
-		attemptRow: attemptRow{Attempt: cur.Attempt, StartedAt: ms(now), FinishedAt: ms(now), Outcome: OutcomeExpired,
-			Error: "not started by its expiry at " + fromMS(cur.ExpiresAt.Int64).UTC().Format(time.RFC3339Nano), Worker: worker},
-		jobID: cur.ID, kind: cur.Kind, next: Expired,
+	h := &store.HistoryRow{
+		AttemptRow: store.AttemptRow{Attempt: cur.Attempt, StartedAt: store.MS(now), FinishedAt: store.MS(now), Outcome: string(OutcomeExpired),
+			Error: "not started by its expiry at " + store.FromMS(cur.ExpiresAt.Int64).UTC().Format(time.RFC3339Nano), Worker: worker},
+		JobID: cur.ID, Kind: cur.Kind, Next: string(Expired),
 	}
-	return decision{after: a, history: h, event: Event{Type: eventExpired, Job: a.view(), At: now}}
+	return decision{after: a, history: h, event: Event{Type: eventExpired, Job: viewOf(&a), At: now}}
 }
 
 // completeHeld is CompleteTx's decision for the job whose lease its caller
 // holds: completed at now, with no history row and no event (the worker
 // records the run when the handler returns).
-func completeHeld(cur *jobRow, now time.Time) decision {
+func completeHeld(cur *store.JobRow, now time.Time) decision {
 	a := *cur
-	a.State, a.RunAt, a.LastError, a.FinishedAt = Completed, sql.NullInt64{}, "", nullMS(now)
+	a.State, a.RunAt, a.LastError, a.FinishedAt = string(Completed), sql.NullInt64{}, "", store.NullMS(now)
 	a.LeaseUntil, a.Cancel = 0, false
 	return decision{after: a}
 }
@@ -302,13 +296,13 @@ func completeHeld(cur *jobRow, now time.Time) decision {
 // cur back as pending, due at now, with the given attempt counter: a
 // Replay (outcome replayed, Attempt 0) or a RunNow (outcome run_now). The
 // act has a history row of its own, by worker.
-func makeDue(cur *jobRow, outcome Outcome, attempt int, worker string, now time.Time) decision {
+func makeDue(cur *store.JobRow, outcome Outcome, attempt int, worker string, now time.Time) decision {
 	a := *cur
-	a.State, a.Attempt, a.RunAt, a.FinishedAt = Pending, attempt, nullMS(now), sql.NullInt64{}
+	a.State, a.Attempt, a.RunAt, a.FinishedAt = string(Pending), attempt, store.NullMS(now), sql.NullInt64{}
 	a.LeaseUntil, a.Cancel = 0, false
-	h := &historyRow{
-		attemptRow: attemptRow{Attempt: attempt, StartedAt: ms(now), FinishedAt: ms(now), Outcome: outcome, Worker: worker},
-		jobID:      cur.ID, kind: cur.Kind, next: Pending,
+	h := &store.HistoryRow{
+		AttemptRow: store.AttemptRow{Attempt: attempt, StartedAt: store.MS(now), FinishedAt: store.MS(now), Outcome: string(outcome), Worker: worker},
+		JobID:      cur.ID, Kind: cur.Kind, Next: string(Pending),
 	}
-	return decision{after: a, history: h, event: Event{Type: actEvent(outcome), Job: a.view(), At: now}}
+	return decision{after: a, history: h, event: Event{Type: actEvent(outcome), Job: viewOf(&a), At: now}}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // TestDecide_Endings runs every way a run can end, on a try that is not the
@@ -90,18 +91,18 @@ func TestDecide_Endings(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/last=%v", p.Backoff, tt.name, last), func(t *testing.T) {
 					const attempt = 3
 					retry := p.Delay(attempt, 0.5)
-					cur := &jobRow{
-						ID: 7, Kind: "k", State: Running, Attempt: attempt, MaxTries: p.MaxTries,
-						RunAt: nullMS(started), CreatedAt: ms(started), LastError: "before",
-						Token: 4, LeaseUntil: ms(now.Add(time.Minute)), StartedAt: ms(started),
+					cur := &store.JobRow{
+						ID: 7, Kind: "k", State: string(Running), Attempt: attempt, MaxTries: p.MaxTries,
+						RunAt: store.NullMS(started), CreatedAt: store.MS(started), LastError: "before",
+						Token: 4, LeaseUntil: store.MS(now.Add(time.Minute)), StartedAt: store.MS(started),
 						Worker: "w", RetryDelay: retry.Milliseconds(), Cancel: tt.cancel,
 					}
 					if last {
 						cur.MaxTries = attempt
 					}
 					if tt.completed {
-						cur.State, cur.RunAt, cur.LastError, cur.LeaseUntil = Completed, sql.NullInt64{}, "", 0
-						cur.FinishedAt = nullMS(now.Add(-time.Second))
+						cur.State, cur.RunAt, cur.LastError, cur.LeaseUntil = string(Completed), sql.NullInt64{}, "", 0
+						cur.FinishedAt = store.NullMS(now.Add(-time.Second))
 					}
 					e := tt.end
 					e.started, e.worker = started, "w"
@@ -122,7 +123,7 @@ func TestDecide_Endings(t *testing.T) {
 
 // checkDecision checks the decision d on a run of the job in row cur, at
 // now, against what the test wants.
-func checkDecision(t *testing.T, cur *jobRow, d decision, state State, used bool, delay time.Duration,
+func checkDecision(t *testing.T, cur *store.JobRow, d decision, state State, used bool, delay time.Duration,
 	outcome Outcome, event string, failure bool, now time.Time) {
 	t.Helper()
 	a := d.after
@@ -130,7 +131,7 @@ func checkDecision(t *testing.T, cur *jobRow, d decision, state State, used bool
 	if !used {
 		attempt--
 	}
-	if a.State != state || a.Attempt != attempt {
+	if State(a.State) != state || a.Attempt != attempt {
 		t.Errorf("after: %s attempt %d, want %s attempt %d", a.State, a.Attempt, state, attempt)
 	}
 	if !d.keep && (a.LeaseUntil != 0 || a.Cancel) {
@@ -138,7 +139,7 @@ func checkDecision(t *testing.T, cur *jobRow, d decision, state State, used bool
 	}
 	switch {
 	case state == Pending:
-		if want := nullMS(now.Add(delay)); a.RunAt != want {
+		if want := store.NullMS(now.Add(delay)); a.RunAt != want {
 			t.Errorf("RunAt %v, want %v", a.RunAt, want)
 		}
 	case state == Completed && !d.keep:
@@ -146,8 +147,8 @@ func checkDecision(t *testing.T, cur *jobRow, d decision, state State, used bool
 			t.Errorf("completed with RunAt %v, LastError %q; want neither", a.RunAt, a.LastError)
 		}
 	}
-	if state.terminal() && !d.keep && a.FinishedAt != nullMS(now) {
-		t.Errorf("FinishedAt %v, want %v", a.FinishedAt, nullMS(now))
+	if state.terminal() && !d.keep && a.FinishedAt != store.NullMS(now) {
+		t.Errorf("FinishedAt %v, want %v", a.FinishedAt, store.NullMS(now))
 	}
 	if event == "" {
 		if d.history != nil || d.event.Type != "" {
@@ -159,8 +160,8 @@ func checkDecision(t *testing.T, cur *jobRow, d decision, state State, used bool
 	if h == nil {
 		t.Fatal("no history row")
 	}
-	if h.Outcome != outcome || h.Delay != delay.Milliseconds() || h.next != state || h.Attempt != cur.Attempt ||
-		h.jobID != cur.ID || h.Worker != "w" || h.FinishedAt != ms(now) {
+	if Outcome(h.Outcome) != outcome || h.Delay != delay.Milliseconds() || State(h.Next) != state || h.Attempt != cur.Attempt ||
+		h.JobID != cur.ID || h.Worker != "w" || h.FinishedAt != store.MS(now) {
 		t.Errorf("history %+v, want outcome %s, delay %v, next state %s, attempt %d", *h, outcome, delay, state, cur.Attempt)
 	}
 	ev := d.event
@@ -177,7 +178,7 @@ func checkDecision(t *testing.T, cur *jobRow, d decision, state State, used bool
 func TestDecide_Acts(t *testing.T) {
 	t.Parallel()
 	now := time.UnixMilli(1_700_000_000_000)
-	cur := &jobRow{ID: 3, Kind: "k", State: Pending, Attempt: 2, MaxTries: 5, RunAt: nullMS(now.Add(time.Hour)), LastError: "boom"}
+	cur := &store.JobRow{ID: 3, Kind: "k", State: string(Pending), Attempt: 2, MaxTries: 5, RunAt: store.NullMS(now.Add(time.Hour)), LastError: "boom"}
 	tests := []struct {
 		name    string
 		d       decision
@@ -188,15 +189,15 @@ func TestDecide_Acts(t *testing.T) {
 		event   string
 	}{
 		{"cancel", cancelPending(cur, now), Cancelled, 2, cur.RunAt, "", eventCancelled},
-		{"replay", makeDue(cur, OutcomeReplayed, 0, "op", now), Pending, 0, nullMS(now), OutcomeReplayed, eventReplayed},
-		{"run now", makeDue(cur, OutcomeRunNow, 2, "op", now), Pending, 2, nullMS(now), OutcomeRunNow, eventRunNow},
+		{"replay", makeDue(cur, OutcomeReplayed, 0, "op", now), Pending, 0, store.NullMS(now), OutcomeReplayed, eventReplayed},
+		{"run now", makeDue(cur, OutcomeRunNow, 2, "op", now), Pending, 2, store.NullMS(now), OutcomeRunNow, eventRunNow},
 		{"CompleteTx", completeHeld(cur, now), Completed, 2, sql.NullInt64{}, "", ""},
 		{"expire", expire(cur, "op", now), Expired, 2, cur.RunAt, OutcomeExpired, eventExpired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := tt.d.after
-			if a.State != tt.state || a.Attempt != tt.attempt || a.RunAt != tt.runAt {
+			if State(a.State) != tt.state || a.Attempt != tt.attempt || a.RunAt != tt.runAt {
 				t.Errorf("after: %s attempt %d RunAt %v, want %s attempt %d RunAt %v", a.State, a.Attempt, a.RunAt, tt.state, tt.attempt, tt.runAt)
 			}
 			if got, want := a.FinishedAt.Valid, tt.state.terminal(); got != want {
@@ -205,7 +206,7 @@ func TestDecide_Acts(t *testing.T) {
 			switch h := tt.d.history; {
 			case tt.outcome == "" && h != nil:
 				t.Errorf("history %+v, want none", *h)
-			case tt.outcome != "" && (h == nil || h.Outcome != tt.outcome || h.Attempt != tt.attempt || h.Worker != "op"):
+			case tt.outcome != "" && (h == nil || Outcome(h.Outcome) != tt.outcome || h.Attempt != tt.attempt || h.Worker != "op"):
 				t.Errorf("history %+v, want outcome %s, attempt %d, worker op", h, tt.outcome, tt.attempt)
 			}
 			if got := tt.d.event.Type; got != tt.event {
@@ -221,30 +222,30 @@ func TestDecide_Acts(t *testing.T) {
 func TestDecide_Expire(t *testing.T) {
 	t.Parallel()
 	now := time.UnixMilli(1_700_000_000_000)
-	expiry := nullMS(now.Add(-time.Millisecond))
+	expiry := store.NullMS(now.Add(-time.Millisecond))
 	tests := []struct {
 		name string
-		cur  jobRow
+		cur  store.JobRow
 	}{
-		{"fresh", jobRow{ID: 1, Kind: "k", State: Pending, MaxTries: 3, RunAt: nullMS(now.Add(-time.Hour)), ExpiresAt: expiry}},
-		{"waiting to retry", jobRow{ID: 2, Kind: "k", State: Pending, Attempt: 2, MaxTries: 3,
-			RunAt: nullMS(now.Add(time.Hour)), LastError: "boom", ExpiresAt: expiry}},
-		{"snoozed", jobRow{ID: 3, Kind: "k", State: Pending, Attempt: 1, MaxTries: 3, RunAt: nullMS(now), ExpiresAt: nullMS(now)}},
+		{"fresh", store.JobRow{ID: 1, Kind: "k", State: string(Pending), MaxTries: 3, RunAt: store.NullMS(now.Add(-time.Hour)), ExpiresAt: expiry}},
+		{"waiting to retry", store.JobRow{ID: 2, Kind: "k", State: string(Pending), Attempt: 2, MaxTries: 3,
+			RunAt: store.NullMS(now.Add(time.Hour)), LastError: "boom", ExpiresAt: expiry}},
+		{"snoozed", store.JobRow{ID: 3, Kind: "k", State: string(Pending), Attempt: 1, MaxTries: 3, RunAt: store.NullMS(now), ExpiresAt: store.NullMS(now)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := expire(&tt.cur, "w", now)
 			want := tt.cur
-			want.State, want.FinishedAt = Expired, nullMS(now)
+			want.State, want.FinishedAt = string(Expired), store.NullMS(now)
 			if diff := cmp.Diff(want, d.after); diff != "" {
 				t.Errorf("after (-want +got):\n%s", diff)
 			}
-			wantH := historyRow{
-				attemptRow: attemptRow{Attempt: tt.cur.Attempt, StartedAt: ms(now), FinishedAt: ms(now), Outcome: OutcomeExpired,
-					Error: "not started by its expiry at " + fromMS(tt.cur.ExpiresAt.Int64).UTC().Format(time.RFC3339Nano), Worker: "w"},
-				jobID: tt.cur.ID, kind: "k", next: Expired,
+			wantH := store.HistoryRow{
+				AttemptRow: store.AttemptRow{Attempt: tt.cur.Attempt, StartedAt: store.MS(now), FinishedAt: store.MS(now), Outcome: string(OutcomeExpired),
+					Error: "not started by its expiry at " + store.FromMS(tt.cur.ExpiresAt.Int64).UTC().Format(time.RFC3339Nano), Worker: "w"},
+				JobID: tt.cur.ID, Kind: "k", Next: string(Expired),
 			}
-			if diff := cmp.Diff(&wantH, d.history, cmp.AllowUnexported(historyRow{})); diff != "" {
+			if diff := cmp.Diff(&wantH, d.history, cmp.AllowUnexported(store.HistoryRow{})); diff != "" {
 				t.Errorf("history (-want +got):\n%s", diff)
 			}
 			if d.event.Type != eventExpired || d.event.Job.State != Expired || d.event.Job.ID != tt.cur.ID || !d.event.At.Equal(now) {

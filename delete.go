@@ -3,6 +3,8 @@ package litequeue
 import (
 	"context"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 const deleteJobSQL = `DELETE FROM litequeue_jobs WHERE id = ?`
@@ -17,14 +19,14 @@ const deleteJobHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id = ?`
 // names no job, and an error naming the state of a pending or running job,
 // which it leaves alone: [Queue.Cancel] it first.
 func (q *Queue) Delete(ctx context.Context, id int64) error {
-	return q.actOn(ctx, "delete", id, false, func(tx execer, row *jobRow, now time.Time) (Event, error) {
-		if !row.State.terminal() {
-			return Event{}, &stateError{op: "delete", id: id, state: row.State, hint: "cancel it first"}
+	return q.actOn(ctx, "delete", id, false, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+		if !State(row.State).terminal() {
+			return Event{}, &stateError{op: "delete", id: id, state: State(row.State), hint: "cancel it first"}
 		}
 		if _, err := tx.ExecContext(ctx, deleteJobSQL, id); err != nil {
 			return Event{}, err
 		}
 		_, err := tx.ExecContext(ctx, deleteJobHistorySQL, id)
-		return Event{Type: eventDeleted, Job: row.view(), At: now}, err
+		return Event{Type: eventDeleted, Job: viewOf(row), At: now}, err
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Due times: when a worker next has something to do, read cheaply enough
@@ -25,9 +26,9 @@ func (q *Queue) NextDue(ctx context.Context) (time.Time, bool, error) {
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	next := minNull(due.pending, due.lease)
-	next = minNull(next, q.nextPeriodic())
-	return nullTime(next), next.Valid, nil
+	next := store.MinNull(due.pending, due.lease)
+	next = store.MinNull(next, q.nextPeriodic())
+	return store.NullTime(next), next.Valid, nil
 }
 
 // dueTimes are the next moments a worker has something to do.
@@ -40,8 +41,8 @@ type dueTimes struct {
 // needsRescue reports whether a lease has expired at now, or lies further
 // ahead than any renewal could have set it: the clock went back.
 func (d dueTimes) needsRescue(now time.Time, visibility time.Duration) bool {
-	return d.lease.Valid && d.lease.Int64 <= ms(now) ||
-		d.far.Valid && d.far.Int64 > ms(now.Add(visibility))
+	return d.lease.Valid && d.lease.Int64 <= store.MS(now) ||
+		d.far.Valid && d.far.Int64 > store.MS(now.Add(visibility))
 }
 
 const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?`
@@ -98,10 +99,10 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 		if err := q.db.GetContext(ctx, &t, query, args...); err != nil {
 			return due, err
 		}
-		due.pending = minNull(due.pending, t)
+		due.pending = store.MinNull(due.pending, t)
 	}
 	if !g.opens.IsZero() {
-		due.pending = minNull(due.pending, sql.NullInt64{Int64: ms(g.opens), Valid: true})
+		due.pending = store.MinNull(due.pending, sql.NullInt64{Int64: store.MS(g.opens), Valid: true})
 	}
 	return due, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // DefaultQueue is the queue a job goes to without [OnQueue].
@@ -27,7 +28,7 @@ type enqueueConfig struct {
 	uniqueKey   string
 	maxTries    int // used when maxTriesSet; else the handler's policy
 	maxTriesSet bool
-	metadata    metadataColumn
+	metadata    store.Metadata
 	expireAfter time.Duration // used when expireSet; else the handler's WithExpiry, if any
 	expireSet   bool
 }
@@ -160,7 +161,7 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 	}
 	var jobs []*Job
 	var at time.Time
-	err = q.write(ctx, func(tx execer) error {
+	err = q.write(ctx, func(tx store.Execer) error {
 		at = q.now()
 		jobs, err = batch.insert(ctx, tx, at)
 		return err
@@ -178,8 +179,8 @@ type enqueueBatch struct {
 	kind     string
 	payloads [][]byte
 	cfg      enqueueConfig
-	maxTries int    // effective at enqueue; rewritten at claim unless own
-	eng      engine // inserts many rows at once
+	maxTries int          // effective at enqueue; rewritten at claim unless own
+	eng      store.Engine // inserts many rows at once
 }
 
 // newBatch checks the call's arguments and encodes its payloads.
@@ -256,22 +257,22 @@ func encodePayload(p any) ([]byte, error) {
 	return json.Marshal(p)
 }
 
-const liveByKeySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+const liveByKeySQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
 	WHERE unique_key = ? AND state IN ('pending', 'running')`
 
 // insert adds the batch's jobs in tx at time now. With a UniqueKey held by
 // a live job, it inserts nothing and returns that job marked Duplicate.
-func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]*Job, error) {
+func (b *enqueueBatch) insert(ctx context.Context, tx store.Execer, now time.Time) ([]*Job, error) {
 	for range uniqueTries {
 		if key := b.cfg.uniqueKey; key != "" {
-			var row jobRow
+			var row store.JobRow
 			err := tx.GetContext(ctx, &row, liveByKeySQL, key)
 			if err == nil {
-				j := row.job()
+				j := jobOf(&row)
 				j.Duplicate = true
 				return []*Job{j}, nil
 			}
-			if !errors.Is(err, errNoRows) {
+			if !errors.Is(err, store.ErrNoRows) {
 				return nil, err
 			}
 		}
@@ -279,7 +280,7 @@ func (b *enqueueBatch) insert(ctx context.Context, tx execer, now time.Time) ([]
 		if err != nil {
 			return nil, err
 		}
-		ids, err := b.eng.insertJobs(ctx, tx, b, runAt, now)
+		ids, err := b.eng.InsertJobs(ctx, tx, b.rows(runAt, now))
 		if err != nil {
 			return nil, err
 		}
@@ -307,11 +308,20 @@ func (b *enqueueBatch) runAt(now time.Time) (time.Time, error) {
 				b.cfg.delay, runAt.UTC().Format(time.RFC3339Nano), runAtLimits())
 		}
 	}
-	if d := b.cfg.expireAfter; d > 0 && d > latestRunAt.Sub(fromMS(ms(runAt))) {
+	if d := b.cfg.expireAfter; d > 0 && d > latestRunAt.Sub(store.FromMS(store.MS(runAt))) {
 		return time.Time{}, fmt.Errorf("ExpireAfter %v makes the job expire after %s, outside %s",
 			d, latestRunAt.UTC().Format(time.RFC3339Nano), runAtLimits())
 	}
 	return runAt, nil
+}
+
+// rows are the batch's jobs as inserted, due at runAt, made at now.
+func (b *enqueueBatch) rows(runAt, now time.Time) *store.NewJobs {
+	return &store.NewJobs{
+		Queue: b.cfg.queue, Kind: b.kind, Payloads: b.payloads, Priority: b.cfg.priority,
+		MaxTries: b.maxTries, OwnMaxTries: b.cfg.maxTries, RunAt: store.MS(runAt), CreatedAt: store.MS(now),
+		UniqueKey: b.cfg.uniqueKey, Metadata: b.cfg.metadata, ExpiresAt: b.expiresAt(runAt),
+	}
 }
 
 // expiresAt is the stored expiry of the batch's jobs, due at runAt: its
@@ -320,7 +330,7 @@ func (b *enqueueBatch) expiresAt(runAt time.Time) sql.NullInt64 {
 	if b.cfg.expireAfter <= 0 {
 		return sql.NullInt64{}
 	}
-	return nullMS(fromMS(ms(runAt)).Add(b.cfg.expireAfter))
+	return store.NullMS(store.FromMS(store.MS(runAt)).Add(b.cfg.expireAfter))
 }
 
 // jobs returns the batch's jobs as inserted with the given IDs, each its
@@ -335,8 +345,8 @@ func (b *enqueueBatch) jobs(ids []int64, runAt, now time.Time) []*Job {
 			ID: ids[i], Queue: b.cfg.queue, Kind: b.kind, Payload: p, State: Pending,
 			Priority: b.cfg.priority, MaxTries: b.maxTries,
 			// As stored: whole milliseconds, so that Enqueue returns what Get does.
-			RunAt: fromMS(ms(runAt)), CreatedAt: fromMS(ms(now)), UniqueKey: b.cfg.uniqueKey,
-			Metadata: b.cfg.metadata.clone(), ExpiresAt: nullTime(b.expiresAt(runAt)),
+			RunAt: store.FromMS(store.MS(runAt)), CreatedAt: store.FromMS(store.MS(now)), UniqueKey: b.cfg.uniqueKey,
+			Metadata: cloneMetadata(b.cfg.metadata), ExpiresAt: store.NullTime(b.expiresAt(runAt)),
 		}
 	}
 	return jobs

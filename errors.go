@@ -1,10 +1,11 @@
 package litequeue
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 var (
@@ -148,7 +149,7 @@ func jobError(op string, id int64, err error) error {
 	switch {
 	case err == nil, errors.As(err, &se), errors.As(err, &ke):
 		return err
-	case errors.Is(err, errNoRows):
+	case errors.Is(err, store.ErrNoRows):
 		return fmt.Errorf("litequeue: %s job %d: %w", op, id, ErrNotFound)
 	}
 	return fmt.Errorf("litequeue: %s job %d: %w", op, id, err)
@@ -165,7 +166,3 @@ type keyHeldError struct {
 func (e *keyHeldError) Error() string {
 	return fmt.Sprintf("litequeue: replay job %d: unique key %q is held by live job %d", e.id, e.key, e.live)
 }
-
-// errNoRows is what a read of one row returns when there is none, on
-// every engine.
-var errNoRows = sql.ErrNoRows

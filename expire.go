@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Expiry: a job enqueued with ExpireAfter(d), or of a kind handled
@@ -56,9 +58,9 @@ func (h *handler) checkExpiry() *FieldError {
 // dueExpirySQL finds pending jobs whose expiry has come, through the
 // expiry index: with none, one empty probe. The row lock keeps a server's
 // claim in another transaction from taking a row this one expires.
-const dueExpirySQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_expiry
+const dueExpirySQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_expiry
 	WHERE state = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?
-	ORDER BY expires_at, id LIMIT ` + limitParam + ` /*FOR UPDATE SKIP LOCKED*/`
+	ORDER BY expires_at, id LIMIT ` + store.LimitParam + ` /*FOR UPDATE SKIP LOCKED*/`
 
 // anyExpirySQL tells whether a pending job's expiry has come, without a
 // lock.
@@ -71,7 +73,7 @@ const expireBatch = purgeBatch
 // expireDue expires in tx every pending job whose expiry is at or before
 // now, as worker, and returns their job.expired events, to fire after the
 // commit. The claim calls it before it claims, in its transaction.
-func (q *Queue) expireDue(ctx context.Context, tx execer, worker string, now time.Time) ([]Event, error) {
+func (q *Queue) expireDue(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, error) {
 	var events []Event
 	for {
 		got, err := expireTx(ctx, tx, worker, now, expireBatch)
@@ -84,15 +86,15 @@ func (q *Queue) expireDue(ctx context.Context, tx execer, worker string, now tim
 
 // expireTx expires in tx up to limit pending jobs whose expiry is at or
 // before now, and returns their events.
-func expireTx(ctx context.Context, tx execer, worker string, now time.Time, limit int) ([]Event, error) {
-	var rows []jobRow
-	if err := tx.SelectContext(ctx, &rows, dueExpirySQL, ms(now), limit); err != nil {
+func expireTx(ctx context.Context, tx store.Execer, worker string, now time.Time, limit int) ([]Event, error) {
+	var rows []store.JobRow
+	if err := tx.SelectContext(ctx, &rows, dueExpirySQL, store.MS(now), limit); err != nil {
 		return nil, fmt.Errorf("expire: %w", err)
 	}
 	events := make([]Event, 0, len(rows))
 	for i := range rows {
 		d := expire(&rows[i], worker, now)
-		if err := store(ctx, tx, &d); err != nil {
+		if err := storeDecision(ctx, tx, &d); err != nil {
 			return nil, fmt.Errorf("expire job %d: %w", rows[i].ID, err)
 		}
 		events = append(events, d.event)
@@ -108,11 +110,11 @@ func (q *Queue) expireSweep(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		var found []int64
-		if err := q.db.SelectContext(ctx, &found, anyExpirySQL, ms(q.now())); err != nil || len(found) == 0 {
+		if err := q.db.SelectContext(ctx, &found, anyExpirySQL, store.MS(q.now())); err != nil || len(found) == 0 {
 			return total, err
 		}
 		var events []Event
-		err := q.write(ctx, func(tx execer) (err error) {
+		err := q.write(ctx, func(tx store.Execer) (err error) {
 			events, err = expireTx(ctx, tx, q.worker, q.now(), expireBatch)
 			return err
 		})

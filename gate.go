@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Flow control: what a claim may take now. Pause (pause.go), per-kind
@@ -40,15 +42,15 @@ type gate struct {
 // caller read it (anyPausedSQL) with a read it makes anyway: if not, the
 // gate reads no pauses, unless it waited for locks, during which a pause
 // may have committed.
-func (q *Queue) gate(ctx context.Context, tx execer, kinds []string, now time.Time, claiming, paused bool) (*gate, error) {
+func (q *Queue) gate(ctx context.Context, tx store.Execer, kinds []string, now time.Time, claiming, paused bool) (*gate, error) {
 	g := &gate{kinds: kinds, anyPaused: paused}
-	if claiming && q.onServer() {
+	if claiming && !q.eng.Serial() {
 		if err := q.lockKinds(ctx, tx, g, now); err != nil {
 			return nil, err
 		}
 		g.anyPaused = true
 	}
-	for _, part := range [...]func(context.Context, execer, *gate, time.Time, bool) error{
+	for _, part := range [...]func(context.Context, store.Execer, *gate, time.Time, bool) error{
 		q.pauseGate, q.limitGate, q.breakerGate,
 	} {
 		if len(g.kinds) == 0 {
@@ -78,7 +80,7 @@ const anyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
 // takes them in one pass, in the order of their names, so that two claims
 // never wait for each other. The file's writers take turns: there the
 // gate locks nothing, and reads nothing more for it.
-func (q *Queue) lockKinds(ctx context.Context, tx execer, g *gate, now time.Time) error {
+func (q *Queue) lockKinds(ctx context.Context, tx store.Execer, g *gate, now time.Time) error {
 	var limited []string
 	for _, kind := range g.kinds {
 		if h := q.handler(kind); h != nil && h.limits.limited() {
@@ -90,7 +92,7 @@ func (q *Queue) lockKinds(ctx context.Context, tx execer, g *gate, now time.Time
 		return err
 	}
 	for _, kind := range lockOrder(limited, probes) {
-		if err := q.eng.lockKind(ctx, tx, kind); err != nil {
+		if err := q.eng.LockKind(ctx, tx, kind); err != nil {
 			return fmt.Errorf("lock kind %q: %w", kind, err)
 		}
 	}
@@ -171,7 +173,7 @@ func (g *gate) spent() bool {
 // gated tells the parts of the gate, in the claim's transaction, of the
 // runs it let start: a rate limit counts them, a half-open breaker marks
 // its probe.
-func (q *Queue) gated(ctx context.Context, tx execer, g *gate, leases []*lease, now time.Time) error {
+func (q *Queue) gated(ctx context.Context, tx store.Execer, g *gate, leases []*lease, now time.Time) error {
 	if len(leases) == 0 {
 		return nil
 	}
@@ -186,7 +188,7 @@ func (q *Queue) gated(ctx context.Context, tx execer, g *gate, leases []*lease, 
 // a limit's idle workers on a server wake, a breaker counts a failure, or
 // closes after its probe succeeded. It returns the events to fire after
 // the commit.
-func (q *Queue) ran(ctx context.Context, tx execer, d *decision, now time.Time) ([]Event, error) {
+func (q *Queue) ran(ctx context.Context, tx store.Execer, d *decision, now time.Time) ([]Event, error) {
 	if d.history == nil {
 		return nil, nil
 	}
@@ -196,48 +198,14 @@ func (q *Queue) ran(ctx context.Context, tx execer, d *decision, now time.Time) 
 	return q.breakerRan(ctx, tx, d, now)
 }
 
-// pgWakeSQL wakes every listening worker at the commit, as the trigger
-// does for a job that becomes pending (schema_postgres.sql).
-const pgWakeSQL = `SELECT pg_notify('litequeue', '')`
-
-// wakeIdle wakes, at the commit of tx, a write of the Queue's writer,
-// the idle Work loops of every process on the database, for a write that
-// opened a shut kind or queue or moved when one opens: a resume, a run's
-// end under MaxRunning, a breaker's probe ending or a reset. On
-// PostgreSQL it notifies them, this process's among them, since they look
-// again only when told (the trigger tells only of a job that becomes
-// pending). On the file the commit is what other processes watch for, and
-// this Queue's loops wake after it (see wakeOwn).
-func (q *Queue) wakeIdle(ctx context.Context, tx execer) error {
-	if !q.onServer() {
-		q.wakeOwn()
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, pgWakeSQL)
-	return err
-}
-
 // wakeOpened wakes this Queue's idle Work loops after a write that opened
 // a kind or queue by hand (a resume, a breaker's reset), which their docs
-// promise to do at once. On the file wakeIdle did, at the commit; on a
-// server its notification comes back to them through this process's
-// listener, which may be down.
+// promise to do at once. Where the engine's watch does not tell them of
+// their own process's commits (the file) the writer did, at the commit
+// (see store.Writer.WakeIdle); on a server the notification comes back to
+// them through this process's listener, which may be down.
 func (q *Queue) wakeOpened() {
-	if q.onServer() {
+	if q.eng.TellsOwn() {
 		q.notify()
-	}
-}
-
-// wakeOwn wakes this Queue's idle Work loops at the commit of the write of
-// its writer that runs, on the file, whose notifiers do not watch the
-// Queue's own commits (see notifiers), and where a loop that polls (no
-// notifications run) would otherwise wait for its poll: for wakeIdle,
-// and for a run's end that made its job pending again, which another
-// Work's loop may take (a run released at a shutdown, a retry). On
-// PostgreSQL a notification wakes them: the trigger's, of a job that
-// becomes pending, or wakeIdle's.
-func (q *Queue) wakeOwn() {
-	if !q.onServer() {
-		q.w.wakeAtCommit()
 	}
 }

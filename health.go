@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store/sqlite"
 )
 
 // Health is what [Queue.Health] found in the queue's file: whether SQLite
@@ -72,9 +73,9 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	defer leave()
 	h := &Health{HistoryRows: -1, Keys: -1, Problems: []string{}, Warnings: []string{}}
 	c := &healthCheck{ctx: ctx, db: q.db.DB, h: h}
-	server := q.onServer() // what is a file's has no counterpart there
+	server := q.path == "" // what is a file's has no counterpart on a server
 	if server {
-		if err := c.db.GetContext(ctx, &h.SchemaVersion, pgVersionSQL); err != nil {
+		if err := c.db.GetContext(ctx, &h.SchemaVersion, schemaVersionSQL); err != nil {
 			c.problem("no schema version: %v", err)
 		}
 	} else {
@@ -98,6 +99,9 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	}
 	return h, nil
 }
+
+// schemaVersionSQL reads the version of litequeue's tables on a server.
+const schemaVersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
 
 // healthCheck is one run of Health.
 type healthCheck struct {
@@ -140,7 +144,7 @@ func (c *healthCheck) integrity() {
 
 // schema reads litequeue's schema version.
 func (c *healthCheck) schema() {
-	v, err := readSchemaVersion(c.ctx, c.db)
+	v, err := sqlite.ReadSchemaVersion(c.ctx, c.db)
 	switch {
 	case err != nil:
 		c.problem("no schema version: %v", err)
@@ -156,7 +160,7 @@ func (c *healthCheck) applicationID() {
 	h := c.h
 	if err := c.db.GetContext(c.ctx, &h.ApplicationID, healthAppIDSQL); err != nil {
 		c.problem("read application_id: %v", err)
-	} else if h.ApplicationID != 0 && h.ApplicationID != applicationID {
+	} else if h.ApplicationID != 0 && h.ApplicationID != sqlite.ApplicationID {
 		c.problem("application_id %#x is not litequeue's", h.ApplicationID)
 	}
 }
@@ -211,7 +215,7 @@ func (c *healthCheck) count(query, what string) int {
 }
 
 // sizes reads the sizes of the file at path and of its -wal, with a
-// warning for a -wal past walWarnSize. It stats the files and never opens
+// warning for a -wal past sqlite.WALWarnSize. It stats the files and never opens
 // them (see Open).
 func (h *Health) sizes(path string) error {
 	var err error
@@ -221,7 +225,7 @@ func (h *Health) sizes(path string) error {
 	if h.WALBytes, err = fileSize(path + "-wal"); err != nil {
 		return err
 	}
-	if h.WALBytes > walWarnSize {
+	if h.WALBytes > sqlite.WALWarnSize {
 		h.Warnings = append(h.Warnings, fmt.Sprintf("the WAL is %.1f MiB: checkpoints are not keeping up, or a reader holds an old snapshot", float64(h.WALBytes)/(1<<20)))
 	}
 	return nil

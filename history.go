@@ -5,19 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// attemptRow is a row of litequeue_attempts as stored.
-type attemptRow struct {
-	Attempt    int     `db:"attempt"`
-	StartedAt  int64   `db:"started_at"`
-	FinishedAt int64   `db:"finished_at"`
-	Outcome    Outcome `db:"outcome"`
-	Error      string  `db:"error"`
-	ErrorClass string  `db:"error_class"`
-	Delay      int64   `db:"delay"`
-	Worker     string  `db:"worker"`
-}
+	"github.com/litequeue/litequeue/internal/store"
+)
 
 // historySQL orders a job's rows by ID, the order they were written. A
 // job's runs never overlap (a run's row is written when it ends, and the
@@ -43,7 +33,7 @@ func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
 		return nil, err
 	}
 	defer leave()
-	var rows []attemptRow
+	var rows []store.AttemptRow
 	if err := q.db.SelectContext(ctx, &rows, historySQL, id); err != nil {
 		return nil, fmt.Errorf("litequeue: history of job %d: %w", id, err)
 	}
@@ -51,9 +41,9 @@ func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
 	for i, r := range rows {
 		attempts[i] = Attempt{
 			Attempt:    r.Attempt,
-			StartedAt:  fromMS(r.StartedAt),
-			FinishedAt: fromMS(r.FinishedAt),
-			Outcome:    r.Outcome,
+			StartedAt:  store.FromMS(r.StartedAt),
+			FinishedAt: store.FromMS(r.FinishedAt),
+			Outcome:    Outcome(r.Outcome),
 			Error:      r.Error,
 			ErrorClass: r.ErrorClass,
 			Delay:      time.Duration(r.Delay) * time.Millisecond,

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Filter selects jobs for [Queue.List], [Queue.Count] and
@@ -56,14 +58,14 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 		return nil, err
 	}
 	defer leave()
-	var row jobRow
+	var row store.JobRow
 	if err := q.db.GetContext(ctx, &row, `SELECT `+q.jobs+` FROM litequeue_jobs WHERE id = ?`, id); err != nil {
-		if errors.Is(err, errNoRows) {
+		if errors.Is(err, store.ErrNoRows) {
 			return nil, fmt.Errorf("litequeue: get job %d: %w", id, ErrNotFound)
 		}
 		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
 	}
-	return row.job(), nil
+	return jobOf(&row), nil
 }
 
 // List returns the jobs that match the filter, ordered by ID (highest
@@ -78,13 +80,13 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
 	}
 	query, args := f.query(q.jobs, true)
-	var rows []jobRow
+	var rows []store.JobRow
 	if err := q.db.SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
 	}
 	jobs := make([]*Job, len(rows))
 	for i := range rows {
-		jobs[i] = rows[i].job()
+		jobs[i] = jobOf(&rows[i])
 	}
 	return jobs, nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Retention: finished jobs are kept for a while, then purged with their
@@ -61,7 +62,7 @@ func (q *Queue) sweep(ctx context.Context) error {
 	if dead+finished+keys > 0 {
 		q.opts.Logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
 	}
-	return q.eng.compact(ctx, q.write)
+	return q.eng.Compact(ctx, q.write)
 }
 
 // expiredJobsSQL is followed by the class's condition, if any, and
@@ -96,7 +97,7 @@ func (q *Queue) purgeClass(ctx context.Context, states []State, age time.Duratio
 	query += purgeLimitSQL
 	total := 0
 	for {
-		cutoff := ms(q.now().Add(-age))
+		cutoff := store.MS(q.now().Add(-age))
 		var found []struct {
 			ID      int64 `db:"id"`
 			History int   `db:"history"`
@@ -118,7 +119,7 @@ func (q *Queue) purgeClass(ctx context.Context, states []State, age time.Duratio
 			return total, nil
 		}
 		var deleted []int64
-		err := q.write(ctx, func(tx execer) error {
+		err := q.write(ctx, func(tx store.Execer) error {
 			deleted = deleted[:0]
 			// The conditions again: a dead job may have been replayed since.
 			if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
@@ -147,7 +148,7 @@ const deleteKeysSQL = `DELETE FROM litequeue_keys WHERE key IN (?) AND expires_a
 func (q *Queue) purgeKeys(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		now := ms(q.now())
+		now := store.MS(q.now())
 		var keys []string
 		if err := q.db.SelectContext(ctx, &keys, expiredKeysSQL, now, purgeBatch); err != nil {
 			return total, err
@@ -156,7 +157,7 @@ func (q *Queue) purgeKeys(ctx context.Context) (int, error) {
 			return total, nil
 		}
 		var deleted []string
-		err := q.write(ctx, func(tx execer) error {
+		err := q.write(ctx, func(tx store.Execer) error {
 			deleted = deleted[:0]
 			// The expiry again: Mark may have extended a key since.
 			return selectIn(ctx, tx, &deleted, deleteKeysSQL, keys, now)
@@ -173,7 +174,7 @@ func (q *Queue) purgeKeys(ctx context.Context) (int, error) {
 
 // selectIn runs a query whose (?) lists take slices, on the pool or in a
 // transaction.
-func selectIn(ctx context.Context, db execer, dest any, query string, args ...any) error {
+func selectIn(ctx context.Context, db store.Execer, dest any, query string, args ...any) error {
 	query, args, err := sqlx.In(query, args...)
 	if err != nil {
 		return err
@@ -182,7 +183,7 @@ func selectIn(ctx context.Context, db execer, dest any, query string, args ...an
 }
 
 // execIn runs a statement whose (?) lists take slices.
-func execIn(ctx context.Context, db execer, query string, args ...any) error {
+func execIn(ctx context.Context, db store.Execer, query string, args ...any) error {
 	query, args, err := sqlx.In(query, args...)
 	if err != nil {
 		return err

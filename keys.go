@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Idempotency keys: an app records that it has done something ("order 42
@@ -52,12 +53,12 @@ func (q *Queue) SeenTx(ctx context.Context, tx *sqlx.Tx, key string) (bool, erro
 }
 
 // seen runs Seen's query on db.
-func (q *Queue) seen(ctx context.Context, db execer, key string) (bool, error) {
+func (q *Queue) seen(ctx context.Context, db store.Execer, key string) (bool, error) {
 	if key == "" {
 		return false, errors.New("litequeue: seen: empty key")
 	}
 	var n int
-	if err := db.GetContext(ctx, &n, seenSQL, key, ms(q.now())); err != nil {
+	if err := db.GetContext(ctx, &n, seenSQL, key, store.MS(q.now())); err != nil {
 		return false, fmt.Errorf("litequeue: seen %q: %w", key, err)
 	}
 	return n > 0, nil
@@ -75,7 +76,7 @@ func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
 	if err := checkKey(key, ttl); err != nil {
 		return err
 	}
-	err = q.write(ctx, func(tx execer) error {
+	err = q.write(ctx, func(tx store.Execer) error {
 		return mark(ctx, tx, key, q.now().Add(ttl))
 	})
 	if err != nil {
@@ -114,7 +115,7 @@ func checkKey(key string, ttl time.Duration) error {
 }
 
 // mark records key until expires in tx.
-func mark(ctx context.Context, tx execer, key string, expires time.Time) error {
-	_, err := tx.ExecContext(ctx, markSQL, key, msUp(expires))
+func mark(ctx context.Context, tx store.Execer, key string, expires time.Time) error {
+	_, err := tx.ExecContext(ctx, markSQL, key, store.MSUp(expires))
 	return err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // A lease is a worker's claim on one running job. Its fencing token is the
@@ -17,7 +19,7 @@ import (
 // same delay is applied if the run fails by returning an error (see
 // decide).
 type lease struct {
-	row     jobRow // the job's row as claimed: still its row while the lease holds
+	row     store.JobRow // the job's row as claimed: still its row while the lease holds
 	job     *Job
 	h       *handler
 	started time.Time
@@ -112,12 +114,12 @@ var errCompletedTx = errors.New("litequeue: completed through CompleteTx")
 // lease is still renewed: the run's outcome is recorded by its holder).
 func (q *Queue) renew(ctx context.Context, l *lease) error {
 	var cancel, gone, completed bool
-	err := q.submit(&writeOp{ctx: ctx, light: true, fn: func(tx execer) error {
+	err := q.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) error {
 		cancel, gone, completed = false, false, false
 		until := q.now().Add(q.opts.VisibilityTimeout)
-		id, token, created := l.job.ID, l.job.token, ms(l.job.CreatedAt)
-		err := tx.GetContext(ctx, &cancel, renewSQL, ms(until), id, token, created)
-		if !errors.Is(err, errNoRows) {
+		id, token, created := l.job.ID, l.job.token, store.MS(l.job.CreatedAt)
+		err := tx.GetContext(ctx, &cancel, renewSQL, store.MS(until), id, token, created)
+		if !errors.Is(err, store.ErrNoRows) {
 			return err
 		}
 		var held bool

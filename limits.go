@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Per-kind limits: how many runs of a kind may run at once, and start in
@@ -106,7 +107,7 @@ const (
 // window, which it shuts until the oldest of those leaves the window. When
 // claiming, the gate has locked each limited kind (see lockKinds), and it
 // prunes the starts out of the window.
-func (q *Queue) limitGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
+func (q *Queue) limitGate(ctx context.Context, tx store.Execer, g *gate, now time.Time, claiming bool) error {
 	var limited, capped []string
 	byKind := make(map[string]limits)
 	for _, kind := range g.kinds {
@@ -137,7 +138,7 @@ func (q *Queue) limitGate(ctx context.Context, tx execer, g *gate, now time.Time
 
 // capRunning caps each kind of kinds at its MaxRunning less its running
 // jobs; a kind at its limit opens when a run ends, which writes.
-func (q *Queue) capRunning(ctx context.Context, tx execer, g *gate, kinds []string, byKind map[string]limits) error {
+func (q *Queue) capRunning(ctx context.Context, tx store.Execer, g *gate, kinds []string, byKind map[string]limits) error {
 	if len(kinds) == 0 {
 		return nil
 	}
@@ -166,11 +167,11 @@ func (q *Queue) capRunning(ctx context.Context, tx execer, g *gate, kinds []stri
 // ending at now; if none is left, the kind opens when the n-th latest
 // start leaves the window. (Both come from one statement: outside a
 // claim, another process's claim may prune the window between two.)
-func (q *Queue) capStarts(ctx context.Context, tx execer, g *gate, kind string, l limits, now time.Time, claiming bool) error {
+func (q *Queue) capStarts(ctx context.Context, tx store.Execer, g *gate, kind string, l limits, now time.Time, claiming bool) error {
 	if !q.flowTables() {
 		return nil
 	}
-	to, per := ms(now), l.per.Milliseconds()
+	to, per := store.MS(now), l.per.Milliseconds()
 	from := to - per
 	if claiming {
 		if _, err := tx.ExecContext(ctx, pruneStartsSQL, kind, from, to); err != nil {
@@ -187,19 +188,19 @@ func (q *Queue) capStarts(ctx context.Context, tx execer, g *gate, kind string, 
 	left := l.rate - w.N
 	var opens time.Time
 	if left <= 0 && w.Nth.Valid {
-		opens = fromMS(w.Nth.Int64 + per)
+		opens = store.FromMS(w.Nth.Int64 + per)
 	}
 	g.limit(kind, left, opens)
 	return nil
 }
 
 // limitClaimed counts the starts of the claimed runs of rate-limited kinds.
-func (q *Queue) limitClaimed(ctx context.Context, tx execer, leases []*lease, now time.Time) error {
+func (q *Queue) limitClaimed(ctx context.Context, tx store.Execer, leases []*lease, now time.Time) error {
 	for _, l := range leases {
 		if l.h.limits.rate == 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, addStartSQL, l.row.Kind, ms(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, addStartSQL, l.row.Kind, store.MS(now)); err != nil {
 			return fmt.Errorf("count the start of job %d: %w", l.row.ID, err)
 		}
 	}
@@ -208,9 +209,9 @@ func (q *Queue) limitClaimed(ctx context.Context, tx execer, leases []*lease, no
 
 // limitRan wakes the idle workers of other processes at the end of a run
 // of a kind with MaxRunning: its jobs may be claimed again.
-func (q *Queue) limitRan(ctx context.Context, tx execer, d *decision) error {
-	if h := q.handler(d.history.kind); h == nil || h.limits.running == 0 {
+func (q *Queue) limitRan(ctx context.Context, tx store.Execer, d *decision) error {
+	if h := q.handler(d.history.Kind); h == nil || h.limits.running == 0 {
 		return nil
 	}
-	return q.wakeIdle(ctx, tx)
+	return q.w.WakeIdle(ctx, tx)
 }

@@ -2,9 +2,11 @@ package litequeue
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -12,6 +14,9 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/backend"
+	"github.com/litequeue/litequeue/internal/store"
+	"github.com/litequeue/litequeue/internal/store/sqlite"
 )
 
 // Queue is a job queue kept in one SQLite file. It is safe for concurrent
@@ -22,15 +27,15 @@ type Queue struct {
 	opts    Options // resolved: no zero fields
 	clock   clock.Clock
 	path    string
-	db      *dbPool  // litequeue's own reads
-	app     *sqlx.DB // the app's pool, returned by DB(): see openAppDB
-	wdb     *sqlx.DB // the writer's pool of one connection
-	w       writer   // every write litequeue makes
-	eng     engine   // what is the file's own: see sqliteEngine
-	dialect *dialect // nil: SQLite's (see dialect.go)
-	worker  string   // default worker name: host:pid
-	jobs    string   // the columns a jobRow scans from this file: see fileJobColumns
-	flow    bool     // the database has flow control's tables: see flowTables
+	db      *store.Pool    // litequeue's own reads
+	app     *sqlx.DB       // the app's pool, returned by DB(): see openAppDB
+	wdb     *sqlx.DB       // the writer's pool of one connection
+	w       store.Writer   // every write litequeue makes
+	eng     store.Engine   // what is the file's own: see sqliteEngine
+	dialect *store.Dialect // nil: SQLite's (see dialect.go)
+	worker  string         // default worker name: host:pid
+	jobs    string         // the columns a store.JobRow scans from this file: see store.FileJobColumns
+	flow    bool           // the database has flow control's tables: see flowTables
 
 	randMu  sync.Mutex
 	eventMu sync.Mutex
@@ -55,6 +60,12 @@ type Queue struct {
 	sleepHook atomic.Pointer[func(queues []string, running int64)]
 }
 
+// schemaSQL is the file's schema, which the file's engine creates or
+// completes at Open.
+//
+//go:embed schema.sql
+var schemaSQL string
+
 // readPoolSize bounds the connections of the pool that serves
 // litequeue's own reads.
 const readPoolSize = 4
@@ -73,7 +84,7 @@ const readPoolSize = 4
 // closes the database file with os, which on POSIX would drop SQLite's
 // locks.
 func Open(path string, opts Options) (*Queue, error) {
-	q, err := open(path, opts, createMode)
+	q, err := open(path, opts, sqlite.Create)
 	if err != nil {
 		return nil, openError(path, err)
 	}
@@ -98,7 +109,7 @@ func openError(path string, err error) error {
 // the app's own SQLite file — which Open would create or adopt. A file of
 // an older schema version is upgraded, as Open does.
 func OpenExisting(path string, opts Options) (*Queue, error) {
-	q, err := open(path, opts, existingMode)
+	q, err := open(path, opts, sqlite.Existing)
 	if err != nil {
 		return nil, openError(path, err)
 	}
@@ -114,75 +125,66 @@ func OpenExisting(path string, opts Options) (*Queue, error) {
 // say) that was closed cleanly, with no -wal file beside it: no writer can
 // work there, so it reads the file as a snapshot.
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
-	q, err := open(path, opts, readMode)
+	q, err := open(path, opts, sqlite.ReadOnly)
 	if err != nil {
 		return nil, openError(path, err)
 	}
 	return q, nil
 }
 
-func open(path string, opts Options, mode openMode) (_ *Queue, err error) {
-	opts, err = opts.resolve()
+func open(path string, opts Options, mode sqlite.Mode) (*Queue, error) {
+	opts, err := opts.resolve()
 	if err != nil {
 		return nil, err
 	}
-	var closers []func() error // undone in reverse if Open fails
-	defer func() {
-		for i := len(closers) - 1; err != nil && i >= 0; i-- {
-			closers[i]()
-		}
-	}()
-	// The file is checked, and the write lock opened, before anything
-	// writes to it; the read pool opens only once the file is in WAL.
-	f, err := openFile(path, mode, opts.Synchronous, opts.Checkpoint)
+	eng, err := sqlite.Open(path, sqlite.Config{Mode: mode, Synchronous: opts.Synchronous,
+		Checkpoint: opts.Checkpoint, Logger: opts.Logger, Schema: schemaSQL, ReadPool: readPoolSize})
 	if err != nil {
 		return nil, err
 	}
-	closers = append(closers, f.close)
-	ctx := context.Background()
-	first := f.db
-	q := newQueue(path, opts)
-	eng := &sqliteEngine{path: path, synchronous: opts.Synchronous, full: opts.Synchronous == "full",
-		checkpoint: opts.Checkpoint, db: first, flock: f.lock, logger: opts.Logger}
-	q.eng = eng
-	q.jobs = fileJobColumns(f.version, mode)
-	q.flow = mode != readMode || f.version >= 5
-	if mode == readMode {
-		first.SetMaxOpenConns(readPoolSize)
-		first.SetMaxIdleConns(readPoolSize)
-		q.db = &dbPool{DB: first}
-		q.app = first // OpenReadOnly: the app reads on the queue's own pool
-		return q, nil
-	}
-	q.wdb = first
-	if err := migrate(ctx, q.wdb); err != nil {
-		return nil, err
-	}
-	reads, err := openDB(path, writeAccess, opts.Synchronous, opts.Checkpoint, readPoolSize)
+	q, err := openOn(eng, opts)
 	if err != nil {
-		return nil, err
-	}
-	closers = append(closers, reads.Close)
-	q.db, eng.db = &dbPool{DB: reads}, reads
-	if q.app, err = openAppDB(path, opts.Synchronous, opts.Checkpoint); err != nil {
-		return nil, err
-	}
-	closers = append(closers, q.app.Close)
-	if err := q.openWriter(ctx, eng); err != nil {
+		eng.Close()
 		return nil, err
 	}
 	return q, nil
 }
 
-// openWriter sets up the Queue's writer on a connection of q.wdb, whose
-// transactions eng begins, in q's dialect.
-func (q *Queue) openWriter(ctx context.Context, eng engine) error {
-	conn, err := newStmtConn(ctx, q.wdb, q.dialect)
-	if err != nil {
-		return err
+func init() {
+	backend.OpenQueue = func(o any, open func(*slog.Logger) (store.Engine, error)) (any, error) {
+		opts, err := o.(Options).resolve()
+		if err != nil {
+			return nil, err
+		}
+		eng, err := open(opts.Logger)
+		if err != nil {
+			return nil, err
+		}
+		q, err := openOn(eng, opts)
+		if err != nil {
+			eng.Close()
+			return nil, err
+		}
+		return q, nil
 	}
-	q.w.eng, q.w.conn, q.w.perBatch, q.w.wake = eng, conn, q.serve, q.notify
-	return nil
+}
+
+// openOn opens a Queue, whose options are resolved, on the engine eng.
+// On failure the caller closes eng.
+func openOn(eng store.Engine, opts Options) (*Queue, error) {
+	info := eng.Info()
+	q := newQueue(info.Path, opts)
+	q.eng, q.dialect, q.jobs, q.flow = eng, info.Dialect, info.JobColumns, info.Flow
+	q.db, q.app, q.wdb = store.NewPool(info.Reads, info.Dialect), info.App, info.Writes
+	if q.wdb == nil {
+		return q, nil // read-only
+	}
+	conn, err := store.NewConn(context.Background(), q.wdb, q.dialect)
+	if err != nil {
+		return nil, err
+	}
+	q.w.Engine, q.w.Conn, q.w.PerBatch, q.w.Wake = eng, conn, q.serve, q.notify
+	return q, nil
 }
 
 // newQueue is a Queue on the file at path, with nothing open yet.
@@ -224,13 +226,11 @@ func (q *Queue) Close() error {
 
 	q.works.Wait()
 	q.calls.Wait()
-	if q.readOnly() {
-		return errors.Join(q.db.stmts.close(), q.db.Close())
+	errs := []error{q.db.CloseStmts()}
+	if q.w.Conn != nil {
+		errs = append(errs, q.w.Conn.Close())
 	}
-	if q.onServer() { // one pool, the engine's to close
-		return errors.Join(q.db.stmts.close(), q.w.conn.close(), q.eng.close())
-	}
-	return errors.Join(q.db.stmts.close(), q.w.conn.close(), q.wdb.Close(), q.db.Close(), q.app.Close(), q.eng.close())
+	return errors.Join(append(errs, q.eng.Close())...)
 }
 
 // DB returns the app's connection pool, for its own tables and transactions
@@ -275,15 +275,15 @@ func (q *Queue) enter(ctx context.Context) (leave func(), err error) {
 // workers first if wake). act may run more than once (see writer.do): it
 // sets its results afresh each time. A missing job is ErrNotFound, and
 // every error names op and the ID (see jobError).
-func (q *Queue) actOn(ctx context.Context, op string, id int64, wake bool, act func(tx execer, row *jobRow, now time.Time) (Event, error)) error {
+func (q *Queue) actOn(ctx context.Context, op string, id int64, wake bool, act func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error)) error {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer leave()
 	var ev Event
-	err = q.write(ctx, func(tx execer) error {
-		var row jobRow
+	err = q.write(ctx, func(tx store.Execer) error {
+		var row store.JobRow
 		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
 			return err
 		}
@@ -315,20 +315,20 @@ func (q *Queue) isClosing() bool {
 
 // write runs fn in a write transaction through the group-commit writer.
 // The caller has entered (see enter) or runs inside Work.
-func (q *Queue) write(ctx context.Context, fn func(tx execer) error) error {
-	return q.submit(&writeOp{ctx: ctx, fn: fn})
+func (q *Queue) write(ctx context.Context, fn func(tx store.Execer) error) error {
+	return q.submit(&store.Op{Ctx: ctx, Fn: fn})
 }
 
 // submit is write for a writeOp that also claims (ask) or is light.
-func (q *Queue) submit(op *writeOp) error {
+func (q *Queue) submit(op *store.Op) error {
 	if q.readOnly() {
 		return ErrReadOnly
 	}
-	return q.w.do(op)
+	return q.w.Do(op)
 }
 
 // readOnly reports whether the Queue came from OpenReadOnly.
-func (q *Queue) readOnly() bool { return q.w.conn == nil }
+func (q *Queue) readOnly() bool { return q.w.Conn == nil }
 
 // notify wakes every idle Work loop of this Queue.
 func (q *Queue) notify() {

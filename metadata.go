@@ -1,11 +1,11 @@
 package litequeue
 
 import (
-	"database/sql/driver"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"unicode/utf8"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // The bounds of a job's metadata, checked by every [Queue.Enqueue] call: at
@@ -27,7 +27,7 @@ const (
 func Metadata(key, value string) EnqueueOption {
 	return func(c *enqueueConfig) {
 		if c.metadata == nil {
-			c.metadata = make(metadataColumn)
+			c.metadata = make(store.Metadata)
 		}
 		c.metadata[key] = value
 	}
@@ -67,49 +67,9 @@ func checkMetadata(m map[string]string) error {
 	return nil
 }
 
-// metadataColumn is the stored form of a job's metadata: a JSON object in
-// litequeue_jobs.metadata, NULL for none.
-type metadataColumn map[string]string
-
-// Value implements driver.Valuer: NULL for no metadata, else the JSON
-// object (its keys sorted).
-func (m metadataColumn) Value() (driver.Value, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(map[string]string(m))
-	return string(b), err
-}
-
-// Scan implements sql.Scanner. A column that is not a JSON object of
-// strings (written by the app through DB(), say) fails the read that
-// scans it, with the error.
-func (m *metadataColumn) Scan(src any) error {
-	var b []byte
-	switch v := src.(type) {
-	case nil:
-		*m = nil
-		return nil
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	default:
-		return fmt.Errorf("metadata column holds %T, want a JSON object as TEXT", src)
-	}
-	var decoded map[string]string
-	if err := json.Unmarshal(b, &decoded); err != nil {
-		return fmt.Errorf("decode metadata column: %w", err)
-	}
-	if len(decoded) == 0 {
-		decoded = nil
-	}
-	*m = decoded
-	return nil
-}
-
-// clone returns a map of its own for each job of a batch, nil for none.
-func (m metadataColumn) clone() map[string]string {
+// cloneMetadata returns a map of its own for each job of a batch, nil for
+// none.
+func cloneMetadata(m store.Metadata) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Pause and resume: an operator stops the claims of a queue or a kind
@@ -94,10 +96,10 @@ func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) 
 	}
 	defer leave()
 	var changed bool
-	err = q.write(ctx, func(tx execer) error {
+	err = q.write(ctx, func(tx store.Execer) error {
 		query, args := resumeSQL, []any{scope, name}
 		if paused {
-			query, args = pauseSQL, append(args, ms(q.now()))
+			query, args = pauseSQL, append(args, store.MS(q.now()))
 		}
 		res, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
@@ -107,7 +109,7 @@ func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) 
 		if changed = n > 0; err != nil || !changed || paused {
 			return err
 		}
-		return q.wakeIdle(ctx, tx)
+		return q.w.WakeIdle(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: %s %s %q: %w", op, scope, name, err)
@@ -129,14 +131,14 @@ type pauseRow struct {
 }
 
 // pauses reads what is paused, in tx; never nil.
-func (q *Queue) pauses(ctx context.Context, tx execer) ([]Pause, error) {
+func (q *Queue) pauses(ctx context.Context, tx store.Execer) ([]Pause, error) {
 	rows, err := q.pausedRows(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
 	ps := make([]Pause, len(rows))
 	for i, r := range rows {
-		ps[i].Since = fromMS(r.Since)
+		ps[i].Since = store.FromMS(r.Since)
 		if r.Scope == scopeQueue {
 			ps[i].Queue = r.Name
 		} else {
@@ -148,7 +150,7 @@ func (q *Queue) pauses(ctx context.Context, tx execer) ([]Pause, error) {
 
 // pausedRows reads litequeue_paused in tx; nothing from a file of an older
 // schema opened read-only, which has no such table (see flowTables).
-func (q *Queue) pausedRows(ctx context.Context, tx execer) ([]pauseRow, error) {
+func (q *Queue) pausedRows(ctx context.Context, tx store.Execer) ([]pauseRow, error) {
 	if !q.flowTables() {
 		return nil, nil
 	}
@@ -158,7 +160,7 @@ func (q *Queue) pausedRows(ctx context.Context, tx execer) ([]pauseRow, error) {
 }
 
 // pauseGate shuts the paused kinds and puts the paused queues in g.paused.
-func (q *Queue) pauseGate(ctx context.Context, tx execer, g *gate, now time.Time, claiming bool) error {
+func (q *Queue) pauseGate(ctx context.Context, tx store.Execer, g *gate, now time.Time, claiming bool) error {
 	if !g.anyPaused {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Periodic jobs: schedules registered with Queue.Periodic fire one job
@@ -154,9 +156,9 @@ func (q *Queue) Periodic(ctx context.Context, name, spec, kind string, payload a
 	if first.IsZero() {
 		first = now
 	}
-	err = q.write(ctx, func(tx execer) error {
+	err = q.write(ctx, func(tx store.Execer) error {
 		return tx.GetContext(ctx, &p.done, registerPeriodicSQL, p.name, p.spec, p.kind, p.queue,
-			p.slots.loc.String(), string(p.missed), ms(first), ms(now))
+			p.slots.loc.String(), string(p.missed), store.MS(first), store.MS(now))
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: periodic %q: %w", name, err)
@@ -256,7 +258,7 @@ func (q *Queue) nextSlot(p *periodic) time.Time {
 	q.periodic.mu.Lock()
 	done := p.done
 	q.periodic.mu.Unlock()
-	if !s.IsZero() && ms(s) > done {
+	if !s.IsZero() && store.MS(s) > done {
 		return s
 	}
 	return p.slots.next(now)
@@ -280,7 +282,7 @@ func (q *Queue) fireSlot(ctx context.Context, p *periodic) error {
 	ps.mu.Lock()
 	done := p.done
 	ps.mu.Unlock()
-	if slot.IsZero() || ms(slot) <= done {
+	if slot.IsZero() || store.MS(slot) <= done {
 		return nil
 	}
 	skip := p.missed == SkipMissed && now.Sub(slot) >= PeriodicGrace
@@ -289,9 +291,9 @@ func (q *Queue) fireSlot(ctx context.Context, p *periodic) error {
 		return err
 	}
 	var job *Job
-	err = q.write(ctx, func(tx execer) error {
+	err = q.write(ctx, func(tx store.Execer) error {
 		job = nil
-		res, err := tx.ExecContext(ctx, claimSlotSQL, ms(slot), boolInt(skip), p.name, ms(slot),
+		res, err := tx.ExecContext(ctx, claimSlotSQL, store.MS(slot), boolInt(skip), p.name, store.MS(slot),
 			p.spec, p.slots.loc.String(), p.kind)
 		if err != nil {
 			return err
@@ -304,14 +306,14 @@ func (q *Queue) fireSlot(ctx context.Context, p *periodic) error {
 			return err
 		}
 		job = jobs[0]
-		_, err = tx.ExecContext(ctx, firedSlotSQL, job.ID, ms(now), p.name)
+		_, err = tx.ExecContext(ctx, firedSlotSQL, job.ID, store.MS(now), p.name)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	ps.mu.Lock()
-	p.done = max(p.done, ms(slot))
+	p.done = max(p.done, store.MS(slot))
 	ps.mu.Unlock()
 	if job != nil {
 		q.notify()
@@ -380,13 +382,13 @@ func (q *Queue) Periodics(ctx context.Context) ([]PeriodicInfo, error) {
 	for i, r := range rows {
 		out[i] = PeriodicInfo{
 			Name: r.Name, Spec: r.Spec, Kind: r.Kind, Queue: r.Queue, Location: r.Location,
-			Missed: Missed(r.Missed), LastSlot: fromMS(r.LastSlot), LastSkipped: r.LastSkipped != 0,
-			LastJobID: r.LastJobID, LastFired: fromMSOrZero(r.FiredAt), RegisteredAt: fromMS(r.RegisteredAt),
+			Missed: Missed(r.Missed), LastSlot: store.FromMS(r.LastSlot), LastSkipped: r.LastSkipped != 0,
+			LastJobID: r.LastJobID, LastFired: fromMSOrZero(r.FiredAt), RegisteredAt: store.FromMS(r.RegisteredAt),
 		}
 		if loc, err := time.LoadLocation(r.Location); err == nil {
 			if slots, err := parseSpec(r.Spec, loc); err == nil {
 				s := slots.prev(now)
-				if s.IsZero() || ms(s) <= r.LastSlot {
+				if s.IsZero() || store.MS(s) <= r.LastSlot {
 					s = slots.next(now)
 				}
 				out[i].NextSlot = s
@@ -401,7 +403,7 @@ func fromMSOrZero(v int64) time.Time {
 	if v == 0 {
 		return time.Time{}
 	}
-	return fromMS(v)
+	return store.FromMS(v)
 }
 
 // nextPeriodic is the earliest slot of the Queue's schedules still to
@@ -410,7 +412,7 @@ func (q *Queue) nextPeriodic() sql.NullInt64 {
 	var next sql.NullInt64
 	for _, p := range q.periodic.list() {
 		if s := q.nextSlot(p); !s.IsZero() {
-			next = minNull(next, sql.NullInt64{Int64: ms(s), Valid: true})
+			next = store.MinNull(next, sql.NullInt64{Int64: store.MS(s), Valid: true})
 		}
 	}
 	return next

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Rescue: a lease that expired is a lost run. Any process rescues it,
@@ -15,14 +17,14 @@ import (
 // holder's renewal (renewSQL skips a row held elsewhere) at the moment the
 // renewal proves the holder alive. Only a lease it rescues does it take,
 // as it saw it (lockExpiredSQL).
-const expiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+const expiredSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
 	WHERE state = 'running' AND lease_until <= ?
-	ORDER BY lease_until LIMIT ` + limitParam
+	ORDER BY lease_until LIMIT ` + store.LimitParam
 
 // lockExpiredSQL takes the row of an expired lease the look found, if it
 // is as the look found it: not renewed, settled or rescued since, and not
 // held by another transaction (which is settling or rescuing it).
-const lockExpiredSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+const lockExpiredSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
 	WHERE id = ? AND token = ? AND lease_until = ? AND state = 'running' /*FOR UPDATE SKIP LOCKED*/`
 
 // rescueBatch bounds the expired leases one rescue transaction handles.
@@ -53,7 +55,7 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 	for {
 		var events, gated []Event
 		more := false
-		err := q.write(ctx, func(tx execer) (err error) {
+		err := q.write(ctx, func(tx store.Execer) (err error) {
 			events, gated, more, err = q.rescueSome(ctx, tx, seen, events[:0], gated[:0])
 			return err
 		})
@@ -79,17 +81,17 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 // the leases that lie too far ahead. It appends their events to events,
 // and those of the gate (see Queue.ran) to gated, and reports whether more
 // may be expired.
-func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, events, gated []Event) ([]Event, []Event, bool, error) {
+func (q *Queue) rescueSome(ctx context.Context, tx store.Execer, seen *sightings, events, gated []Event) ([]Event, []Event, bool, error) {
 	now := q.now()
-	limit := ms(now.Add(q.opts.VisibilityTimeout))
+	limit := store.MS(now.Add(q.opts.VisibilityTimeout))
 	if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
 		return events, gated, false, err
 	}
 	// Room for the rows that are skipped: those of our own leases, and
 	// those seen expired too recently to rescue.
 	batch := rescueBatch + q.holding() + seen.waiting()
-	var rows []jobRow
-	if err := tx.SelectContext(ctx, &rows, expiredSQL, ms(now), batch); err != nil {
+	var rows []store.JobRow
+	if err := tx.SelectContext(ctx, &rows, expiredSQL, store.MS(now), batch); err != nil {
 		return events, gated, false, err
 	}
 	for i := range rows {
@@ -107,8 +109,8 @@ func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, even
 		if r == nil {
 			continue
 		}
-		d := decide(r, end{kind: endExpired, started: fromMS(r.StartedAt), worker: r.Worker}, now)
-		if err := store(ctx, tx, &d); err != nil {
+		d := decide(r, end{kind: endExpired, started: store.FromMS(r.StartedAt), worker: r.Worker}, now)
+		if err := storeDecision(ctx, tx, &d); err != nil {
 			return events, gated, false, err
 		}
 		events = append(events, d.event)
@@ -123,10 +125,10 @@ func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, even
 
 // lockExpired takes the row of the expired lease seen as r, and returns it
 // as it is; nil if it changed since, or another transaction holds it.
-func lockExpired(ctx context.Context, tx execer, r *jobRow) (*jobRow, error) {
-	row := new(jobRow)
+func lockExpired(ctx context.Context, tx store.Execer, r *store.JobRow) (*store.JobRow, error) {
+	row := new(store.JobRow)
 	err := tx.GetContext(ctx, row, lockExpiredSQL, r.ID, r.Token, r.LeaseUntil)
-	if errors.Is(err, errNoRows) {
+	if errors.Is(err, store.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
@@ -172,7 +174,7 @@ func (s *sightings) begin() {
 // confirmed reports whether the expired lease in row r has been seen, with
 // the same token and expiry, since at least wait before now; otherwise it
 // notes the sighting. The clock going back starts the wait afresh.
-func (s *sightings) confirmed(r *jobRow, now time.Time, wait time.Duration) bool {
+func (s *sightings) confirmed(r *store.JobRow, now time.Time, wait time.Duration) bool {
 	s.pass[r.ID] = true
 	old, ok := s.seen[r.ID]
 	if !ok || old.token != r.Token || old.leaseUntil != r.LeaseUntil || now.Before(old.first) {

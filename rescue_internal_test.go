@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // TestRescue_ManySightings: Work's rescue sees more expired leases than one
@@ -23,7 +24,7 @@ func TestRescue_ManySightings(t *testing.T) {
 	}
 	// A dead worker's leases, all ending now.
 	_, err := q.db.Exec(`UPDATE litequeue_jobs SET state = 'running', attempt = 1, token = 1,
-		lease_until = ?, started_at = ?, worker = 'gone', max_tries = 3`, ms(clk.Now()), ms(clk.Now().Add(-vt)))
+		lease_until = ?, started_at = ?, worker = 'gone', max_tries = 3`, store.MS(clk.Now()), store.MS(clk.Now().Add(-vt)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +73,11 @@ func TestRescue_LockExpired(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// A dead worker's lease, which ended a second ago.
 			if _, err := q.db.Exec(`UPDATE litequeue_jobs SET state = 'running', attempt = 1, token = 1,
-				lease_until = ?, started_at = ? WHERE id = ?`, ms(time.Now().Add(-time.Second)), ms(time.Now()), job.ID); err != nil {
+				lease_until = ?, started_at = ? WHERE id = ?`, store.MS(time.Now().Add(-time.Second)), store.MS(time.Now()), job.ID); err != nil {
 				t.Fatal(err)
 			}
-			var seen jobRow
-			if err := q.db.Get(&seen, `SELECT `+jobColumns+` FROM litequeue_jobs WHERE id = ?`, job.ID); err != nil {
+			var seen store.JobRow
+			if err := q.db.Get(&seen, `SELECT `+store.JobColumns+` FROM litequeue_jobs WHERE id = ?`, job.ID); err != nil {
 				t.Fatal(err)
 			}
 			if tc.since != "" {
@@ -84,8 +85,8 @@ func TestRescue_LockExpired(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var got *jobRow
-			if err := q.write(ctx, func(tx execer) (err error) {
+			var got *store.JobRow
+			if err := q.write(ctx, func(tx store.Execer) (err error) {
 				got, err = lockExpired(ctx, tx, &seen)
 				return err
 			}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // steer is how Work steers the runs of its pool; RunDue passes the zero
@@ -275,7 +276,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 	if next != nil {
 		re.next = &claimAsk{c: next}
 	}
-	if err := q.submit(&writeOp{ctx: ctx, join: re}); err != nil {
+	if err := q.submit(&store.Op{Ctx: ctx, Join: re}); err != nil {
 		return nil, err
 	}
 	var chained *lease

@@ -2,9 +2,11 @@ package litequeue_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/litequeue/litequeue"
@@ -202,5 +204,39 @@ func TestQueue_RunDueOrder(t *testing.T) {
 	next, ok, err := q.NextDue(t.Context())
 	if err != nil || !ok || !next.Equal(epoch.Add(time.Hour)) {
 		t.Fatalf("NextDue = %v %v %v, want the future job's RunAt", next, ok, err)
+	}
+}
+
+// TestWriter_JoinPanics: a panic in the claim that rides a run's commit —
+// an Options.Rand that panics, drawn for the chained job's retry delay —
+// is that commit's error, not an unwound leader: the Queue goes on.
+func TestWriter_JoinPanics(t *testing.T) {
+	t.Parallel()
+	var draws atomic.Int64
+	rnd := func() float64 {
+		if draws.Add(1) == 2 { // the second job's, claimed with the first's completion
+			panic("bad rand")
+		}
+		return 0.5
+	}
+	q, _ := openQueue(t, litequeue.Options{Clock: clock.NewMock(), Rand: rnd})
+	q.Handle("k", func(context.Context, *litequeue.Job) error { return nil })
+	for range 2 {
+		if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.RunDue(t.Context()) // its error is the panic's; what counts is that it returns
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunDue did not return after the panic in the chained claim")
+	}
+	if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
+		t.Fatalf("Enqueue after the panic: %v", err)
 	}
 }

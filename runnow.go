@@ -3,6 +3,8 @@ package litequeue
 import (
 	"context"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // RunNow makes a pending job — scheduled, or waiting to retry — due at
@@ -15,15 +17,15 @@ import (
 // naming the state of a job that is running or finished ([Queue.Replay]
 // puts a dead job back).
 func (q *Queue) RunNow(ctx context.Context, id int64) error {
-	return q.actOn(ctx, "run now", id, true, func(tx execer, row *jobRow, now time.Time) (Event, error) {
+	return q.actOn(ctx, "run now", id, true, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
 		switch {
-		case row.State != Pending:
-			return Event{}, &stateError{op: "run now", id: id, state: row.State}
-		case row.RunAt.Valid && row.RunAt.Int64 <= ms(now):
+		case State(row.State) != Pending:
+			return Event{}, &stateError{op: "run now", id: id, state: State(row.State)}
+		case row.RunAt.Valid && row.RunAt.Int64 <= store.MS(now):
 			return Event{}, nil // due already
 		}
 		d := makeDue(row, OutcomeRunNow, row.Attempt, q.worker, now)
-		err := store(ctx, tx, &d)
+		err := storeDecision(ctx, tx, &d)
 		return d.event, err
 	})
 }

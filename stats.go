@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Stats is a snapshot of the queue for monitoring: the signals an operator
@@ -83,7 +85,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 
 func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	// A read-only transaction begins DEFERRED: one snapshot, no write lock.
-	tx, err := q.db.begin(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := q.db.Begin(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Stats{}, err
 	}
@@ -94,7 +96,7 @@ func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	if s.Unhandled, err = q.unhandled(ctx, tx, now); err != nil {
 		return Stats{}, err
 	}
-	hourAgo := ms(now.Add(-time.Hour))
+	hourAgo := store.MS(now.Add(-time.Hour))
 	if s.RetriesLastHour, err = errorCounts(ctx, tx, statsRetriesSQL, hourAgo); err != nil {
 		return Stats{}, err
 	}
@@ -125,9 +127,9 @@ type stateGroup struct {
 }
 
 // queueStats counts the jobs of each queue by state at now.
-func queueStats(ctx context.Context, tx execer, now time.Time) (map[string]QueueStats, error) {
+func queueStats(ctx context.Context, tx store.Execer, now time.Time) (map[string]QueueStats, error) {
 	var groups []stateGroup
-	if err := tx.SelectContext(ctx, &groups, statsJobsSQL, ms(now)); err != nil {
+	if err := tx.SelectContext(ctx, &groups, statsJobsSQL, store.MS(now)); err != nil {
 		return nil, err
 	}
 	queues := map[string]QueueStats{}
@@ -144,7 +146,7 @@ func (qs *QueueStats) add(g stateGroup, now time.Time) {
 	switch {
 	case g.Due:
 		qs.Due = g.N
-		qs.OldestDue = now.Sub(nullTime(g.Oldest))
+		qs.OldestDue = now.Sub(store.NullTime(g.Oldest))
 	case g.State == Pending:
 		qs.Scheduled = g.N
 	case g.State == Running:
@@ -164,9 +166,9 @@ func (qs *QueueStats) add(g stateGroup, now time.Time) {
 
 // unhandled returns the kinds that have due jobs at now and no handler on
 // q, sorted.
-func (q *Queue) unhandled(ctx context.Context, tx execer, now time.Time) ([]string, error) {
+func (q *Queue) unhandled(ctx context.Context, tx store.Execer, now time.Time) ([]string, error) {
 	var kinds []string
-	if err := tx.SelectContext(ctx, &kinds, statsDueKindsSQL, ms(now)); err != nil {
+	if err := tx.SelectContext(ctx, &kinds, statsDueKindsSQL, store.MS(now)); err != nil {
 		return nil, err
 	}
 	handled := q.kinds()
@@ -181,7 +183,7 @@ func (q *Queue) unhandled(ctx context.Context, tx execer, now time.Time) ([]stri
 
 // errorCounts runs query, a count of runs per kind and error class since
 // the Unix millisecond since, and returns its rows; never nil.
-func errorCounts(ctx context.Context, tx execer, query string, since int64) ([]ErrorCount, error) {
+func errorCounts(ctx context.Context, tx store.Execer, query string, since int64) ([]ErrorCount, error) {
 	var rows []struct {
 		Kind  string `db:"kind"`
 		Class string `db:"error_class"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // A decision (see decide.go) is stored here, in one place: the job's row,
@@ -37,7 +39,7 @@ type runEnd struct {
 // ends of the batch's runs, then claims the next jobs their workers ask
 // for, so that the jobs the ends freed up (a kind's MaxRunning) count as
 // free.
-func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
+func (q *Queue) serve(ctx context.Context, tx store.Execer, joins []any) error {
 	now := q.now()
 	ends := make([]*runEnd, len(joins))
 	var asks []*claimAsk
@@ -56,11 +58,11 @@ func (q *Queue) serve(ctx context.Context, tx execer, joins []any) error {
 
 // settleRuns stores the ends of runs at time now in tx: their job rows,
 // their history rows, and what the gate counts of them.
-func (q *Queue) settleRuns(ctx context.Context, tx execer, ends []*runEnd, now time.Time) error {
-	var history []*historyRow
+func (q *Queue) settleRuns(ctx context.Context, tx store.Execer, ends []*runEnd, now time.Time) error {
+	var history []*store.HistoryRow
 	for _, re := range ends {
 		re.d, re.events, re.err = decide(&re.l.row, re.e, now), nil, nil
-		held, err := storeHeld(ctx, tx, &re.l.row, &re.d)
+		held, err := store.SetHeldRow(ctx, tx, &re.l.row, &re.d.after)
 		if err == nil && !held {
 			err = q.settleChanged(ctx, tx, re, now)
 		}
@@ -73,11 +75,11 @@ func (q *Queue) settleRuns(ctx context.Context, tx execer, ends []*runEnd, now t
 		if re.d.history != nil {
 			history = append(history, re.d.history)
 		}
-		if !re.d.keep && re.d.after.State == Pending {
-			q.wakeOwn()
+		if !re.d.keep && State(re.d.after.State) == Pending {
+			q.w.WakeOwn()
 		}
 	}
-	if err := q.eng.addHistory(ctx, tx, history); err != nil {
+	if err := q.eng.AddHistory(ctx, tx, history); err != nil {
 		return err
 	}
 	for _, re := range ends {
@@ -98,7 +100,7 @@ func (q *Queue) settleRuns(ctx context.Context, tx execer, ends []*runEnd, now t
 // (the completion stands, and only the history row is added), or asked to
 // stop by Cancel. It writes the row; settleRuns adds the history row. A
 // lease lost meanwhile is re.err, and nothing is written.
-func (q *Queue) settleChanged(ctx context.Context, tx execer, re *runEnd, now time.Time) error {
+func (q *Queue) settleChanged(ctx context.Context, tx store.Execer, re *runEnd, now time.Time) error {
 	row, _, err := holder(ctx, tx, re.l.job)
 	if errors.Is(err, ErrLeaseLost) {
 		re.err = err
@@ -111,89 +113,26 @@ func (q *Queue) settleChanged(ctx context.Context, tx execer, re *runEnd, now ti
 	return storeRow(ctx, tx, &re.d)
 }
 
-const settleSQL = `UPDATE litequeue_jobs
-	SET state = ?, attempt = ?, run_at = ?, finished_at = ?, last_error = ?,
-	    lease_until = 0, cancel = 0
-	WHERE id = ?`
-
-// settleHeldSQL is settleSQL fenced by the lease: it changes the row only
-// while the holder's token is current and no Cancel came.
-const settleHeldSQL = settleSQL + ` AND token = ? AND created_at = ? AND state = 'running' AND cancel = 0`
-
-// insertAttemptSQL adds one history row, its values in the order of
-// historyRow.values; attemptValues is the row's place in VALUES.
-const (
-	insertAttemptSQL = `INSERT INTO litequeue_attempts
-	(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state)
-	VALUES ` + attemptValues
-	attemptValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-)
-
-// values appends the values of h's columns, in the order of
-// insertAttemptSQL, to args.
-func (h *historyRow) values(args []any) []any {
-	return append(args, h.jobID, h.Attempt, h.StartedAt, h.FinishedAt,
-		h.Outcome, h.Error, h.ErrorClass, h.Delay, h.Worker, h.kind, h.next)
-}
-
-// store writes the decision d in tx: the job's row, unless d keeps it, and
+// storeDecision writes the decision d in tx: the job's row, unless d keeps it, and
 // its history row, if it has one. The caller has checked that it may: it
 // holds the lease, the lease expired, or the job is in a state the act
 // applies to.
-func store(ctx context.Context, tx execer, d *decision) error {
+func storeDecision(ctx context.Context, tx store.Execer, d *decision) error {
 	if err := storeRow(ctx, tx, d); err != nil {
 		return err
 	}
-	return storeHistory(ctx, tx, d.history)
+	return store.AddHistoryRow(ctx, tx, d.history)
 }
 
-// storeRow is store without the history row.
-func storeRow(ctx context.Context, tx execer, d *decision) error {
+// storeRow is storeDecision without the history row.
+func storeRow(ctx context.Context, tx store.Execer, d *decision) error {
 	if d.keep {
 		return nil
 	}
-	a := &d.after
-	_, err := tx.ExecContext(ctx, settleSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID)
-	return err
+	return store.SetRow(ctx, tx, &d.after)
 }
 
-// storeHeld is storeRow for the holder of the lease on the row as
-// claimed, claimed: it writes the row only while the lease holds, and
-// reports false, having changed nothing, when it does not. (One UPDATE
-// for a whole batch's rows, FROM json_each or FROM VALUES, cost the file
-// as much per row or more.)
-func storeHeld(ctx context.Context, tx execer, claimed *jobRow, d *decision) (bool, error) {
-	a := &d.after
-	res, err := tx.ExecContext(ctx, settleHeldSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
-		a.ID, claimed.Token, claimed.CreatedAt)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
-// addHistoryEach adds the history rows, one statement a row: an engine's
-// addHistory where no statement adds many.
-func addHistoryEach(ctx context.Context, tx execer, rows []*historyRow) error {
-	for _, h := range rows {
-		if err := storeHistory(ctx, tx, h); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// storeHistory adds the history row h; nil adds none.
-func storeHistory(ctx context.Context, tx execer, h *historyRow) error {
-	if h == nil {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, insertAttemptSQL, h.values(nil)...)
-	return err
-}
-
-const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ? /*FOR UPDATE*/`
+const jobByIDSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs WHERE id = ? /*FOR UPDATE*/`
 
 // holder reads the row of job — a leased job, as its handler got it — and
 // checks that the lease token is still the current one on a running job;
@@ -206,20 +145,20 @@ const jobByIDSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs WHERE id = ? /
 // no row. CreatedAt is compared as well, as settleHeldSQL does: a file
 // migrated from version 2 may hold a job that got the ID of a job purged
 // before the upgrade.
-func holder(ctx context.Context, tx execer, job *Job) (row *jobRow, done bool, err error) {
-	row = new(jobRow)
+func holder(ctx context.Context, tx store.Execer, job *Job) (row *store.JobRow, done bool, err error) {
+	row = new(store.JobRow)
 	if err := tx.GetContext(ctx, row, jobByIDSQL, job.ID); err != nil {
-		if errors.Is(err, errNoRows) {
+		if errors.Is(err, store.ErrNoRows) {
 			return nil, false, ErrLeaseLost
 		}
 		return nil, false, err
 	}
 	switch {
-	case row.Token != job.token || row.CreatedAt != ms(job.CreatedAt):
+	case row.Token != job.token || row.CreatedAt != store.MS(job.CreatedAt):
 		return nil, false, ErrLeaseLost
-	case row.State == Completed:
+	case State(row.State) == Completed:
 		return row, true, nil
-	case row.State != Running:
+	case State(row.State) != Running:
 		return nil, false, ErrLeaseLost
 	}
 	return row, false, nil

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // WorkerOptions configure one [Queue.Work] call. The zero value is valid.
@@ -99,12 +101,12 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 		shutdown: make(chan struct{}),
 		abandon:  make(chan struct{}),
 	}
-	p.wk = newWaker(q.notify, p.room)
-	watch, err := q.eng.watch(p.wk)
+	p.wk = store.NewWaker(q.notify, p.room)
+	watch, err := q.eng.Watch(p.wk)
 	if err != nil {
 		return fmt.Errorf("litequeue: work: %w", err)
 	}
-	defer watch.close()
+	defer watch.Close()
 	p.watch = watch
 	p.loop(ctx)
 	close(p.stopped)
@@ -132,8 +134,8 @@ type pool struct {
 	opts     WorkerOptions
 	running  atomic.Int64  // runs started whose end the loop has not yet taken from done
 	slots    chan struct{} // one token per handler running
-	watch    changes
-	wk       waker         // how watch wakes the loop
+	watch    store.Changes
+	wk       store.Waker   // how watch wakes the loop
 	seen     sightings     // expired leases not yet rescued
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
@@ -249,7 +251,7 @@ func (p *pool) sweep(ctx context.Context, swept time.Time) time.Time {
 // claim short), or wait until until at the latest.
 func (p *pool) claimFree(ctx context.Context) (until time.Time, again, stop bool) {
 	q := p.q
-	until = q.now().Add(p.watch.poll())
+	until = q.now().Add(p.watch.Poll())
 	free := p.limit() - int(p.running.Load())
 	if free <= 0 {
 		return until, false, false
@@ -280,7 +282,7 @@ func (p *pool) claimFree(ctx context.Context) (until time.Time, again, stop bool
 func (p *pool) sleep(ctx context.Context, wake <-chan struct{}, until time.Time) bool {
 	q := p.q
 	if p.room() {
-		p.wk.idled()
+		p.wk.Idled()
 		if h := q.sleepHook.Load(); h != nil {
 			(*h)(p.opts.Queues, p.running.Load())
 		}
@@ -344,7 +346,7 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 func (p *pool) look(ctx context.Context, now time.Time) (claim bool, err error) {
 	q := p.q
 	p.lookAt = now.Add(pollInterval)
-	changed, err := p.watch.changed(ctx)
+	changed, err := p.watch.Changed(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -357,11 +359,11 @@ func (p *pool) look(ctx context.Context, now time.Time) (claim bool, err error) 
 	if err != nil {
 		return false, err
 	}
-	p.next = nullTime(minNull(due.pending, due.lease))
+	p.next = store.NullTime(store.MinNull(due.pending, due.lease))
 	if !recheck.IsZero() && (p.next.IsZero() || recheck.Before(p.next)) {
 		p.next = recheck
 	}
-	if !due.pending.Valid || due.pending.Int64 > ms(now) {
+	if !due.pending.Valid || due.pending.Int64 > store.MS(now) {
 		p.busy = false
 		return false, nil
 	}
@@ -383,7 +385,7 @@ func (p *pool) rescued(ctx context.Context, now time.Time) (dueTimes, time.Time,
 	if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
 		return due, time.Time{}, err
 	}
-	if due.lease.Valid && due.lease.Int64 <= ms(now) {
+	if due.lease.Valid && due.lease.Int64 <= store.MS(now) {
 		// Leases this Queue holds, which their holders renew, and leases
 		// seen expired too recently to rescue: look again when the first
 		// of those is confirmed, or at the next poll, not at once.

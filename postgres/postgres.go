@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 
 	"github.com/jackc/pgx/v5"
@@ -45,6 +46,8 @@ import (
 
 	"github.com/litequeue/litequeue"
 	"github.com/litequeue/litequeue/internal/backend"
+	"github.com/litequeue/litequeue/internal/store"
+	pgstore "github.com/litequeue/litequeue/internal/store/postgres"
 )
 
 // Open connects to the server at dsn (a postgres:// URL or a key=value
@@ -94,7 +97,9 @@ func OpenDB(ctx context.Context, db *sql.DB, opts litequeue.Options) (*litequeue
 
 func open(ctx context.Context, db *sql.DB, pg backend.Postgres, opts litequeue.Options) (*litequeue.Queue, error) {
 	pg.Listen, pg.Lost = listen(db), lost
-	q, err := backend.OpenPostgres(ctx, pg, opts)
+	q, err := backend.OpenQueue(opts, func(logger *slog.Logger) (store.Engine, error) {
+		return pgstore.Open(ctx, pg, logger)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: open postgres: %w", err)
 	}

@@ -1,12 +1,16 @@
 // Package backend joins litequeue's backends in packages of their own to
-// the Queue, whose engines are unexported: package postgres opens a
-// *litequeue.Queue on a PostgreSQL pool through OpenPostgres, so that a
-// program that uses only the file links no PostgreSQL driver.
+// the Queue: package postgres opens a *litequeue.Queue on the server's
+// engine (store/postgres) through OpenQueue, so that a program that uses
+// only the file links neither the server's engine nor a PostgreSQL
+// driver.
 package backend
 
 import (
 	"context"
 	"database/sql"
+	"log/slog"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Postgres is what package postgres gives the Queue: the pool, and what
@@ -34,6 +38,7 @@ type Listener interface {
 	Close() error
 }
 
-// OpenPostgres is set by package litequeue: it opens a *litequeue.Queue
-// (returned as any) with opts, a litequeue.Options.
-var OpenPostgres func(ctx context.Context, pg Postgres, opts any) (any, error)
+// OpenQueue is set by package litequeue: it opens a *litequeue.Queue
+// (returned as any) with opts, a litequeue.Options, on the engine that
+// open returns once opts are checked; open is given the Queue's logger.
+var OpenQueue func(opts any, open func(logger *slog.Logger) (store.Engine, error)) (any, error)

@@ -1,4 +1,4 @@
-package litequeue
+package sqlite
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // Wake-ups for writes by other processes. An idle Work learns of another
@@ -31,7 +33,7 @@ import (
 // inotify instance or watch left), it stopped on an error, or the writer
 // is where the file system does not tell (another machine's kernel on a
 // network file system). So the loop also looks on its own: every
-// pollInterval without a notifier, and with one every pollInterval for
+// store.PollInterval without a notifier, and with one every store.PollInterval for
 // recentChange after the file last changed — a commit becomes readable
 // only after its fsync, which on a slow card can end after the notifier
 // stopped asking (settleMax) — and every notifiedPoll once the file has
@@ -47,7 +49,7 @@ const (
 // closes it again when the watch ends, and on POSIX closing any descriptor
 // of a file drops every fcntl lock the process holds on it — SQLite's
 // locks on the database and its -shm (see Storage in DESIGN.md). Elsewhere
-// Work polls every pollInterval: see fileNotifications.
+// Work polls every store.PollInterval: see fileNotifications.
 
 // After a burst of changes the notifier asks data_version settleFirst
 // after its events, and then at intervals that double, of at most
@@ -90,7 +92,7 @@ type notifier struct {
 	names   [2]string             // the base names of the database and its -wal
 	version func() (int64, error) // PRAGMA data_version on a connection of the watch
 	last    int64                 // what version said last
-	wk      waker
+	wk      store.Waker
 	logger  *slog.Logger
 	up      atomic.Bool  // the goroutine still reads events
 	changed atomic.Int64 // when the last event came, in Unix nanoseconds
@@ -109,7 +111,7 @@ type notifier struct {
 // notify starts a notifier of changes to the database at path, which wakes
 // the loop once per burst of committed changes, as version (data_version
 // on a connection to the file) tells.
-func notify(path string, version func() (int64, error), wk waker, logger *slog.Logger) (*notifier, error) {
+func notify(path string, version func() (int64, error), wk store.Waker, logger *slog.Logger) (*notifier, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real // the -wal is beside the file the link names
 	}
@@ -222,7 +224,7 @@ func (n *notifier) await(b *burst, t *time.Timer) (ask, open bool) {
 	case _, ok := <-n.w.errors:
 		return false, ok
 	case <-t.C:
-		if n.wk.wanted() {
+		if n.wk.Wanted() {
 			return true, true
 		}
 	case <-n.doze:
@@ -259,9 +261,9 @@ func (n *notifier) rest(b *burst) bool {
 func (n *notifier) dormant() bool {
 	n.setState(func() { n.sleeping = true })
 wait:
-	for !n.wk.wanted() {
+	for !n.wk.Wanted() {
 		select {
-		case <-n.wk.idle:
+		case <-n.wk.IdleC():
 		case _, ok := <-n.w.errors:
 			if !ok {
 				return false
@@ -282,12 +284,12 @@ func (n *notifier) hold() { n.setState(func() { n.held = true }) }
 // notifier's goroutine wait for the loop's idle, which a writer that
 // keeps the loop's workers busy would otherwise never let it see, its
 // commits bringing no events. A loop whose file was quiet may sleep for
-// notifiedPoll: release wakes it, to sleep again for pollInterval.
+// notifiedPoll: release wakes it, to sleep again for store.PollInterval.
 func (n *notifier) release() {
 	dozes := false
 	n.setState(func() {
 		n.held = false
-		if !n.sleeping && !n.wk.wanted() {
+		if !n.sleeping && !n.wk.Wanted() {
 			n.sleeping, dozes = true, true
 		}
 	})
@@ -300,7 +302,7 @@ func (n *notifier) release() {
 		default: // told already
 		}
 	case quiet:
-		n.wk.wake()
+		n.wk.Wake()
 	}
 }
 
@@ -323,7 +325,7 @@ func (n *notifier) release() {
 // commit by a writer that takes no flock (the app's own transaction, a
 // shell), whose frames were all written between the writer's COMMIT or
 // ROLLBACK and release, comes with no event: release notes a change as an
-// event does (see quiet), so that the loop looks every pollInterval for
+// event does (see quiet), so that the loop looks every store.PollInterval for
 // recentChange (a loop asleep for notifiedPoll is woken to sleep so), as
 // it does for a commit whose fsync ended after the notifier stopped
 // asking. The writer lets go of the flock as soon as it has committed
@@ -435,7 +437,7 @@ func (n *notifier) ask(b *burst) (over, open bool) {
 	v, err := n.version()
 	if err != nil || v != n.last {
 		n.last = v
-		n.wk.wake()
+		n.wk.Wake()
 	}
 	b.asked = time.Now()
 	came, open := n.drain()

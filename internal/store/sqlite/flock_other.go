@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package litequeue
+package sqlite
 
 // lock is a no-op where the platform has no file lock: writers of several
 // processes then rely on SQLite's busy_timeout alone.

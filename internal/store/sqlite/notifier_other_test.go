@@ -1,6 +1,6 @@
 //go:build !linux
 
-package litequeue
+package sqlite
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package litequeue
+package postgres
 
 import (
 	"context"
@@ -13,9 +13,10 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/litequeue/litequeue/internal/backend"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
-// pgEngine is the engine of a Queue on a PostgreSQL server (see engine),
+// Engine is the engine of a Queue on a PostgreSQL server (see engine),
 // opened by package postgres through backend.OpenPostgres. Writers of
 // many processes on many machines run side by side: row locks order
 // them, not a file lock. A claim takes its rows FOR UPDATE SKIP LOCKED,
@@ -23,22 +24,22 @@ import (
 // every other read that the same transaction then writes takes its rows
 // FOR UPDATE (see dialect); a unique key is inserted ON CONFLICT DO
 // NOTHING. Idle workers wake on LISTEN: a trigger notifies at the commit
-// of every write that leaves a job pending (schema_postgres.sql).
-type pgEngine struct {
+// of every write that leaves a job pending (schema.sql).
+type Engine struct {
 	db     *sqlx.DB
 	pg     backend.Postgres
 	logger *slog.Logger
 }
 
-//go:embed schema_postgres.sql
+//go:embed schema.sql
 var pgSchemaSQL string
 
-// pgSchemaVersion is the version of schema_postgres.sql, kept in
+// pgSchemaVersion is the version of schema.sql, kept in
 // litequeue_meta.
 const pgSchemaVersion = 3 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list
 
 // pgUpgrades take a schema of version v to v+1, where running the whole
-// of schema_postgres.sql again would lock more than the change needs: its
+// of schema.sql again would lock more than the change needs: its
 // ALTER TABLEs take the jobs table's ACCESS EXCLUSIVE lock, held until the
 // migration commits while every index of every table is built or checked,
 // which stalls the writers of processes still at work, or deadlocks with
@@ -62,45 +63,52 @@ func pgMigrationSQL(version int) string {
 	return pgSchemaSQL
 }
 
-// pgVersionSQL reads the version of litequeue's tables.
-const pgVersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
+// VersionSQL reads the version of litequeue's tables.
+const VersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
 
 // pgChannel is the channel of the wake-ups.
 const pgChannel = "litequeue"
 
-// onServer reports whether the Queue is on a server, not in a file.
-func (q *Queue) onServer() bool {
-	_, ok := q.eng.(*pgEngine)
-	return ok
-}
-
-func init() {
-	backend.OpenPostgres = func(ctx context.Context, pg backend.Postgres, opts any) (any, error) {
-		return openPostgres(ctx, pg, opts.(Options))
-	}
-}
-
-// openPostgres opens a Queue on the server behind pg.DB, creating or
-// upgrading litequeue's tables in the schema of the connections'
-// search_path.
-func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Queue, err error) {
-	if opts, err = opts.resolve(); err != nil {
-		return nil, err
+// Open opens the engine on the server behind pg.DB, creating or upgrading
+// litequeue's tables in the schema of the connections' search_path
+// (unless pg.Existing: then their absence is an error). logger nil: no
+// logs.
+func Open(ctx context.Context, pg backend.Postgres, logger *slog.Logger) (*Engine, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	db := sqlx.NewDb(pg.DB, "pgx")
-	eng := &pgEngine{db: db, pg: pg, logger: opts.Logger}
 	if err := migratePostgres(ctx, db, pg.Existing); err != nil {
 		return nil, err
 	}
-	q := newQueue("", opts)
-	d := new(dialect)
-	q.eng, q.dialect, q.jobs, q.flow = eng, d, jobColumns, true
-	q.db = &dbPool{DB: db, d: d}
-	q.app, q.wdb = db, db
-	if err := q.openWriter(ctx, eng); err != nil {
-		return nil, err
-	}
-	return q, nil
+	return &Engine{db: db, pg: pg, logger: logger}, nil
+}
+
+// Serial is false: the server's writers run side by side.
+func (e *Engine) Serial() bool { return false }
+
+// wakeSQL wakes every listening worker at the commit, as the trigger does
+// for a job that becomes pending (schema.sql).
+const wakeSQL = `SELECT pg_notify('litequeue', '')`
+
+// NotifyAtCommit notifies every listening Work loop, this process's
+// among them, since they look again only when told: the trigger tells
+// only of a job that becomes pending.
+func (e *Engine) NotifyAtCommit(ctx context.Context, tx store.Execer) error {
+	_, err := tx.ExecContext(ctx, wakeSQL)
+	return err
+}
+
+// TellsOwn is true: a notification comes back to the listener of the
+// process that sent it.
+func (e *Engine) TellsOwn() bool { return true }
+
+// Info describes the server's pool, which serves litequeue's reads, its
+// writer and the app alike, and its schema, which has every column and
+// table.
+func (e *Engine) Info() store.Info {
+	return store.Info{Reads: e.db, Writes: e.db, App: e.db, Dialect: new(store.Dialect),
+		JobColumns: store.JobColumns, Flow: true}
 }
 
 // migratePostgres creates litequeue's tables (unless existing: then their
@@ -125,7 +133,7 @@ func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
 	case !present && existing:
 		return errors.New("no litequeue tables in the schema of the connections' search_path")
 	case present:
-		if err := tx.GetContext(ctx, &version, pgVersionSQL); err != nil && !errors.Is(err, errNoRows) {
+		if err := tx.GetContext(ctx, &version, VersionSQL); err != nil && !errors.Is(err, store.ErrNoRows) {
 			return fmt.Errorf("migrate: read schema version: %w", err)
 		}
 		if version > pgSchemaVersion {
@@ -137,7 +145,7 @@ func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
 			// TRIGGER lock the table even when there is nothing to
 			// create, which stalls, or deadlocks with, the writers of
 			// the processes already at work. (Unlike the file's, a
-			// change to schema_postgres.sql takes a new version.)
+			// change to schema.sql takes a new version.)
 			return nil
 		}
 	}
@@ -160,11 +168,11 @@ func sqlState(err error) string {
 	return ""
 }
 
-func (e *pgEngine) lock() error { return nil }
-func (e *pgEngine) unlock()     {}
+func (e *Engine) Lock() error { return nil }
+func (e *Engine) Unlock()     {}
 
-func (e *pgEngine) begin(c *stmtConn, durable bool) error {
-	if err := c.exec(`BEGIN`); err != nil {
+func (e *Engine) Begin(c *store.Conn, durable bool) error {
+	if err := c.Exec(`BEGIN`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	return nil
@@ -172,7 +180,7 @@ func (e *pgEngine) begin(c *stmtConn, durable bool) error {
 
 // pgClaimSQL takes, in claim order, due jobs that no other transaction
 // holds; a NULL list of queues is every queue.
-const pgClaimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs
+const pgClaimSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
 	WHERE state = 'pending' AND run_at <= ? AND (expires_at IS NULL OR expires_at > ?)
 	  AND kind = ANY(?::text[]) AND (?::text[] IS NULL OR queue = ANY(?::text[]))
 	  AND NOT queue = ANY(?::text[])
@@ -187,22 +195,22 @@ const pgLeaseSQL = `UPDATE litequeue_jobs AS j
 	     AS l(id, attempt, token, max_tries, retry_delay)
 	WHERE j.id = l.id`
 
-func (e *pgEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease func(*jobRow) bool) error {
+func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery, lease func(*store.JobRow) bool) error {
 	var queues []string // NULL: every queue
-	if len(cq.queues) > 0 {
-		queues = cq.queues
+	if len(cq.Queues) > 0 {
+		queues = cq.Queues
 	}
-	paused := cq.paused
+	paused := cq.Paused
 	if paused == nil {
 		paused = []string{}
 	}
-	var rows []jobRow
-	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, ms(cq.now), ms(cq.now), cq.kinds, queues, queues, paused, cq.limit); err != nil {
+	var rows []store.JobRow
+	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, store.MS(cq.Now), store.MS(cq.Now), cq.Kinds, queues, queues, paused, cq.Limit); err != nil {
 		return err
 	}
 	n := len(rows)
 	ids, attempts, tokens, maxTries, delays := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
-	var r *jobRow // the first row taken
+	var r *store.JobRow // the first row taken
 	for i := range rows {
 		if !lease(&rows[i]) {
 			continue // locked until tx ends, and left as it is
@@ -223,14 +231,14 @@ func (e *pgEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease fu
 
 // addHistory adds one row per statement: the server's statements cost
 // little beside their rows.
-func (e *pgEngine) addHistory(ctx context.Context, tx execer, rows []*historyRow) error {
-	return addHistoryEach(ctx, tx, rows)
+func (e *Engine) AddHistory(ctx context.Context, tx store.Execer, rows []*store.HistoryRow) error {
+	return store.AddHistoryEach(ctx, tx, rows)
 }
 
 // lockKind takes a lock on kind for the rest of tx: PostgreSQL's claimers
 // do not take turns, so two could each count a kind's runs before either
 // wrote its claim.
-func (e *pgEngine) lockKind(ctx context.Context, tx execer, kind string) error {
+func (e *Engine) LockKind(ctx context.Context, tx store.Execer, kind string) error {
 	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue.kind'), hashtext(?))`, kind)
 	return err
 }
@@ -246,19 +254,19 @@ const pgInsertJobsSQL = `INSERT INTO litequeue_jobs
 	ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'running') DO NOTHING
 	RETURNING id`
 
-func (e *pgEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
-	payloads := make([][]byte, len(b.payloads))
-	for i, p := range b.payloads {
-		payloads[i] = payloadColumn(p)
+func (e *Engine) InsertJobs(ctx context.Context, tx store.Execer, j *store.NewJobs) ([]int64, error) {
+	payloads := make([][]byte, len(j.Payloads))
+	for i, p := range j.Payloads {
+		payloads[i] = store.PayloadColumn(p)
 	}
 	var ids []int64
-	err := tx.SelectContext(ctx, &ids, pgInsertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-		b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata, b.expiresAt(runAt), payloads)
+	err := tx.SelectContext(ctx, &ids, pgInsertJobsSQL, j.Queue, j.Kind, j.Priority,
+		j.MaxTries, j.OwnMaxTries, j.RunAt, j.CreatedAt, store.NullString(j.UniqueKey), j.Metadata, j.ExpiresAt, payloads)
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) != 0 && len(ids) != len(b.payloads) {
-		return nil, fmt.Errorf("inserted %d jobs of %d", len(ids), len(b.payloads))
+	if len(ids) != 0 && len(ids) != len(j.Payloads) {
+		return nil, fmt.Errorf("inserted %d jobs of %d", len(ids), len(j.Payloads))
 	}
 	// The identity column numbers the rows in the order the SELECT gives
 	// them.
@@ -268,13 +276,13 @@ func (e *pgEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, r
 
 // compact has nothing to do: the server's autovacuum gives the room of
 // purged rows back.
-func (e *pgEngine) compact(context.Context, func(context.Context, func(execer) error) error) error {
+func (e *Engine) Compact(context.Context, func(context.Context, func(store.Execer) error) error) error {
 	return nil
 }
 
 // retry reports a serialization failure, a deadlock and a lost
 // connection: the transaction rolled back, and may run again.
-func (e *pgEngine) retry(err error) bool {
+func (e *Engine) Retry(err error) bool {
 	switch sqlState(err) {
 	case "40001", "40P01":
 		return true
@@ -282,9 +290,9 @@ func (e *pgEngine) retry(err error) bool {
 	return e.pg.Lost != nil && e.pg.Lost(err)
 }
 
-func (e *pgEngine) lost(err error) bool { return e.pg.Lost != nil && e.pg.Lost(err) }
+func (e *Engine) Lost(err error) bool { return e.pg.Lost != nil && e.pg.Lost(err) }
 
-func (e *pgEngine) close() error {
+func (e *Engine) Close() error {
 	if e.pg.Own {
 		return e.db.Close()
 	}
@@ -294,10 +302,10 @@ func (e *pgEngine) close() error {
 // pgWatch tells an idle Work loop that a job may have become pending: a
 // notification came on pgChannel since the last call of changed, or the
 // listening connection is down (then every look is a change, and Work
-// polls every pollInterval until it is back). On each notification it
+// polls every store.PollInterval until it is back). On each notification it
 // also wakes the Work loops at once.
 type pgWatch struct {
-	e      *pgEngine
+	e      *Engine
 	wake   func()
 	dirty  atomic.Bool
 	up     atomic.Bool
@@ -311,9 +319,9 @@ const relistenWait = time.Second
 
 // watch wakes the loop for every notification, whatever its room: taking
 // one costs no read.
-func (e *pgEngine) watch(wk waker) (changes, error) {
+func (e *Engine) Watch(wk store.Waker) (store.Changes, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &pgWatch{e: e, wake: wk.wake, cancel: cancel, done: make(chan struct{})}
+	w := &pgWatch{e: e, wake: wk.Wake, cancel: cancel, done: make(chan struct{})}
 	go w.listen(ctx)
 	return w, nil
 }
@@ -346,15 +354,15 @@ func (w *pgWatch) listen(ctx context.Context) {
 	}
 }
 
-func (w *pgWatch) changed(context.Context) (bool, error) {
+func (w *pgWatch) Changed(context.Context) (bool, error) {
 	return w.dirty.Swap(false) || !w.up.Load(), nil
 }
 
-// poll is pollInterval: Work looks that often also while notifications
+// poll is store.PollInterval: Work looks that often also while notifications
 // come.
-func (w *pgWatch) poll() time.Duration { return pollInterval }
+func (w *pgWatch) Poll() time.Duration { return store.PollInterval }
 
-func (w *pgWatch) close() error {
+func (w *pgWatch) Close() error {
 	w.cancel()
 	<-w.done
 	return nil

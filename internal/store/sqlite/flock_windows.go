@@ -1,6 +1,6 @@
 //go:build windows
 
-package litequeue
+package sqlite
 
 import "golang.org/x/sys/windows"
 

@@ -1,4 +1,4 @@
-package litequeue
+package sqlite
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package litequeue
+package sqlite
 
 import (
 	"context"
@@ -9,60 +9,182 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
-// sqliteEngine is the engine of a Queue in one SQLite file (see engine):
+// Engine is the engine of a Queue in one SQLite file (see store.Engine):
 // the flock that orders writers across processes, BEGIN IMMEDIATE and the
 // synchronous level per batch, the claim through INDEXED BY and
 // json_each, the batch insert through json_each and unhex, data_version
 // for wake-ups, incremental vacuum and checkpoints, and SQLITE_BUSY. The
-// pragmas set on every connection are in dsn (storage.go); the checks of
-// the file and its schema in storage.go and migrate.go.
-type sqliteEngine struct {
+// pragmas set on every connection are in dsn (file.go); the checks of the
+// file and its schema in file.go and migrate.go.
+type Engine struct {
 	path        string
 	synchronous string
 	full        bool      // synchronous=FULL configured: durable commits fsync
-	checkpoint  string    // Options.Checkpoint: "off" leaves checkpoints to a replicator
+	checkpoint  string    // Config.Checkpoint: "off" leaves checkpoints to a replicator
 	db          *sqlx.DB  // litequeue's own reads
-	flock       *fileLock // nil on a Queue from OpenReadOnly
+	writes      *sqlx.DB  // the writer's pool of one connection; nil: read-only
+	app         *sqlx.DB  // the app's pool
+	version     int       // litequeue's schema version in the file when it was opened
+	flock       *fileLock // nil on a read-only Engine
 	logger      *slog.Logger
 	walWarned   atomic.Int64  // the -wal size last warned about (see walGrowth)
-	notifyOff   bool          // Work polls only, without file notifications (tests: export_test.go)
+	notifyOff   bool          // Work polls only, without file notifications (see SetWatch)
 	poll        time.Duration // Work's poll, with or without notifications; 0: the defaults (see watch)
 	notifiers   notifiers     // the watches' notifiers, off the file while the writer holds (see notifiers)
 }
 
-func (e *sqliteEngine) lock() error { return e.flock.lock() }
+// Mode is what Open may do with the file.
+type Mode int
 
-// unlock puts the notifiers back on the file, if begin took them off,
+// The modes of Open.
+const (
+	Create   Mode = iota // Open: create a missing file, adopt a SQLite file without litequeue's tables
+	Existing             // OpenExisting: only a file that has litequeue's tables
+	ReadOnly             // OpenReadOnly: change nothing
+)
+
+// Config configures Open.
+type Config struct {
+	Mode        Mode
+	Synchronous string // "full" or "normal"
+	Checkpoint  string // "off" leaves checkpoints to a replicator
+	Logger      *slog.Logger
+	Schema      string // the file's schema (schema.sql), created or completed at Open
+	ReadPool    int    // how many connections litequeue's own reads may use
+}
+
+// Open opens the litequeue file at path as c.Mode allows: it checks the
+// file, creates it (mode 0600) if it may and must, migrates its schema
+// unless read-only, and opens its pools. Every refusal comes before the
+// first write.
+func Open(path string, c Config) (_ *Engine, err error) {
+	e := &Engine{path: path, synchronous: c.Synchronous, full: c.Synchronous == "full",
+		checkpoint: c.Checkpoint, logger: c.Logger}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	// The file is checked, and the write lock opened, before anything
+	// writes to it; the read pool opens only once the file is in WAL.
+	f, err := openFile(path, c.Mode, c.Synchronous, c.Checkpoint)
+	if err != nil {
+		return nil, err
+	}
+	e.db, e.flock, e.version = f.db, f.lock, f.version
+	if c.Mode == ReadOnly {
+		e.db.SetMaxOpenConns(c.ReadPool)
+		e.db.SetMaxIdleConns(c.ReadPool)
+		return e, nil
+	}
+	e.writes, e.db = f.db, nil
+	if err := migrate(context.Background(), e.writes, c.Schema); err != nil {
+		return nil, err
+	}
+	if e.db, err = openDB(path, writeAccess, c.Synchronous, c.Checkpoint, c.ReadPool); err != nil {
+		return nil, err
+	}
+	e.app, err = openAppDB(path, c.Synchronous, c.Checkpoint)
+	return e, err
+}
+
+// appIdleConns is how many of the app's connections stay open between
+// uses.
+const appIdleConns = 4
+
+// openAppDB opens the pool that Queue.DB returns, apart from the pool of
+// litequeue's own reads, so that those never wait for a connection the app
+// holds: a transaction waiting for SQLite's write lock holds its
+// connection all the while. Like a pool of database/sql by default, it
+// opens as many connections as the app uses at once, so that a goroutine
+// holding a transaction never waits for another connection that
+// transactions waiting behind it hold; the app may bound it with
+// DB().SetMaxOpenConns.
+func openAppDB(path, synchronous, checkpoint string) (*sqlx.DB, error) {
+	db, err := openDB(path, writeAccess, synchronous, checkpoint, 0)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxIdleConns(appIdleConns)
+	return db, nil
+}
+
+// Serial is true: the file's writers take turns, through the flock and
+// SQLite's write lock.
+func (e *Engine) Serial() bool { return true }
+
+// NotifyAtCommit does nothing: the other processes' watches see the
+// commit itself.
+func (e *Engine) NotifyAtCommit(context.Context, store.Execer) error { return nil }
+
+// TellsOwn is false: a Queue's notifiers are off the file while its own
+// writer is in a transaction (see notifiers).
+func (e *Engine) TellsOwn() bool { return false }
+
+// Info describes the open file: its pools, and what the schema found
+// there has. A read-only Engine has no writer's pool, and the app reads
+// on litequeue's own pool.
+func (e *Engine) Info() store.Info {
+	readOnly := e.writes == nil
+	info := store.Info{
+		Reads: e.db, Writes: e.writes, App: e.app, Path: e.path,
+		JobColumns: store.FileJobColumns(e.version, readOnly),
+		Flow:       !readOnly || e.version >= 5,
+	}
+	if readOnly {
+		info.App = e.db
+	}
+	return info
+}
+
+// SetWatch sets how the Work loops that watch the file from now on learn
+// of other processes' writes: with the file system's notifications or
+// without, and, if poll is above 0, how often they look on their own. For
+// tests of the file's wake-ups only.
+func (e *Engine) SetWatch(notify bool, poll time.Duration) {
+	e.notifyOff, e.poll = !notify, poll
+}
+
+func (e *Engine) Lock() error { return e.flock.lock() }
+
+// Unlock puts the notifiers back on the file, if begin took them off,
 // before another process's writer can take the flock.
-func (e *sqliteEngine) unlock() {
+func (e *Engine) Unlock() {
 	e.notifiers.release()
 	e.flock.unlock()
 }
 
-func (e *sqliteEngine) close() error {
-	if e.flock == nil {
-		return nil
+// Close closes the pools and the write lock's file.
+func (e *Engine) Close() error {
+	var errs []error
+	for _, db := range []*sqlx.DB{e.writes, e.db, e.app} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
 	}
-	return e.flock.close()
+	if e.flock != nil {
+		errs = append(errs, e.flock.close())
+	}
+	return errors.Join(errs...)
 }
 
-// begin sets the synchronous level of the batch (see setDurable) and
+// Begin sets the synchronous level of the batch (see setDurable) and
 // begins IMMEDIATE: the transaction holds the write lock from its start,
 // so that it never fails with SQLITE_BUSY halfway. The notifiers are off
 // the file while it runs (see notifiers).
-func (e *sqliteEngine) begin(c *stmtConn, durable bool) error {
+func (e *Engine) Begin(c *store.Conn, durable bool) error {
 	e.notifiers.release() // after a transaction of this lock, which the writer runs again
-	if err := c.setDurable(e.full, durable); err != nil {
+	if err := setDurable(c, e.full, durable); err != nil {
 		return err
 	}
-	if err := c.exec(`BEGIN IMMEDIATE`); err != nil {
+	if err := c.Exec(`BEGIN IMMEDIATE`); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	e.notifiers.hold()
@@ -73,21 +195,21 @@ func (e *sqliteEngine) begin(c *stmtConn, durable bool) error {
 // configured, FULL for a durable batch and NORMAL for a light one. A
 // failure to relax is of no consequence (the commit is fsynced); a
 // failure to restore FULL fails the batch.
-func (c *stmtConn) setDurable(full, durable bool) error {
+func setDurable(c *store.Conn, full, durable bool) error {
 	relax := full && !durable
-	if relax == c.relaxed {
+	if relax == c.Relaxed {
 		return nil
 	}
 	if relax {
-		if c.exec(`PRAGMA synchronous = NORMAL`) == nil {
-			c.relaxed = true
+		if c.Exec(`PRAGMA synchronous = NORMAL`) == nil {
+			c.Relaxed = true
 		}
 		return nil
 	}
-	if err := c.exec(`PRAGMA synchronous = FULL`); err != nil {
+	if err := c.Exec(`PRAGMA synchronous = FULL`); err != nil {
 		return fmt.Errorf("restore synchronous=FULL: %w", err)
 	}
-	c.relaxed = false
+	c.Relaxed = false
 	return nil
 }
 
@@ -97,18 +219,11 @@ func (c *stmtConn) setDurable(full, durable bool) error {
 // claimer held then. INDEXED BY is SQLite's: without statistics its planner prefers the
 // (kind, run_at) index for "kind IN (…)" and then sorts every due job on
 // each claim.
-const claimSQL = `SELECT ` + jobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
+const claimSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
 	WHERE state = 'pending' AND run_at <= ? AND (expires_at IS NULL OR expires_at > ?) AND kind IN (?)`
 
-const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ` + limitParam
+const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ` + store.LimitParam
 
-// limitParam is a LIMIT whose value changes from call to call. SQLite
-// plans a plain "LIMIT ?" with the value bound at the time, and so
-// compiles the statement again each time the value changes: for the
-// claim, whose limit is the number of free workers, that was a parse and
-// plan per claim. A cast is not a plain parameter, so the plan holds for
-// every value.
-const limitParam = `CAST(? AS INTEGER)`
 
 // claimUpdateSQL leases every claimed row in one statement, whatever
 // their number: its one argument of its own is a JSON array with, for
@@ -120,21 +235,21 @@ const claimUpdateSQL = `UPDATE litequeue_jobs
 	FROM json_each(?) AS l
 	WHERE litequeue_jobs.id = l.value ->> 0`
 
-func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, lease func(*jobRow) bool) error {
-	query, args := claimSQL, []any{ms(cq.now), ms(cq.now), cq.kinds}
-	if len(cq.queues) > 0 {
+func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery, lease func(*store.JobRow) bool) error {
+	query, args := claimSQL, []any{store.MS(cq.Now), store.MS(cq.Now), cq.Kinds}
+	if len(cq.Queues) > 0 {
 		query += ` AND queue IN (?)`
-		args = append(args, cq.queues)
+		args = append(args, cq.Queues)
 	}
-	if len(cq.paused) > 0 {
+	if len(cq.Paused) > 0 {
 		query += ` AND queue NOT IN (?)`
-		args = append(args, cq.paused)
+		args = append(args, cq.Paused)
 	}
-	query, args, err := sqlx.In(query+claimOrderSQL, append(args, cq.limit)...)
+	query, args, err := sqlx.In(query+claimOrderSQL, append(args, cq.Limit)...)
 	if err != nil {
 		return err
 	}
-	var rows []jobRow
+	var rows []store.JobRow
 	if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
 		return err
 	}
@@ -148,10 +263,10 @@ func (e *sqliteEngine) claim(ctx context.Context, tx execer, cq claimQuery, leas
 		return nil
 	}
 	// claimUpdateSQL's array: for each row, the values that differ.
-	values := appendJSONArray(make([]byte, 0, 64*len(rows)), len(rows), func(b []byte, i int) []byte {
+	values := store.AppendJSONArray(make([]byte, 0, 64*len(rows)), len(rows), func(b []byte, i int) []byte {
 		r := &rows[i]
 		v := [...]int64{r.ID, int64(r.Attempt), r.Token, int64(r.MaxTries), r.RetryDelay}
-		return appendJSONArray(b, len(v), func(b []byte, j int) []byte { return strconv.AppendInt(b, v[j], 10) })
+		return store.AppendJSONArray(b, len(v), func(b []byte, j int) []byte { return strconv.AppendInt(b, v[j], 10) })
 	})
 	r := &rows[0]
 	_, err = tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values))
@@ -166,26 +281,26 @@ const historyChunk = 8
 
 // addHistory adds the rows a chunk of historyChunk at a time (one INSERT
 // of many rows' VALUES), and the rest one at a time.
-func (e *sqliteEngine) addHistory(ctx context.Context, tx execer, rows []*historyRow) error {
+func (e *Engine) AddHistory(ctx context.Context, tx store.Execer, rows []*store.HistoryRow) error {
 	var args []any // reused from chunk to chunk
 	for len(rows) >= historyChunk {
 		args = args[:0]
 		for _, h := range rows[:historyChunk] {
-			args = h.values(args)
+			args = h.Values(args)
 		}
 		if _, err := tx.ExecContext(ctx, addHistorySQL, args...); err != nil {
 			return err
 		}
 		rows = rows[historyChunk:]
 	}
-	return addHistoryEach(ctx, tx, rows)
+	return store.AddHistoryEach(ctx, tx, rows)
 }
 
-// addHistorySQL is insertAttemptSQL for historyChunk rows.
-var addHistorySQL = insertAttemptSQL + strings.Repeat(", "+attemptValues, historyChunk-1)
+// addHistorySQL adds historyChunk rows.
+var addHistorySQL = store.InsertAttemptsSQL(historyChunk)
 
 // lockKind takes nothing: the file's writers take turns.
-func (e *sqliteEngine) lockKind(context.Context, execer, string) error { return nil }
+func (e *Engine) LockKind(context.Context, store.Execer, string) error { return nil }
 
 const insertJobSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata, expires_at)
@@ -202,20 +317,20 @@ const insertJobsSQL = `INSERT INTO litequeue_jobs
 // itself). A UniqueKey, which only a batch of one can have, cannot be
 // taken meanwhile: the insert and insert's look for the key's live job
 // are one step, as writers take turns.
-func (e *sqliteEngine) insertJobs(ctx context.Context, tx execer, b *enqueueBatch, runAt, now time.Time) ([]int64, error) {
+func (e *Engine) InsertJobs(ctx context.Context, tx store.Execer, j *store.NewJobs) ([]int64, error) {
 	var res sql.Result
 	var err error
-	if len(b.payloads) == 1 {
-		res, err = tx.ExecContext(ctx, insertJobSQL, b.cfg.queue, b.kind, payloadColumn(b.payloads[0]), b.cfg.priority,
-			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), nullString(b.cfg.uniqueKey), b.cfg.metadata, b.expiresAt(runAt))
+	if len(j.Payloads) == 1 {
+		res, err = tx.ExecContext(ctx, insertJobSQL, j.Queue, j.Kind, store.PayloadColumn(j.Payloads[0]), j.Priority,
+			j.MaxTries, j.OwnMaxTries, j.RunAt, j.CreatedAt, store.NullString(j.UniqueKey), j.Metadata, j.ExpiresAt)
 	} else {
-		res, err = tx.ExecContext(ctx, insertJobsSQL, b.cfg.queue, b.kind, b.cfg.priority,
-			b.maxTries, b.cfg.maxTries, ms(runAt), ms(now), b.cfg.metadata, b.expiresAt(runAt), hexArray(b.payloads))
+		res, err = tx.ExecContext(ctx, insertJobsSQL, j.Queue, j.Kind, j.Priority,
+			j.MaxTries, j.OwnMaxTries, j.RunAt, j.CreatedAt, j.Metadata, j.ExpiresAt, hexArray(j.Payloads))
 	}
 	if err != nil {
 		return nil, err
 	}
-	return insertedIDs(res, len(b.payloads))
+	return insertedIDs(res, len(j.Payloads))
 }
 
 // insertedIDs returns the IDs of the n jobs that res inserted, in the
@@ -250,14 +365,14 @@ func hexArray(payloads [][]byte) string {
 	for _, p := range payloads {
 		n += 2*len(p) + 3
 	}
-	return string(appendJSONArray(make([]byte, 0, n), len(payloads), func(b []byte, i int) []byte {
+	return string(store.AppendJSONArray(make([]byte, 0, n), len(payloads), func(b []byte, i int) []byte {
 		b = append(b, '"')
 		return append(hex.AppendEncode(b, payloads[i]), '"')
 	}))
 }
 
 // compact runs the vacuum and watches the -wal's size.
-func (e *sqliteEngine) compact(ctx context.Context, write func(context.Context, func(execer) error) error) error {
+func (e *Engine) Compact(ctx context.Context, write func(context.Context, func(store.Execer) error) error) error {
 	if err := e.vacuum(ctx, write); err != nil {
 		return err
 	}
@@ -291,7 +406,7 @@ const (
 // disk when a checkpoint copies the vacuum's pages back, so vacuum asks for
 // one at once (PASSIVE: it waits for no one, and does what readers allow),
 // unless Options.Checkpoint is "off": then the replicator's next one does.
-func (e *sqliteEngine) vacuum(ctx context.Context, write func(context.Context, func(execer) error) error) error {
+func (e *Engine) vacuum(ctx context.Context, write func(context.Context, func(store.Execer) error) error) error {
 	var mode, pages, free int
 	if err := e.db.GetContext(ctx, &mode, autoVacuumSQL); err != nil || mode != 2 {
 		return err
@@ -305,7 +420,7 @@ func (e *sqliteEngine) vacuum(ctx context.Context, write func(context.Context, f
 	if free < vacuumMinPages || free*4 < pages {
 		return nil
 	}
-	err := write(ctx, func(tx execer) error {
+	err := write(ctx, func(tx store.Execer) error {
 		_, err := tx.ExecContext(ctx, vacuumSQL)
 		return err
 	})
@@ -316,7 +431,7 @@ func (e *sqliteEngine) vacuum(ctx context.Context, write func(context.Context, f
 	return err
 }
 
-// walGrowth logs a warning when the -wal file has grown past walWarnSize,
+// walGrowth logs a warning when the -wal file has grown past WALWarnSize,
 // and again each time it doubles. SQLite's checkpoints cannot empty the
 // WAL while a connection, in any process, holds a read transaction begun
 // before the frames they would copy back: an unclosed *sql.Rows on the
@@ -324,14 +439,14 @@ func (e *sqliteEngine) vacuum(ctx context.Context, write func(context.Context, f
 // the file. Every commit then
 // adds to the WAL — about 40 KB per job run — until that reader ends; the
 // next checkpoint empties it, and journal_size_limit cuts the file back.
-func (e *sqliteEngine) walGrowth() {
+func (e *Engine) walGrowth() {
 	fi, err := os.Stat(e.path + "-wal")
 	if err != nil {
 		return
 	}
 	size := fi.Size()
 	switch last := e.walWarned.Load(); {
-	case size < walWarnSize:
+	case size < WALWarnSize:
 		e.walWarned.Store(0)
 	case size >= 2*last:
 		e.walWarned.Store(size)
@@ -352,10 +467,10 @@ func isBusy(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }
 
-func (e *sqliteEngine) retry(err error) bool { return isBusy(err) }
+func (e *Engine) Retry(err error) bool { return isBusy(err) }
 
 // lost is false: a connection to a file is never lost.
-func (e *sqliteEngine) lost(error) bool { return false }
+func (e *Engine) Lost(error) bool { return false }
 
 // watch tells an idle Work loop, with one cheap read, whether the file may
 // have changed since it last looked: PRAGMA data_version, asked on a
@@ -379,8 +494,8 @@ type watch struct {
 // watch returns a new watch of the file, with a notifier that wakes the
 // loop for changes of the file, unless notifications are off, Work runs in a
 // testing/synctest bubble (see inBubble), or they cannot start (then the
-// watch polls every pollInterval, and says so in the log).
-func (e *sqliteEngine) watch(wk waker) (changes, error) {
+// watch polls every store.PollInterval, and says so in the log).
+func (e *Engine) Watch(wk store.Waker) (store.Changes, error) {
 	db, err := openDB(e.path, readAccess, e.synchronous, e.checkpoint, 1)
 	if err != nil {
 		return nil, err
@@ -390,9 +505,9 @@ func (e *sqliteEngine) watch(wk waker) (changes, error) {
 		db.Close()
 		return nil, err
 	}
-	w := &watch{db: db, stmt: stmt, polls: [2]time.Duration{pollInterval, notifiedPoll}}
+	w := &watch{db: db, stmt: stmt, polls: [2]time.Duration{store.PollInterval, notifiedPoll}}
 	if w.notified, err = db.Preparex(`PRAGMA data_version`); err != nil {
-		w.close()
+		w.Close()
 		return nil, err
 	}
 	if e.poll > 0 {
@@ -419,7 +534,7 @@ func (w *watch) notifiedVersion() (int64, error) {
 
 // changed reports whether anyone committed to the file since the last call;
 // true on the first.
-func (w *watch) changed(ctx context.Context) (bool, error) {
+func (w *watch) Changed(ctx context.Context) (bool, error) {
 	var v int64
 	// A pragma on the watch's own connection, which ends at once: with a
 	// context that can end, the driver would start a goroutine at every
@@ -433,15 +548,15 @@ func (w *watch) changed(ctx context.Context) (bool, error) {
 }
 
 // poll is notifiedPoll while the notifier runs and the file has been quiet
-// for recentChange, pollInterval otherwise (see watch.go).
-func (w *watch) poll() time.Duration {
+// for recentChange, store.PollInterval otherwise (see watch.go).
+func (w *watch) Poll() time.Duration {
 	if w.n.running() && w.n.quiet() {
 		return w.polls[1]
 	}
 	return w.polls[0]
 }
 
-func (w *watch) close() error {
+func (w *watch) Close() error {
 	if w.listed != nil {
 		w.listed.remove(w.n)
 	}

@@ -1,4 +1,4 @@
-package litequeue
+package store
 
 import (
 	"context"
@@ -22,9 +22,9 @@ import (
 // runs writers side by side, and its dialect makes the comment the clause.
 // SQLite's LIKE ignores case (of ASCII letters); PostgreSQL's ILIKE does.
 
-// A dialect turns litequeue's SQL into an engine's; the nil dialect is
+// A Dialect turns litequeue's SQL into an engine's; the nil Dialect is
 // SQLite's, which runs it as written.
-type dialect struct {
+type Dialect struct {
 	cache sync.Map // query as written → as run
 }
 
@@ -34,8 +34,8 @@ var (
 	rowLock  = regexp.MustCompile(`/\*(FOR UPDATE(?: SKIP LOCKED)?)\*/`)
 )
 
-// sql returns query as the engine runs it.
-func (d *dialect) sql(query string) string {
+// SQL returns query as the engine runs it.
+func (d *Dialect) SQL(query string) string {
 	if d == nil {
 		return query
 	}
@@ -50,10 +50,10 @@ func (d *dialect) sql(query string) string {
 	return q
 }
 
-// args returns the arguments as the engine can store them. PostgreSQL's
+// Args returns the arguments as the engine can store them. PostgreSQL's
 // text holds neither a NUL byte nor invalid UTF-8, which a handler's error
 // text may well have: both become U+FFFD, as they would in a UTF-8 log.
-func (d *dialect) args(args []any) []any {
+func (d *Dialect) Args(args []any) []any {
 	if d == nil {
 		return args
 	}
@@ -61,12 +61,12 @@ func (d *dialect) args(args []any) []any {
 	for i, a := range args {
 		switch v := a.(type) {
 		case string:
-			if t := storableText(v); t != v {
+			if t := StorableText(v); t != v {
 				out = changed(out, args)
 				out[i] = t
 			}
 		case sql.NullString:
-			if t := storableText(v.String); t != v.String {
+			if t := StorableText(v.String); t != v.String {
 				out = changed(out, args)
 				out[i] = sql.NullString{String: t, Valid: v.Valid}
 			}
@@ -86,25 +86,36 @@ func changed(out, args []any) []any {
 	return out
 }
 
-// storableText is s with each NUL byte and each invalid UTF-8 sequence
+// StorableText is s with each NUL byte and each invalid UTF-8 sequence
 // replaced by U+FFFD.
-func storableText(s string) string {
+func StorableText(s string) string {
 	if strings.IndexByte(s, 0) < 0 && utf8.ValidString(s) {
 		return s
 	}
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// dbPool is a database/sql pool that runs litequeue's SQL in its engine's
-// dialect.
-type dbPool struct {
+// LimitParam is a LIMIT whose value changes from call to call. SQLite
+// plans a plain "LIMIT ?" with the value bound at the time, and so
+// compiles the statement again each time the value changes: for the
+// claim, whose limit is the number of free workers, that was a parse and
+// plan per claim. A cast is not a plain parameter, so the plan holds for
+// every value.
+const LimitParam = `CAST(? AS INTEGER)`
+
+// Pool is a database/sql pool that runs litequeue's SQL in its engine's
+// dialect: litequeue's own reads.
+type Pool struct {
 	*sqlx.DB
-	d     *dialect
+	d     *Dialect
 	stmts stmtCache // on a file, its reads, prepared once (see GetContext)
 }
 
-func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return p.DB.ExecContext(ctx, p.d.sql(query), p.d.args(args)...)
+// NewPool is db running litequeue's SQL in dialect d.
+func NewPool(db *sqlx.DB, d *Dialect) *Pool { return &Pool{DB: db, d: d} }
+
+func (p *Pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return p.DB.ExecContext(ctx, p.d.SQL(query), p.d.Args(args)...)
 }
 
 // GetContext, on a file, runs a statement the pool prepared once (stmts):
@@ -112,59 +123,66 @@ func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sq
 // would otherwise each be parsed afresh. On a server the driver keeps a
 // connection's statements itself (pgx), and a statement of database/sql
 // would be one more, named, on every connection of the pool.
-func (p *dbPool) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+func (p *Pool) GetContext(ctx context.Context, dest any, query string, args ...any) error {
 	if p.d != nil {
-		return p.DB.GetContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+		return p.DB.GetContext(ctx, dest, p.d.SQL(query), p.d.Args(args)...)
 	}
 	return p.stmts.run(ctx, p, query, func(st *sqlx.Stmt) error { return st.GetContext(ctx, dest, args...) })
 }
 
 // SelectContext is GetContext for many rows.
-func (p *dbPool) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+func (p *Pool) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
 	if p.d != nil {
-		return p.DB.SelectContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+		return p.DB.SelectContext(ctx, dest, p.d.SQL(query), p.d.Args(args)...)
 	}
 	return p.stmts.run(ctx, p, query, func(st *sqlx.Stmt) error { return st.SelectContext(ctx, dest, args...) })
 }
 
-func (p *dbPool) PreparexContext(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	return p.DB.PreparexContext(ctx, p.d.sql(query))
+func (p *Pool) PreparexContext(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	return p.DB.PreparexContext(ctx, p.d.SQL(query))
 }
 
-// begin begins a transaction that runs litequeue's SQL in the dialect.
-func (p *dbPool) begin(ctx context.Context, opts *sql.TxOptions) (*dbTx, error) {
+// Begin begins a transaction that runs litequeue's SQL in the dialect.
+func (p *Pool) Begin(ctx context.Context, opts *sql.TxOptions) (*AppTx, error) {
 	t, err := p.DB.BeginTxx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &dbTx{t, p.d}, nil
+	return &AppTx{t, p.d}, nil
 }
 
-// dbTx is a transaction — litequeue's own, or the app's passed to EnqueueTx,
-// SeenTx, MarkTx or CompleteTx — that runs litequeue's SQL in its
-// engine's dialect.
-type dbTx struct {
+// CloseStmts releases the statements the pool prepared; the pool itself
+// is closed by whoever opened it.
+func (p *Pool) CloseStmts() error { return p.stmts.close() }
+
+// AppTx is a transaction — litequeue's own, or the app's passed to
+// EnqueueTx, SeenTx, MarkTx or CompleteTx — that runs litequeue's SQL in
+// its engine's dialect.
+type AppTx struct {
 	*sqlx.Tx
-	d *dialect
+	d *Dialect
 }
 
-func (t *dbTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, t.d.sql(query), t.d.args(args)...)
+// WrapTx is the app's transaction t running litequeue's SQL in dialect d.
+func WrapTx(t *sqlx.Tx, d *Dialect) *AppTx { return &AppTx{t, d} }
+
+func (t *AppTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.Tx.ExecContext(ctx, t.d.SQL(query), t.d.Args(args)...)
 }
 
-func (t *dbTx) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	return t.Tx.GetContext(ctx, dest, t.d.sql(query), t.d.args(args)...)
+func (t *AppTx) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	return t.Tx.GetContext(ctx, dest, t.d.SQL(query), t.d.Args(args)...)
 }
 
-func (t *dbTx) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	return t.Tx.SelectContext(ctx, dest, t.d.sql(query), t.d.args(args)...)
+func (t *AppTx) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	return t.Tx.SelectContext(ctx, dest, t.d.SQL(query), t.d.Args(args)...)
 }
 
-// execer is what litequeue's SQL runs on: the writer's connection inside
-// one of its transactions, a caller's *sqlx.Tx (EnqueueTx, MarkTx,
-// CompleteTx), or, for reads, the read pool (dbPool). Every path shares
-// one piece of SQL.
-type execer interface {
+// Execer is what litequeue's SQL runs on: the writer's connection inside
+// one of its transactions, a caller's transaction (EnqueueTx, MarkTx,
+// CompleteTx), or, for reads, the read pool. Every path shares one piece
+// of SQL.
+type Execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
 	SelectContext(ctx context.Context, dest any, query string, args ...any) error

@@ -1,4 +1,4 @@
-package litequeue
+package store
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+
 )
 
 // writer runs every write litequeue makes, on one connection, and commits
@@ -27,35 +28,36 @@ import (
 // The writer begins and ends transactions itself, with plain statements on
 // its connection, so that the statements it prepares once are reused by
 // every transaction (database/sql would prepare them anew in each).
-type writer struct {
-	conn *stmtConn // the one connection, used by the leader only
-	turn writeTurn // orders the commits with the app's WriteTx in the process
-	eng  engine    // begins the transactions, and orders writers across processes
-	// perBatch, if set, runs once per batch that has writes joined to it,
+type Writer struct {
+	Conn   *Conn  // the one connection, used by the leader only
+	Turn   Turn   // orders the commits with the app's WriteTx in the process
+	Engine Engine // begins the transactions, and orders writers across processes
+	// PerBatch, if set, runs once per batch that has writes joined to it,
 	// after the batch's writes and in their transaction, with the joins of
-	// those writes in order (see writeOp.join): work that the writes of a
+	// those writes in order (see Op.join): work that the writes of a
 	// batch share, as the workers finishing together share one claim of
 	// their next jobs.
-	perBatch func(ctx context.Context, tx execer, joins []any) error
+	PerBatch func(ctx context.Context, tx Execer, joins []any) error
 	// wake wakes the Queue's idle Work loops, after a commit in which a
-	// write asked for it (wakeAtCommit).
-	wake  func()
+	// write asked for it (WakeAtCommit).
+	Wake  func()
 	wakes bool // a write of the transaction that runs asked
 
 	mu      sync.Mutex
-	queue   []*writeOp
+	queue   []*Op
 	leading bool
 }
 
-type writeOp struct {
-	ctx context.Context
-	fn  func(tx execer) error // nil: the op is its join alone
-	// join, if not nil, is passed to the writer's perBatch with the joins
+// An Op is one write for the Writer to run.
+type Op struct {
+	Ctx context.Context
+	Fn  func(tx Execer) error // nil: the op is its Join alone
+	// Join, if not nil, is passed to the writer's PerBatch with the joins
 	// of the other writes in the batch.
-	join any
-	// light marks a write whose loss in a power cut is harmless, so that a
+	Join any
+	// Light marks a write whose loss in a power cut is harmless, so that a
 	// batch of only such writes commits without an fsync (see durable).
-	light bool
+	Light bool
 	err   error
 	done  chan bool // receives true to lead, false when committed or failed
 }
@@ -64,16 +66,16 @@ type writeOp struct {
 // commit never holds the write lock for long.
 const maxBatch = 512
 
-// do runs fn in a write transaction, possibly shared with other callers'
+// Do runs op.Fn in a write transaction, possibly shared with other callers'
 // writes, and returns once that transaction committed (nil) or fn's write
 // was rolled back (fn's error, or the transaction's). fn must do nothing
 // but its SQL: it may run on another caller's goroutine, and more than
 // once (when another write in its batch fails), so it sets its results
 // afresh each time.
 //
-// A non-nil op.join is passed to perBatch in the same transaction, after
+// A non-nil op.Join is passed to PerBatch in the same transaction, after
 // fn, together with the joins of the other writes in the batch.
-func (w *writer) do(op *writeOp) error {
+func (w *Writer) Do(op *Op) error {
 	op.done = make(chan bool, 1)
 	w.mu.Lock()
 	w.queue = append(w.queue, op)
@@ -91,7 +93,7 @@ func (w *writer) do(op *writeOp) error {
 }
 
 // lead commits one batch that includes op, then passes the lead on.
-func (w *writer) lead(op *writeOp) {
+func (w *Writer) lead(op *Op) {
 	// The callers woken by the last commit are about to queue their next
 	// writes: let them, so that they share this commit.
 	runtime.Gosched()
@@ -119,28 +121,28 @@ func (w *writer) lead(op *writeOp) {
 }
 
 // commit runs the batch in one transaction and sets each op's err.
-func (w *writer) commit(batch []*writeOp) {
-	if err := w.turn.take(context.Background()); err != nil {
+func (w *Writer) commit(batch []*Op) {
+	if err := w.Turn.Take(context.Background()); err != nil {
 		for _, o := range batch {
 			o.err = err
 		}
 		return
 	}
-	defer w.turn.give()
-	if err := w.eng.lock(); err != nil {
+	defer w.Turn.Give()
+	if err := w.Engine.Lock(); err != nil {
 		for _, o := range batch {
 			o.err = fmt.Errorf("take write lock: %w", err)
 		}
 		return
 	}
-	defer w.eng.unlock()
+	defer w.Engine.Unlock()
 	for try := 1; ; try++ {
 		if !w.run(batch, false) {
 			w.run(batch, true)
 		}
 		again, lost := w.failed(batch)
 		if lost {
-			if err := w.conn.renew(); err != nil {
+			if err := w.Conn.Renew(); err != nil {
 				return
 			}
 		}
@@ -162,13 +164,13 @@ var errCommit = errors.New("commit")
 // failed returns the writes of the batch that failed in a way that lets
 // them run again, and reports whether one failed because the connection
 // was lost.
-func (w *writer) failed(batch []*writeOp) (again []*writeOp, lost bool) {
+func (w *Writer) failed(batch []*Op) (again []*Op, lost bool) {
 	for _, o := range batch {
 		if o.err == nil {
 			continue
 		}
-		lost = lost || w.eng.lost(o.err)
-		if w.eng.retry(o.err) && !errors.Is(o.err, errCommit) && o.ctx.Err() == nil {
+		lost = lost || w.Engine.Lost(o.err)
+		if w.Engine.Retry(o.err) && !errors.Is(o.err, errCommit) && o.Ctx.Err() == nil {
 			again = append(again, o)
 		}
 	}
@@ -179,7 +181,7 @@ func (w *writer) failed(batch []*writeOp) (again []*writeOp, lost bool) {
 // isolate is set. It reports false when a write of a batch of several
 // failed without isolation: the transaction was rolled back, and the batch
 // must run again isolated.
-func (w *writer) run(batch []*writeOp, isolate bool) bool {
+func (w *Writer) run(batch []*Op, isolate bool) bool {
 	fail := func(err error) bool {
 		for _, o := range batch {
 			if o.err == nil {
@@ -192,45 +194,66 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 		o.err = nil
 	}
 	w.wakes = false
-	c := w.conn
-	if err := w.eng.begin(c, durable(batch)); err != nil {
+	c := w.Conn
+	if err := w.Engine.Begin(c, durable(batch)); err != nil {
 		return fail(err)
 	}
 	for _, op := range batch {
 		if isolate {
 			if err := w.runInSavepoint(op); err != nil {
-				c.rollback() // the transaction is unusable
+				c.Rollback() // the transaction is unusable
 				return fail(err)
 			}
 		} else if op.run(c) != nil {
-			c.rollback()
+			c.Rollback()
 			return len(batch) == 1 // a lone write's failure is its own
 		}
 	}
 	if !isolate {
 		if err := w.joined(batch); err != nil {
-			c.rollback()
+			c.Rollback()
 			if len(batch) == 1 {
 				return fail(err)
 			}
 			return false
 		}
 	}
-	if err := c.exec(`COMMIT`); err != nil {
-		c.rollback()
+	if err := c.Exec(`COMMIT`); err != nil {
+		c.Rollback()
 		return fail(fmt.Errorf("%w: %w", errCommit, err))
 	}
 	if w.wakes {
-		w.wake()
+		w.Wake()
 	}
 	return true
 }
 
-// wakeAtCommit asks that the Queue's idle Work loops wake once the
+// WakeAtCommit asks that the Queue's idle Work loops wake once the
 // transaction that runs commits: for a write that makes jobs claimable
 // which were not (see Queue.wakeIdle). Only a write the writer runs
 // calls it, on the leader's goroutine.
-func (w *writer) wakeAtCommit() { w.wakes = true }
+func (w *Writer) WakeAtCommit() { w.wakes = true }
+
+// WakeOwn asks that this process's idle Work loops wake at the commit of
+// the transaction that runs, for a write that made a job claimable (a run
+// released at a shutdown, a retry), unless the engine's watch tells them
+// of the commit anyway. Only a write the writer runs calls it, on the
+// leader's goroutine.
+func (w *Writer) WakeOwn() {
+	if !w.Engine.TellsOwn() {
+		w.wakes = true
+	}
+}
+
+// WakeIdle wakes, at the commit of tx, the idle Work loops of every
+// process on the database, this one's among them, for a write that opened
+// a shut kind or queue, or moved when one opens: a resume, a run's end
+// under MaxRunning, a breaker's probe ending or a reset. A write the
+// writer runs calls it, on the leader's goroutine.
+func (w *Writer) WakeIdle(ctx context.Context, tx Execer) error {
+	w.WakeOwn()
+	return w.Engine.NotifyAtCommit(ctx, tx)
+}
 
 // durable reports whether the batch's commit must survive a power cut,
 // that is, whether any write in it is not light. Claims and lease renewals
@@ -239,19 +262,19 @@ func (w *writer) wakeAtCommit() { w.wakes = true }
 // only an earlier expiry, and the holder's later writes are fenced by the
 // token, not the expiry. The next durable commit makes them durable too:
 // an fsync of the WAL covers every frame before it.
-func durable(batch []*writeOp) bool {
+func durable(batch []*Op) bool {
 	for _, op := range batch {
-		if !op.light {
+		if !op.Light {
 			return true
 		}
 	}
 	return false
 }
 
-// joined runs perBatch for the batch's joins, all at once, turning a
-// panic (perBatch may call the app's Options.Rand) into an error, as run
+// joined runs PerBatch for the batch's joins, all at once, turning a
+// panic (PerBatch may call the app's Options.Rand) into an error, as run
 // does for a write: the leader must never unwind with the writer held.
-func (w *writer) joined(batch []*writeOp) (err error) {
+func (w *Writer) joined(batch []*Op) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("litequeue: write panicked: %v\n%s", r, debug.Stack())
@@ -260,54 +283,54 @@ func (w *writer) joined(batch []*writeOp) (err error) {
 	var joins []any
 	var ctx context.Context
 	for _, op := range batch {
-		if op.join != nil {
-			joins = append(joins, op.join)
-			ctx = op.ctx
+		if op.Join != nil {
+			joins = append(joins, op.Join)
+			ctx = op.Ctx
 		}
 	}
 	if len(joins) == 0 {
 		return nil
 	}
-	return w.perBatch(ctx, w.conn, joins)
+	return w.PerBatch(ctx, w.Conn, joins)
 }
 
-// runInSavepoint runs op, and perBatch for its join, inside a savepoint,
+// runInSavepoint runs op, and PerBatch for its join, inside a savepoint,
 // rolling back to it if either fails, and then forgetting a wake that op
-// asked for (wakeAtCommit). op's own failure is kept in op.err;
+// asked for (WakeAtCommit). op's own failure is kept in op.err;
 // the returned error is a failure of the savepoint itself, which dooms the
 // whole transaction.
-func (w *writer) runInSavepoint(op *writeOp) error {
-	c := w.conn
-	if err := c.exec(`SAVEPOINT litequeue_op`); err != nil {
+func (w *Writer) runInSavepoint(op *Op) error {
+	c := w.Conn
+	if err := c.Exec(`SAVEPOINT litequeue_op`); err != nil {
 		return err
 	}
 	wakes := w.wakes
 	if op.run(c) == nil {
-		op.err = w.joined([]*writeOp{op})
+		op.err = w.joined([]*Op{op})
 	}
 	if op.err != nil {
-		if err := c.exec(`ROLLBACK TO litequeue_op`); err != nil {
+		if err := c.Exec(`ROLLBACK TO litequeue_op`); err != nil {
 			return err
 		}
 		w.wakes = wakes // the wake it asked for goes with its writes
 	}
-	return c.exec(`RELEASE litequeue_op`)
+	return c.Exec(`RELEASE litequeue_op`)
 }
 
-// run calls op.fn, turning a panic into an error so that one bad write
+// run calls op.Fn, turning a panic into an error so that one bad write
 // cannot take down the leader that runs it for another goroutine.
-func (op *writeOp) run(tx execer) (err error) {
+func (op *Op) run(tx Execer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("litequeue: write panicked: %v\n%s", r, debug.Stack())
 		}
 		op.err = err
 	}()
-	if err := op.ctx.Err(); err != nil {
+	if err := op.Ctx.Err(); err != nil {
 		return err
 	}
-	if op.fn == nil {
+	if op.Fn == nil {
 		return nil
 	}
-	return op.fn(tx)
+	return op.Fn(tx)
 }

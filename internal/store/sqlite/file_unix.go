@@ -1,6 +1,6 @@
 //go:build unix
 
-package litequeue
+package sqlite
 
 import "golang.org/x/sys/unix"
 

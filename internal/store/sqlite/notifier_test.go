@@ -1,4 +1,4 @@
-package litequeue
+package sqlite
 
 import (
 	"fmt"
@@ -9,31 +9,33 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // TestWatch_Poll: with the notifier running, a loop looks every
-// pollInterval for recentChange after the file last changed (a commit
+// store.PollInterval for recentChange after the file last changed (a commit
 // becomes readable only after its fsync, which may end after the notifier
 // stopped asking), and every notifiedPoll once the file has been quiet
-// that long; without a notifier, every pollInterval.
+// that long; without a notifier, every store.PollInterval.
 func TestWatch_Poll(t *testing.T) {
 	t.Parallel()
 	n := &notifier{}
-	w := &watch{n: n, polls: [2]time.Duration{pollInterval, notifiedPoll}}
-	if got := w.poll(); got != pollInterval {
-		t.Errorf("without a running notifier: poll %v, want %v", got, pollInterval)
+	w := &watch{n: n, polls: [2]time.Duration{store.PollInterval, notifiedPoll}}
+	if got := w.Poll(); got != store.PollInterval {
+		t.Errorf("without a running notifier: poll %v, want %v", got, store.PollInterval)
 	}
 	n.up.Store(true)
 	for _, tt := range []struct {
 		ago  time.Duration
 		want time.Duration
 	}{
-		{0, pollInterval},
-		{recentChange - time.Second, pollInterval},
+		{0, store.PollInterval},
+		{recentChange - time.Second, store.PollInterval},
 		{recentChange + time.Second, notifiedPoll},
 	} {
 		n.changed.Store(time.Now().Add(-tt.ago).UnixNano())
-		if got := w.poll(); got != tt.want {
+		if got := w.Poll(); got != tt.want {
 			t.Errorf("the file changed %v ago: poll %v, want %v", tt.ago, got, tt.want)
 		}
 	}
@@ -50,7 +52,7 @@ func TestNotifier_BusyWriter(t *testing.T) {
 	path := notifiedFile(t)
 	var version atomic.Int64
 	woken := make(chan int64, 100)
-	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, newWaker(func() { woken <- version.Load() }, nil), slog.New(slog.DiscardHandler))
+	n, err := notify(path, func() (int64, error) { return version.Load(), nil }, store.NewWaker(func() { woken <- version.Load() }, nil), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestNotifier_NoRoom(t *testing.T) {
 	var room atomic.Bool
 	consulted := make(chan bool, 1000)
 	woken := make(chan int64, 100)
-	wk := newWaker(func() { woken <- version.Load() }, func() bool { r := room.Load(); consulted <- r; return r })
+	wk := store.NewWaker(func() { woken <- version.Load() }, func() bool { r := room.Load(); consulted <- r; return r })
 	n, err := notify(path, func() (int64, error) { asked.Add(1); return version.Load(), nil }, wk, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +94,7 @@ func TestNotifier_NoRoom(t *testing.T) {
 	defer n.close()
 	asked.Store(0) // notify's own first ask
 	version.Store(1)
-	wk.idled() // the loop slept with room before, then filled up
+	wk.Idled() // the loop slept with room before, then filled up
 	wal, err := os.OpenFile(path+"-wal", os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +120,7 @@ func TestNotifier_NoRoom(t *testing.T) {
 	default:
 	}
 	room.Store(true)
-	wk.idled()
+	wk.Idled()
 	for {
 		select {
 		case <-consulted:
@@ -186,7 +188,7 @@ func notifiedFile(t *testing.T) string {
 // TestNotifiers_Hold takes a notifier off the file as the writer does
 // for its own transactions: while held it watches nothing, and frames
 // written to the -wal cause no event, and so no ask; released, it watches again, notes a
-// change (so that the loop looks every pollInterval for recentChange, see
+// change (so that the loop looks every store.PollInterval for recentChange, see
 // notifiers) and is told of the next write. Its watch is a function of
 // both holds: a dormant spell that ends while the writer holds leaves it
 // off until the release, and a release during a dormant spell, or while
@@ -198,7 +200,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	var room atomic.Bool
 	room.Store(true)
 	woken := make(chan int64, 100)
-	wk := newWaker(func() { woken <- version.Load() }, room.Load)
+	wk := store.NewWaker(func() { woken <- version.Load() }, room.Load)
 	// The -wal exists before the watch: its creation would start a burst
 	// of asks, which go on while held.
 	wal, err := os.OpenFile(path+"-wal", os.O_CREATE|os.O_WRONLY, 0o600)
@@ -249,7 +251,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	s.hold()
 	version.Store(3) // committed during the spell
 	room.Store(true)
-	wk.idled()
+	wk.Idled()
 	awaitVersion(t, woken, 3) // the ask after the spell
 	if got := watches(t, n); got != 0 {
 		t.Fatalf("the notifier watches %d paths once idle while held, want 0", got)
@@ -267,7 +269,7 @@ func TestNotifiers_Hold(t *testing.T) {
 	}
 	version.Store(4) // committed during the spell
 	room.Store(true)
-	wk.idled()
+	wk.Idled()
 	awaitVersion(t, woken, 4)
 	waitWatching(t, n, 1)
 }

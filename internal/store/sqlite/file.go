@@ -1,8 +1,7 @@
-package litequeue
+package sqlite
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,35 +11,34 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
-
-//go:embed schema.sql
-var schemaSQL string
 
 const (
 	// schemaVersion is the version of schema.sql, kept in litequeue_meta.
 	schemaVersion = 5
 
-	// applicationID marks a SQLite file as litequeue's ("LQUE"), set only
+	// ApplicationID marks a SQLite file as litequeue's ("LQUE"), set only
 	// where the file's application_id is 0.
-	applicationID = 0x4c515545
+	ApplicationID = 0x4c515545
 
 	// busyTimeoutMS bounds how long one connection waits for another's
 	// write lock inside SQLite before SQLITE_BUSY.
-	busyTimeoutMS = 10000
+	busyTimeoutMS = int(store.TurnWait / time.Millisecond)
 
 	// walSizeLimit is the size the -wal file is cut back to when it starts
 	// again: just above what SQLite's automatic checkpoint (every 1000
 	// pages of 4 KiB) lets it reach, so that in steady state it is never cut.
 	walSizeLimit = 4 << 20
 
-	// walWarnSize is the -wal size past which the janitor logs a warning:
+	// WALWarnSize is the -wal size past which the janitor logs a warning:
 	// checkpoints are not keeping up, most likely because a read
 	// transaction (an open *sql.Rows, say) has been held for a long time.
-	walWarnSize = 64 << 20
+	WALWarnSize = 64 << 20
 )
 
 // dsn turns a file path into the driver's connection string. The path is
@@ -134,20 +132,11 @@ func isNoSHM(err error) bool {
 	return errors.As(err, &se) && (se.Code()&0xff == sqliteCantOpen || se.Code() == sqliteReadOnlyDirectory)
 }
 
-// openMode is what the function that opens a Queue may do with the file.
-type openMode int
-
-const (
-	createMode   openMode = iota // Open: create a missing file, adopt a SQLite file without litequeue's tables
-	existingMode                 // OpenExisting: only a file that has litequeue's tables
-	readMode                     // OpenReadOnly: change nothing
-)
-
 // file is what openFile has opened: the first connection pool, of one
 // connection, and for writing the write lock.
 type file struct {
 	db      *sqlx.DB
-	lock    *fileLock // nil in readMode
+	lock    *fileLock // nil in ReadOnly
 	version int       // litequeue's schema version in the file, 0 for none
 }
 
@@ -163,20 +152,20 @@ func (f *file) close() error {
 	return errors.Join(errs...)
 }
 
-// openFile checks the file at path, creating a missing one in createMode,
+// openFile checks the file at path, creating a missing one in Create,
 // and opens its first connection and, to write, its write lock. It writes
 // nothing to an existing file: everything that can refuse or fail happens
 // here, before migrate's first write, and a refused file is left as it
 // was, with no -lock beside it.
 //
-// It never opens the database file with os (createFile excepted): on
+// It never opens the database file with os (CreateFile excepted): on
 // POSIX, closing any descriptor of a file drops every fcntl lock the
 // process holds on it, the shared lock that SQLite keeps in WAL mode
 // included, and another SQLite client would then take itself for the last
 // connection and delete the -wal under the process. The checks use
 // os.Stat, which opens no descriptor, and SQLite itself, whose connections
 // share their locks within the process.
-func openFile(path string, mode openMode, synchronous, checkpoint string) (_ *file, err error) {
+func openFile(path string, mode Mode, synchronous, checkpoint string) (_ *file, err error) {
 	f := &file{}
 	defer func() {
 		if err != nil {
@@ -189,7 +178,7 @@ func openFile(path string, mode openMode, synchronous, checkpoint string) (_ *fi
 		// Nothing to refuse in a missing file: take the lock first, so that
 		// a -lock that cannot be opened leaves no new file behind.
 		if f.lock, err = openFileLock(path); err == nil {
-			if err = createFile(path); errors.Is(err, fs.ErrExist) {
+			if err = CreateFile(path); errors.Is(err, fs.ErrExist) {
 				err = nil // another process created it meanwhile: left alone
 			}
 		}
@@ -201,28 +190,28 @@ func openFile(path string, mode openMode, synchronous, checkpoint string) (_ *fi
 	if f.db, f.version, err = openChecked(path, mode, synchronous, checkpoint); err != nil {
 		return nil, err
 	}
-	if mode == existingMode && f.version == 0 {
+	if mode == Existing && f.version == 0 {
 		return nil, errors.New("the file has no litequeue tables (only Open adopts a file)")
 	}
-	if mode != readMode && f.lock == nil {
+	if mode != ReadOnly && f.lock == nil {
 		f.lock, err = openFileLock(path)
 	}
 	return f, err
 }
 
-// createMu serialises statFile and createFile across every Open of the
-// process, for createFile's sake. It is process-wide because POSIX locks
+// createMu serialises statFile and CreateFile across every Open of the
+// process, for CreateFile's sake. It is process-wide because POSIX locks
 // are.
 var createMu sync.Mutex
 
 // statFile checks path before anything opens it: it must name a regular
-// file, which this process may write unless mode is readMode, or, in
-// createMode, nothing. It reports whether the file exists. (SQLite would
+// file, which this process may write unless mode is ReadOnly, or, in
+// Create, nothing. It reports whether the file exists. (SQLite would
 // open a file it may not write read-only, and every write would fail
 // later.)
-func statFile(path string, mode openMode) (exists bool, err error) {
+func statFile(path string, mode Mode) (exists bool, err error) {
 	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) && mode == createMode {
+	if errors.Is(err, fs.ErrNotExist) && mode == Create {
 		if _, lerr := os.Lstat(path); lerr == nil {
 			return false, errors.New("it is a symbolic link to a missing file")
 		}
@@ -240,7 +229,7 @@ func statFile(path string, mode openMode) (exists bool, err error) {
 	if fi.Size() == 1 {
 		return false, errNotSQLite
 	}
-	if mode == readMode {
+	if mode == ReadOnly {
 		if err := accessible(path, false); errors.Is(err, fs.ErrPermission) {
 			return false, fmt.Errorf("the file is not readable: %w", err)
 		} else if err != nil {
@@ -259,7 +248,7 @@ func statFile(path string, mode openMode) (exists bool, err error) {
 // errNotSQLite is the refusal of a file that is not a SQLite database.
 var errNotSQLite = errors.New("the file is not a SQLite database")
 
-// createFile creates the missing file at path, empty, with mode 0600, so
+// CreateFile creates the missing file at path, empty, with mode 0600, so
 // that SQLite, which gives its -wal and -shm the mode of the database
 // file, makes no file that other users may read; a file that exists is
 // fs.ErrExist, and left alone. Open creates the database file with it, and
@@ -274,7 +263,7 @@ var errNotSQLite = errors.New("the file is not a SQLite database")
 // createMu keeps it waiting until the descriptor is closed. (A SQLite
 // connection that the app opens by itself, not through litequeue, on a
 // path that litequeue creates at the same instant, is not covered.)
-func createFile(path string) error {
+func CreateFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return fs.ErrExist
@@ -289,23 +278,23 @@ func createFile(path string) error {
 // file and checks it with checkFile, reading only. OpenReadOnly falls back
 // to reading the file as a snapshot where no -shm can be made (see
 // openFrozen). It returns the file's schema version.
-func openChecked(path string, mode openMode, synchronous, checkpoint string) (*sqlx.DB, int, error) {
+func openChecked(path string, mode Mode, synchronous, checkpoint string) (*sqlx.DB, int, error) {
 	a := writeAccess
-	if mode == readMode {
+	if mode == ReadOnly {
 		a = readAccess
 	}
 	db, version, err := openAndCheck(path, a, synchronous, checkpoint)
-	if mode == readMode && openFrozen(path, err) {
+	if mode == ReadOnly && openFrozen(path, err) {
 		db, version, err = openAndCheck(path, frozenAccess, synchronous, checkpoint)
 	}
 	switch {
-	case mode == readMode && isNoSHM(err):
+	case mode == ReadOnly && isNoSHM(err):
 		return nil, 0, fmt.Errorf("SQLite cannot open the file with its -wal and -shm beside it (a directory this process may not write?): %w", err)
 	case isNotADB(err):
 		return nil, 0, errNotSQLite
 	case err != nil:
 		return nil, 0, err
-	case mode == readMode && version == 0:
+	case mode == ReadOnly && version == 0:
 		db.Close()
 		return nil, 0, errors.New("the file has no litequeue tables")
 	}
@@ -362,10 +351,10 @@ func checkFile(ctx context.Context, db *sqlx.DB) (int, error) {
 	if err := db.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
 		return 0, fmt.Errorf("read application_id: %w", err)
 	}
-	if appID != 0 && appID != applicationID {
+	if appID != 0 && appID != ApplicationID {
 		return 0, fmt.Errorf("the file belongs to another application (application_id %#x)", appID)
 	}
-	version, err := readSchemaVersion(ctx, db)
+	version, err := ReadSchemaVersion(ctx, db)
 	if err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
@@ -375,9 +364,9 @@ func checkFile(ctx context.Context, db *sqlx.DB) (int, error) {
 	return version, nil
 }
 
-// readSchemaVersion returns the version in litequeue_meta, 0 if the file
+// ReadSchemaVersion returns the version in litequeue_meta, 0 if the file
 // has no litequeue tables yet.
-func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error) {
+func ReadSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error) {
 	var n int
 	err := sqlx.GetContext(ctx, db, &n,
 		`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_meta'`)
@@ -387,7 +376,7 @@ func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 	var version int
 	err = sqlx.GetContext(ctx, db, &version,
 		`SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`)
-	if errors.Is(err, errNoRows) {
+	if errors.Is(err, store.ErrNoRows) {
 		return 0, nil
 	}
 	return version, err

@@ -1,4 +1,4 @@
-package litequeue
+package sqlite
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // janitor can give the space of purged jobs back to the file system (see
 // vacuum). A file that already has pages keeps its auto_vacuum: changing
 // it needs a VACUUM, which rewrites the whole file.
-func migrate(ctx context.Context, db *sqlx.DB) error {
+func migrate(ctx context.Context, db *sqlx.DB, schemaSQL string) error {
 	if err := setJournal(ctx, db); err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 		return err
 	}
 	defer tx.Rollback()
-	version, err := readSchemaVersion(ctx, tx)
+	version, err := ReadSchemaVersion(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func migrate(ctx context.Context, db *sqlx.DB) error {
 		}
 		return tx.Commit()
 	}
-	if err := upgrade(ctx, tx, version); err != nil {
+	if err := upgrade(ctx, tx, version, schemaSQL); err != nil {
 		return err
 	}
 	if err := claimFile(ctx, tx); err != nil {
@@ -83,7 +83,7 @@ func setJournal(ctx context.Context, db *sqlx.DB) error {
 
 // upgrade creates litequeue's tables in tx, or upgrades them from version,
 // and records the new version.
-func upgrade(ctx context.Context, tx *sqlx.Tx, version int) error {
+func upgrade(ctx context.Context, tx *sqlx.Tx, version int, schemaSQL string) error {
 	rebuild := version == 1 || version == 2 // litequeue_jobs without AUTOINCREMENT
 	if rebuild {
 		if _, err := tx.ExecContext(ctx, setAsideJobsSQL); err != nil {
@@ -123,7 +123,7 @@ func claimFile(ctx context.Context, tx *sqlx.Tx) error {
 	if appID != 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID))
+	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, ApplicationID))
 	return err
 }
 

@@ -1,4 +1,4 @@
-package litequeue
+package store
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 
 // stmtCache holds prepared statements by their query, for the life of the
 // Queue, so that a statement run again and again is parsed and planned
-// once. The writer keeps one for its connection (stmtConn), and the read
-// pool one for its reads (dbPool), where database/sql prepares a
+// once. The writer keeps one for its connection (Conn), and the read
+// pool one for its reads (Pool), where database/sql prepares a
 // statement on each connection the first time it runs there, and keeps
 // it. The zero value is empty and ready to use.
 type stmtCache struct {
@@ -127,32 +127,37 @@ func closeAll(stmts []*cachedStmt) error {
 	return errors.Join(errs...)
 }
 
-// stmtConn is the writer's connection with its prepared statements, kept
+// Conn is the writer's connection with its prepared statements, kept
 // for the life of the Queue. Only the writer's leader uses it. A
 // statement runs to its end whatever its caller's context says (op.run
 // checks it before the write begins): the batch is shared, and a
 // statement cut short would fail the others' writes with it — pgx closes
 // the connection of a statement whose context is cancelled.
-type stmtConn struct {
-	db      *sqlx.DB
-	conn    *sqlx.Conn
-	stmts   stmtCache
-	d       *dialect
-	relaxed bool // synchronous is NORMAL for a light batch, FULL configured (see sqliteEngine.begin)
+type Conn struct {
+	db    *sqlx.DB
+	conn  *sqlx.Conn
+	stmts stmtCache
+	d     *Dialect
+	// Relaxed is the engine's to keep: the file's says that synchronous
+	// is NORMAL, for a light batch, where FULL is configured. A renewed
+	// connection starts unrelaxed.
+	Relaxed bool
 }
 
-func newStmtConn(ctx context.Context, db *sqlx.DB, d *dialect) (*stmtConn, error) {
+// NewConn takes a connection of db for the writer, running litequeue's
+// SQL in dialect d.
+func NewConn(ctx context.Context, db *sqlx.DB, d *Dialect) (*Conn, error) {
 	conn, err := db.Connx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &stmtConn{db: db, conn: conn, d: d}, nil
+	return &Conn{db: db, conn: conn, d: d}, nil
 }
 
-// renew replaces a lost connection with a new one of the pool, closing
+// Renew replaces a lost connection with a new one of the pool, closing
 // the lost one first (it may hold the last place of a bounded pool), and
 // waiting for the new one at most renewWait.
-func (c *stmtConn) renew() error {
+func (c *Conn) Renew() error {
 	c.stmts.close()
 	c.conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), renewWait)
@@ -161,46 +166,47 @@ func (c *stmtConn) renew() error {
 	if err != nil {
 		return err // the next batch tries again
 	}
-	c.conn, c.relaxed = conn, false
+	c.conn, c.Relaxed = conn, false
 	return nil
 }
 
 // renewWait bounds how long the writer waits for a new connection.
 const renewWait = 10 * time.Second
 
-func (c *stmtConn) exec(query string) error {
+// Exec runs query, which takes no arguments, whatever any context says.
+func (c *Conn) Exec(query string) error {
 	_, err := c.ExecContext(context.Background(), query)
 	return err
 }
 
-// rollback ends a failed transaction. SQLite may have rolled it back
+// Rollback ends a failed transaction. SQLite may have rolled it back
 // already (after an I/O error, say), so its error is of no interest.
-func (c *stmtConn) rollback() { c.exec(`ROLLBACK`) }
+func (c *Conn) Rollback() { c.Exec(`ROLLBACK`) }
 
-func (c *stmtConn) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
-	ctx = context.WithoutCancel(ctx) // see stmtConn
-	err = c.stmts.run(ctx, c.conn, c.d.sql(query), func(st *sqlx.Stmt) (err error) {
-		res, err = st.ExecContext(ctx, c.d.args(args)...)
+func (c *Conn) ExecContext(ctx context.Context, query string, args ...any) (res sql.Result, err error) {
+	ctx = context.WithoutCancel(ctx) // see Conn
+	err = c.stmts.run(ctx, c.conn, c.d.SQL(query), func(st *sqlx.Stmt) (err error) {
+		res, err = st.ExecContext(ctx, c.d.Args(args)...)
 		return err
 	})
 	return res, err
 }
 
-func (c *stmtConn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
-	ctx = context.WithoutCancel(ctx) // see stmtConn
-	return c.stmts.run(ctx, c.conn, c.d.sql(query), func(st *sqlx.Stmt) error {
-		return st.GetContext(ctx, dest, c.d.args(args)...)
+func (c *Conn) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	ctx = context.WithoutCancel(ctx) // see Conn
+	return c.stmts.run(ctx, c.conn, c.d.SQL(query), func(st *sqlx.Stmt) error {
+		return st.GetContext(ctx, dest, c.d.Args(args)...)
 	})
 }
 
-func (c *stmtConn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
-	ctx = context.WithoutCancel(ctx) // see stmtConn
-	return c.stmts.run(ctx, c.conn, c.d.sql(query), func(st *sqlx.Stmt) error {
-		return st.SelectContext(ctx, dest, c.d.args(args)...)
+func (c *Conn) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	ctx = context.WithoutCancel(ctx) // see Conn
+	return c.stmts.run(ctx, c.conn, c.d.SQL(query), func(st *sqlx.Stmt) error {
+		return st.SelectContext(ctx, dest, c.d.Args(args)...)
 	})
 }
 
-// close releases the statements and the connection.
-func (c *stmtConn) close() error {
+// Close releases the statements and the connection.
+func (c *Conn) Close() error {
 	return errors.Join(c.stmts.close(), c.conn.Close())
 }

@@ -1,0 +1,13 @@
+package store
+
+// Commit runs the ops in one batch, as the writer's leader does, and is
+// for the tests of the writer, which need a batch of their choice.
+func (w *Writer) Commit(ops []*Op) {
+	for _, op := range ops {
+		op.done = make(chan bool, 1)
+	}
+	w.commit(ops)
+}
+
+// Err is the result of op after Commit.
+func (op *Op) Err() error { return op.err }

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"strings"
+)
+
+// insertAttemptSQL adds one history row, its values in the order of
+// HistoryRow.Values; AttemptValues is the row's place in VALUES.
+const (
+	insertAttemptSQL = `INSERT INTO litequeue_attempts
+	(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state)
+	VALUES ` + AttemptValues
+	AttemptValues = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// InsertAttemptsSQL is the statement that adds n history rows at once,
+// their values in the order of HistoryRow.Values, row after row.
+func InsertAttemptsSQL(n int) string {
+	return insertAttemptSQL + strings.Repeat(", "+AttemptValues, n-1)
+}
+
+// Values appends the values of h's columns, in the order of
+// InsertAttemptsSQL, to args.
+func (h *HistoryRow) Values(args []any) []any {
+	return append(args, h.JobID, h.Attempt, h.StartedAt, h.FinishedAt,
+		h.Outcome, h.Error, h.ErrorClass, h.Delay, h.Worker, h.Kind, h.Next)
+}
+
+// AddHistoryEach adds the history rows, one statement a row: an engine's
+// AddHistory where no statement adds many.
+func AddHistoryEach(ctx context.Context, tx Execer, rows []*HistoryRow) error {
+	for _, h := range rows {
+		if err := AddHistoryRow(ctx, tx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddHistoryRow adds the history row h; nil adds none.
+func AddHistoryRow(ctx context.Context, tx Execer, h *HistoryRow) error {
+	if h == nil {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, insertAttemptSQL, h.Values(nil)...)
+	return err
+}

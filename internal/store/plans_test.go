@@ -1,0 +1,56 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store/storetest"
+	_ "modernc.org/sqlite"
+)
+
+// openSchema opens a new SQLite file with the file's schema (schema.sql,
+// at the top of the repository), for the tests of the plans SQLite makes
+// of the store's statements.
+func openSchema(t *testing.T) *sqlx.DB {
+	t.Helper()
+	schema, err := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlx.Open("sqlite", filepath.Join(t.TempDir(), "plans.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(string(schema)); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// TestQueryPlans_NoEphemeralPerRow checks that the statements a job's
+// life writes, once or more per job, build no ephemeral table. A partial
+// index whose condition was "outcome IN (…)" of four values had each
+// history row's insert build one, to test the row against the list:
+// 13.4 µs a row against 7.8 for the same condition as ORs (see FailedSQL).
+// The claim's UPDATE … FROM json_each builds one per statement, for the
+// join, and is not here.
+func TestQueryPlans_NoEphemeralPerRow(t *testing.T) {
+	t.Parallel()
+	db := openSchema(t)
+	for name, query := range map[string]string{
+		"settle a run":      setHeldRowSQL,
+		"store a decision":  setRowSQL,
+		"add a history row": insertAttemptSQL,
+		"add history rows":  InsertAttemptsSQL(8),
+	} {
+		if ops := storetest.OpcodesOf(t, db, query); slices.Contains(ops, "OpenEphemeral") {
+			t.Errorf("%s builds an ephemeral table:\n%s\nprogram: %s", name, query, strings.Join(ops, " "))
+		}
+	}
+}
