@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
-
 )
 
 // writer runs every write litequeue makes, on one connection, and commits

@@ -224,7 +224,6 @@ const claimSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs INDEXED BY
 
 const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ` + store.LimitParam
 
-
 // claimUpdateSQL leases every claimed row in one statement, whatever
 // their number: its one argument of its own is a JSON array with, for
 // each row, [id, attempt, token, max_tries, retry_delay] (the values that
