@@ -58,23 +58,23 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return err
 	}
 	defer leave()
-	if q.readOnly() {
+	if q.st.readOnly() {
 		return ErrReadOnly
 	}
-	if err := q.w.Turn.Take(ctx); err != nil {
+	if err := q.st.w.Turn.Take(ctx); err != nil {
 		return fmt.Errorf("litequeue: write transaction: %w", err)
 	}
-	defer q.w.Turn.Give()
-	if err := q.eng.Lock(); err != nil {
+	defer q.st.w.Turn.Give()
+	if err := q.st.eng.Lock(); err != nil {
 		return fmt.Errorf("litequeue: write transaction: take write lock: %w", err)
 	}
-	defer q.eng.Unlock()
+	defer q.st.eng.Unlock()
 	tx, err := q.beginApp(ctx)
 	if err != nil {
 		return fmt.Errorf("litequeue: write transaction: begin: %w", err)
 	}
 	defer tx.Rollback()
-	q.w.Turn.AppBegan()
+	q.st.w.Turn.AppBegan()
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -88,12 +88,12 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 // while the file is busy, up to beginTries times.
 func (q *Queue) beginApp(ctx context.Context) (*sqlx.Tx, error) {
 	for try := 1; ; try++ {
-		tx, err := q.app.BeginTxx(ctx, nil) // IMMEDIATE: see dsn
-		if err == nil || !q.eng.Retry(err) || try == beginTries {
+		tx, err := q.st.info.App.BeginTxx(ctx, nil) // IMMEDIATE: see dsn
+		if err == nil || !q.st.eng.Retry(err) || try == beginTries {
 			return tx, err
 		}
 	}
 }
 
 // appTx is the app's transaction tx, for litequeue's SQL.
-func (q *Queue) appTx(t *sqlx.Tx) *store.AppTx { return store.WrapTx(t, q.dialect) }
+func (q *Queue) appTx(t *sqlx.Tx) *store.AppTx { return store.WrapTx(t, q.st.info.Dialect) }

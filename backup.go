@@ -54,7 +54,7 @@ func (q *Queue) Backup(ctx context.Context, path string, opts BackupOptions) err
 		return err
 	}
 	defer leave()
-	if q.path == "" { // a server: no file
+	if q.st.info.Path == "" { // a server: no file
 		return fmt.Errorf("litequeue: backup to %s: a Queue on a server has no file to copy: back the server up with its own tools (pg_dump)", path)
 	}
 	if err := q.backup(ctx, path, opts); err != nil {
@@ -121,7 +121,7 @@ func (q *Queue) backup(ctx context.Context, path string, opts BackupOptions) (er
 // exists, as the same file under another name (a link, a path that differs
 // in case on a file system that ignores it).
 func (q *Queue) notOwnFile(dst string) error {
-	own, err := filepath.Abs(q.path)
+	own, err := filepath.Abs(q.st.info.Path)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ const backupSQL = `VACUUM INTO ?`
 // Queue from OpenReadOnly have, refuses it: vacuumInto lifts it for the
 // statement, and closes the connection if it cannot set it back.
 func (q *Queue) vacuumInto(ctx context.Context, path string) (err error) {
-	conn, err := q.db.Connx(ctx)
+	conn, err := q.st.reads.Connx(ctx)
 	if err != nil {
 		return err
 	}

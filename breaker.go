@@ -179,29 +179,29 @@ func (r *breakerRow) shutFor(now time.Time) (bool, time.Time) {
 // gate locked such a kind first (see lockKinds), it reads its breaker
 // again before it lets a claim take the probe, so that claimers in other
 // transactions take no second probe; the file's claims take turns.
-func (q *Queue) breakerGate(ctx context.Context, tx store.Execer, g *gate, now time.Time, claiming bool) error {
-	if !q.flowTables() || !slices.ContainsFunc(g.kinds, q.hasBreaker) {
+func (g *gate) breakerGate(ctx context.Context, tx store.Execer, a *admission, now time.Time, claiming bool) error {
+	if !g.st.info.Flow || !slices.ContainsFunc(a.kinds, g.hasBreaker) {
 		return nil
 	}
-	rows := g.breakers
-	if !g.locked {
+	rows := a.breakers
+	if !a.locked {
 		if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
 			return fmt.Errorf("read breakers: %w", err)
 		}
 	}
 	for i := range rows {
 		r := &rows[i]
-		if !slices.Contains(g.kinds, r.Kind) || !q.hasBreaker(r.Kind) {
+		if !slices.Contains(a.kinds, r.Kind) || !g.hasBreaker(r.Kind) {
 			continue
 		}
 		if shut, opens := r.shutFor(now); shut {
-			g.shut(r.Kind, opens)
+			a.shut(r.Kind, opens)
 			continue
 		}
 		if !claiming {
 			continue
 		}
-		if g.locked {
+		if a.locked {
 			if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); err != nil {
 				return fmt.Errorf("read breaker: %w", err)
 			}
@@ -209,12 +209,12 @@ func (q *Queue) breakerGate(ctx context.Context, tx store.Execer, g *gate, now t
 				continue // closed meanwhile
 			}
 			if shut, opens := r.shutFor(now); shut {
-				g.shut(r.Kind, opens)
+				a.shut(r.Kind, opens)
 				continue
 			}
 		}
-		g.limit(r.Kind, 1, time.Time{})
-		g.probes = append(g.probes, r.Kind)
+		a.limit(r.Kind, 1, time.Time{})
+		a.probes = append(a.probes, r.Kind)
 	}
 	return nil
 }
@@ -223,16 +223,16 @@ func (q *Queue) breakerGate(ctx context.Context, tx store.Execer, g *gate, now t
 // breakers that are not closed into g, for breakerGate, and returns the
 // kinds of g whose breaker may let a probe through at now: the gate
 // locks them (see lockKinds).
-func (q *Queue) breakerProbes(ctx context.Context, tx store.Execer, g *gate, now time.Time) ([]string, error) {
-	if !slices.ContainsFunc(g.kinds, q.hasBreaker) {
+func (g *gate) breakerProbes(ctx context.Context, tx store.Execer, a *admission, now time.Time) ([]string, error) {
+	if !slices.ContainsFunc(a.kinds, g.hasBreaker) {
 		return nil, nil
 	}
-	if err := tx.SelectContext(ctx, &g.breakers, breakerRowsSQL); err != nil {
+	if err := tx.SelectContext(ctx, &a.breakers, breakerRowsSQL); err != nil {
 		return nil, fmt.Errorf("read breakers: %w", err)
 	}
 	var kinds []string
-	for _, r := range g.breakers {
-		if shut, _ := r.shutFor(now); !shut && slices.Contains(g.kinds, r.Kind) && q.hasBreaker(r.Kind) {
+	for _, r := range a.breakers {
+		if shut, _ := r.shutFor(now); !shut && slices.Contains(a.kinds, r.Kind) && g.hasBreaker(r.Kind) {
 			kinds = append(kinds, r.Kind)
 		}
 	}
@@ -240,8 +240,8 @@ func (q *Queue) breakerProbes(ctx context.Context, tx store.Execer, g *gate, now
 }
 
 // hasBreaker reports whether the handler of kind has a breaker.
-func (q *Queue) hasBreaker(kind string) bool {
-	hd := q.handler(kind)
+func (g *gate) hasBreaker(kind string) bool {
+	hd := g.reg.get(kind)
 	return hd != nil && hd.breaker != nil
 }
 
@@ -249,8 +249,8 @@ const breakerProbeSQL = `UPDATE litequeue_breakers SET state = 'half_open', prob
 
 // breakerClaimed marks the probe of a half-open breaker: the first run
 // the claim took of a kind whose breaker let one through.
-func (q *Queue) breakerClaimed(ctx context.Context, tx store.Execer, g *gate, leases []*lease, now time.Time) error {
-	for _, kind := range g.probes {
+func (g *gate) breakerClaimed(ctx context.Context, tx store.Execer, a *admission, leases []*lease, now time.Time) error {
+	for _, kind := range a.probes {
 		for _, l := range leases {
 			if l.job.Kind != kind {
 				continue
@@ -258,7 +258,7 @@ func (q *Queue) breakerClaimed(ctx context.Context, tx store.Execer, g *gate, le
 			if _, err := tx.ExecContext(ctx, breakerProbeSQL, l.job.ID, kind); err != nil {
 				return fmt.Errorf("mark probe: %w", err)
 			}
-			q.opts.Logger.Info("litequeue: circuit breaker half-open: probe started", "kind", kind, "job", l.job.ID)
+			g.logger.Info("litequeue: circuit breaker half-open: probe started", "kind", kind, "job", l.job.ID)
 			break
 		}
 	}
@@ -302,42 +302,42 @@ const breakerCloseSQL = `UPDATE litequeue_breakers SET state = 'closed', open_un
 // two runs ending at once are both counted (each would not see the
 // other's), and a probe's end is not undone by another's; the breaker
 // opens once even without (breakerOpenSQL).
-func (q *Queue) breakerRan(ctx context.Context, tx store.Execer, d *decision, now time.Time) ([]Event, error) {
+func (g *gate) breakerRan(ctx context.Context, tx store.Execer, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
-	b := q.kindBreaker(h.Kind)
+	b := g.kindBreaker(h.Kind)
 	if b == nil && Outcome(h.Outcome) != OutcomeLeaseExpired {
 		return nil, nil // a rescuer ends a lost probe of any kind
 	}
-	r, err := q.breakerRow(ctx, tx, h.Kind)
+	r, err := g.breakerRow(ctx, tx, h.Kind)
 	if err != nil {
 		return nil, err
 	}
 	if !r.probeOf(h.JobID) && !trips(b, r, h) {
 		return nil, nil
 	}
-	if err := q.eng.LockKind(ctx, tx, h.Kind); err != nil {
+	if err := g.st.eng.LockKind(ctx, tx, h.Kind); err != nil {
 		return nil, err
 	}
-	if r, err = q.breakerRow(ctx, tx, h.Kind); err != nil {
+	if r, err = g.breakerRow(ctx, tx, h.Kind); err != nil {
 		return nil, err
 	}
 	switch {
 	case trips(b, r, h):
-		return q.breakerTrip(ctx, tx, b, r, d, now)
+		return g.breakerTrip(ctx, tx, b, r, d, now)
 	case !r.probeOf(h.JobID):
 		return nil, nil // opened meanwhile, or the end of a run that began before
 	}
-	events, err := q.breakerProbed(ctx, tx, r, d, now)
+	events, err := g.breakerProbed(ctx, tx, r, d, now)
 	if err != nil {
 		return nil, err
 	}
 	// Idle workers elsewhere keep the kind shut until its probe ends.
-	return events, q.w.WakeIdle(ctx, tx)
+	return events, g.st.w.WakeIdle(ctx, tx)
 }
 
 // kindBreaker is the breaker of kind's handler on this Queue; nil: none.
-func (q *Queue) kindBreaker(kind string) *Breaker {
-	if hd := q.handler(kind); hd != nil {
+func (g *gate) kindBreaker(kind string) *Breaker {
+	if hd := g.reg.get(kind); hd != nil {
 		return hd.breaker
 	}
 	return nil
@@ -356,7 +356,7 @@ func trips(b *Breaker, r *breakerRow, h *store.HistoryRow) bool {
 
 // breakerRow reads the breaker of kind; nil if it has no row (it never
 // opened).
-func (q *Queue) breakerRow(ctx context.Context, tx store.Execer, kind string) (*breakerRow, error) {
+func (g *gate) breakerRow(ctx context.Context, tx store.Execer, kind string) (*breakerRow, error) {
 	r := new(breakerRow)
 	if err := tx.GetContext(ctx, r, breakerRowSQL, kind); errors.Is(err, store.ErrNoRows) {
 		return nil, nil
@@ -369,7 +369,7 @@ func (q *Queue) breakerRow(ctx context.Context, tx store.Execer, kind string) (*
 // breakerTrip opens the closed breaker b of the run d ended, a failure,
 // if the failures in its window since it last closed (r, if it has a row)
 // reach its threshold.
-func (q *Queue) breakerTrip(ctx context.Context, tx store.Execer, b *Breaker, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
+func (g *gate) breakerTrip(ctx context.Context, tx store.Execer, b *Breaker, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
 	since := store.MS(now.Add(-b.Window))
 	if r != nil {
@@ -406,7 +406,7 @@ func (q *Queue) breakerTrip(ctx context.Context, tx store.Execer, b *Breaker, r 
 // breakerProbed ends the half-open breaker r whose probe's run d ended:
 // closed if it completed, open again for twice as long (at most the cap)
 // if it failed, else open with its cool-down over.
-func (q *Queue) breakerProbed(ctx context.Context, tx store.Execer, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
+func (g *gate) breakerProbed(ctx context.Context, tx store.Execer, r *breakerRow, d *decision, now time.Time) ([]Event, error) {
 	h := d.history
 	switch {
 	case Outcome(h.Outcome) == OutcomeCompleted:
@@ -434,14 +434,14 @@ func (q *Queue) breakerProbed(ctx context.Context, tx store.Execer, r *breakerRo
 
 // emitRan logs the breakers that the events of ran opened, then fires
 // the events: after the commit, once.
-func (q *Queue) emitRan(events []Event) {
+func (g *gate) emitRan(events []Event) {
 	for _, e := range events {
 		if e.Type == eventBreakerOpened {
-			q.opts.Logger.Warn("litequeue: circuit breaker opened", "kind", e.Job.Kind,
+			g.logger.Warn("litequeue: circuit breaker opened", "kind", e.Job.Kind,
 				"job", e.Job.ID, "cooldown", e.Delay, "err", e.Err)
 		}
 	}
-	q.emit(events...)
+	g.events.emit(events...)
 }
 
 // BreakerStats is the state of a kind's circuit breaker that is not
@@ -456,9 +456,9 @@ type BreakerStats struct {
 // breakerStats reads, in tx, the breakers that are not closed, by kind:
 // none in a file older than version 5 that OpenReadOnly reads without
 // migrating it.
-func (q *Queue) breakerStats(ctx context.Context, tx store.Execer) (map[string]BreakerStats, error) {
+func (g *gate) breakerStats(ctx context.Context, tx store.Execer) (map[string]BreakerStats, error) {
 	out := make(map[string]BreakerStats)
-	if !q.flowTables() {
+	if !g.st.info.Flow {
 		return out, nil
 	}
 	var rows []breakerRow
@@ -490,8 +490,8 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 	}
 	defer leave()
 	var closed bool
-	err = q.write(ctx, func(tx store.Execer) error {
-		if err := q.eng.LockKind(ctx, tx, kind); err != nil {
+	err = q.st.write(ctx, func(tx store.Execer) error {
+		if err := q.st.eng.LockKind(ctx, tx, kind); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, breakerCloseSQL, store.MS(q.now()), kind)
@@ -502,13 +502,13 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		if closed = n > 0; err != nil || !closed {
 			return err
 		}
-		return q.w.WakeIdle(ctx, tx)
+		return q.st.w.WakeIdle(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)
 	}
 	if closed {
-		q.wakeOpened()
+		q.gate.opened()
 	}
 	return nil
 }

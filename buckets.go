@@ -46,7 +46,7 @@ func (q *Queue) FailuresLastHour(ctx context.Context) ([]FailureCount, error) {
 		Retries int    `db:"retries"`
 		Deaths  int    `db:"deaths"`
 	}
-	if err := q.db.SelectContext(ctx, &rows, failuresSQL, store.MS(q.now().Add(-time.Hour))); err != nil {
+	if err := q.st.reads.SelectContext(ctx, &rows, failuresSQL, store.MS(q.now().Add(-time.Hour))); err != nil {
 		return nil, fmt.Errorf("litequeue: failures of the last hour: %w", err)
 	}
 	out := make([]FailureCount, len(rows))

@@ -24,7 +24,7 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 	var leases []*lease
 	var expired []Event
 	var now time.Time
-	err := q.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) (err error) {
+	err := q.st.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) (err error) {
 		now = q.now()
 		leases, expired, err = q.claimTx(ctx, tx, c, limit, now)
 		return err
@@ -33,8 +33,8 @@ func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, erro
 		return nil, err
 	}
 	q.hold(leases...)
-	q.emit(expired...)
-	q.emitStarted(now, leases...)
+	q.events.emit(expired...)
+	q.events.started(now, leases...)
 	return leases, nil
 }
 
@@ -108,7 +108,7 @@ func (q *Queue) beforeClaim(ctx context.Context, tx store.Execer, worker string,
 // pending jobs whose expiry has come (see expire.go), whose events it
 // returns, to fire after the commit.
 func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit int, now time.Time) ([]*lease, []Event, error) {
-	kinds := q.kinds()
+	kinds := q.reg.kinds()
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil, nil
 	}
@@ -116,7 +116,7 @@ func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit i
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := q.gate(ctx, tx, kinds, now, true, paused)
+	g, err := q.gate.admit(ctx, tx, kinds, now, true, paused)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +124,7 @@ func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit i
 	for len(leases) < limit && len(g.kinds) > 0 {
 		capped := false
 		cq := store.ClaimQuery{Kinds: g.kinds, Queues: c.queues, Paused: g.paused, Limit: limit - len(leases), Now: now}
-		err := q.eng.Claim(ctx, tx, cq, func(row *store.JobRow) bool {
+		err := q.st.eng.Claim(ctx, tx, cq, func(row *store.JobRow) bool {
 			if !g.take(row.Kind) {
 				capped = true
 				return false
@@ -139,7 +139,7 @@ func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit i
 			break
 		}
 	}
-	if err := q.gated(ctx, tx, g, leases, now); err != nil {
+	if err := q.gate.claimed(ctx, tx, g, leases, now); err != nil {
 		return nil, nil, err
 	}
 	return leases, expired, nil
@@ -149,8 +149,8 @@ func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit i
 // token, and returns the lease with the row as it is once claimTx has
 // written it.
 func (q *Queue) lease(row *store.JobRow, worker string, now time.Time) *lease {
-	h := q.handler(row.Kind)
-	delay := h.policy.Delay(row.Attempt+1, q.rand())
+	h := q.reg.get(row.Kind)
+	delay := h.policy.Delay(row.Attempt+1, q.draws.draw())
 	if row.OwnMaxTries == 0 {
 		row.MaxTries = h.policy.MaxTries
 	}

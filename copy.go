@@ -75,14 +75,14 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 		return res, err
 	}
 	defer leaveTo()
-	if to.readOnly() {
+	if to.st.readOnly() {
 		return res, ErrReadOnly
 	}
 	jobs, history, keys, err := from.copyRead(ctx)
 	if err != nil {
 		return res, fmt.Errorf("litequeue: copy: read: %w", err)
 	}
-	err = to.write(ctx, func(tx store.Execer) error {
+	err = to.st.write(ctx, func(tx store.Execer) error {
 		ids := make(map[int64]int64, len(jobs)) // from's ID → to's
 		for i := range jobs {
 			id, err := copyJob(ctx, tx, &jobs[i])
@@ -112,7 +112,7 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("litequeue: copy: %w", err)
 	}
-	to.notify()
+	to.wake.fire()
 	return CopyResult{Jobs: len(jobs), HistoryRows: len(history), Keys: len(keys)}, nil
 }
 
@@ -121,10 +121,10 @@ func (q *Queue) copyRead(ctx context.Context) ([]store.JobRow, []copyHistoryRow,
 	// A file's read transaction (DEFERRED) reads one snapshot; a
 	// server's needs REPEATABLE READ for that.
 	opts := &sql.TxOptions{ReadOnly: true}
-	if q.path == "" { // a server: no file
+	if q.st.info.Path == "" { // a server: no file
 		opts.Isolation = sql.LevelRepeatableRead
 	}
-	tx, err := q.db.Begin(ctx, opts)
+	tx, err := q.st.reads.Begin(ctx, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -132,7 +132,7 @@ func (q *Queue) copyRead(ctx context.Context) ([]store.JobRow, []copyHistoryRow,
 	var jobs []store.JobRow
 	var history []copyHistoryRow
 	var keys []copyKeyRow
-	if err := tx.SelectContext(ctx, &jobs, `SELECT `+q.jobs+copyJobsWhere); err != nil {
+	if err := tx.SelectContext(ctx, &jobs, `SELECT `+q.st.info.JobColumns+copyJobsWhere); err != nil {
 		return nil, nil, nil, err
 	}
 	if err := tx.SelectContext(ctx, &history, copyHistorySQL); err != nil {

@@ -65,7 +65,7 @@ func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
 	f.State = Dead
 	query, args := f.query("id", true)
 	var ids []int64
-	if err := q.db.SelectContext(ctx, &ids, query, args...); err != nil {
+	if err := q.st.reads.SelectContext(ctx, &ids, query, args...); err != nil {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
 	}
 	replayed := 0
@@ -87,7 +87,7 @@ const deadByIDSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
 // wakes the workers and fires the events. It returns how many it replayed.
 func (q *Queue) replayIDs(ctx context.Context, ids []int64) (int, error) {
 	var events []Event
-	err := q.write(ctx, func(tx store.Execer) error {
+	err := q.st.write(ctx, func(tx store.Execer) error {
 		events = events[:0]
 		now := q.now()
 		var rows []store.JobRow
@@ -111,8 +111,8 @@ func (q *Queue) replayIDs(ctx context.Context, ids []int64) (int, error) {
 	if err != nil || len(events) == 0 {
 		return 0, err
 	}
-	q.notify()
-	q.emit(events...)
+	q.wake.fire()
+	q.events.emit(events...)
 	return len(events), nil
 }
 
@@ -169,7 +169,7 @@ func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, er
 		return 0, fmt.Errorf("litequeue: count dead jobs: negative age %v", olderThan)
 	}
 	var n int
-	if err := q.db.GetContext(ctx, &n, countDeadSQL, store.MS(q.now().Add(-olderThan))); err != nil {
+	if err := q.st.reads.GetContext(ctx, &n, countDeadSQL, store.MS(q.now().Add(-olderThan))); err != nil {
 		return 0, fmt.Errorf("litequeue: count dead jobs: %w", err)
 	}
 	return n, nil

@@ -71,14 +71,14 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 		Paused   bool          `db:"paused"`
 	}
 	query := nextLeaseSQL
-	if !q.flowTables() {
+	if !q.st.info.Flow {
 		query = nextLeaseOnlySQL
 	}
-	if err := q.db.GetContext(ctx, &leases, query); err != nil {
+	if err := q.st.reads.GetContext(ctx, &leases, query); err != nil {
 		return due, err
 	}
 	due.lease, due.far = leases.Earliest, leases.Latest
-	g, err := q.gate(ctx, q.db, q.kinds(), q.now(), false, leases.Paused)
+	g, err := q.gate.admit(ctx, q.st.reads, q.reg.kinds(), q.now(), false, leases.Paused)
 	if err != nil {
 		return due, err
 	}
@@ -96,7 +96,7 @@ func (q *Queue) nextDue(ctx context.Context, queues []string) (dueTimes, error) 
 			}
 		}
 		var t sql.NullInt64
-		if err := q.db.GetContext(ctx, &t, query, args...); err != nil {
+		if err := q.st.reads.GetContext(ctx, &t, query, args...); err != nil {
 			return due, err
 		}
 		due.pending = store.MinNull(due.pending, t)

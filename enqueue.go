@@ -129,7 +129,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 		return nil, err
 	}
 	defer leave()
-	if q.readOnly() {
+	if q.st.readOnly() {
 		return nil, ErrReadOnly
 	}
 	batch, err := q.newBatch(kind, []any{payload}, opts)
@@ -161,7 +161,7 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 	}
 	var jobs []*Job
 	var at time.Time
-	err = q.write(ctx, func(tx store.Execer) error {
+	err = q.st.write(ctx, func(tx store.Execer) error {
 		at = q.now()
 		jobs, err = batch.insert(ctx, tx, at)
 		return err
@@ -169,8 +169,8 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: enqueue %s: %w", kind, err)
 	}
-	q.notify()
-	q.emitEnqueued(at, jobs...)
+	q.wake.fire()
+	q.events.enqueued(at, jobs...)
 	return jobs, nil
 }
 
@@ -192,7 +192,7 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if kind == "" {
 		return nil, errors.New("litequeue: enqueue: empty kind")
 	}
-	h := q.handler(kind)
+	h := q.reg.get(kind)
 	if d := q.kindExpiry(kind); d > 0 && !cfg.expireSet {
 		cfg.expireAfter = d
 	}
@@ -205,7 +205,7 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if err := checkMetadata(cfg.metadata); err != nil {
 		return fail("%w", err)
 	}
-	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: q.eng}
+	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: q.st.eng}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
 		if err != nil {

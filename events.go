@@ -1,6 +1,10 @@
 package litequeue
 
-import "time"
+import (
+	"log/slog"
+	"sync"
+	"time"
+)
 
 // The events a Queue fires, by Type: OnEvent is called with each after the
 // commit of the change it reports (see Options.OnEvent).
@@ -34,22 +38,31 @@ type Event struct {
 	At    time.Time     // when the change committed, on the injected clock
 }
 
-// emitStarted fires the job.started events of new leases, claimed at now.
-func (q *Queue) emitStarted(now time.Time, leases ...*lease) {
-	if q.opts.OnEvent == nil {
+// An emitter calls Options.OnEvent for the events of committed changes,
+// one call at a time, after the commit and before the call that caused
+// them returns.
+type emitter struct {
+	on     func(Event) // nil: no events are made
+	logger *slog.Logger
+	mu     sync.Mutex // held while OnEvent runs
+}
+
+// started fires the job.started events of new leases, claimed at now.
+func (e *emitter) started(now time.Time, leases ...*lease) {
+	if e.on == nil {
 		return
 	}
 	events := make([]Event, len(leases))
 	for i, l := range leases {
 		events[i] = Event{Type: eventStarted, Job: *l.job, At: now}
 	}
-	q.emit(events...)
+	e.emit(events...)
 }
 
-// emitEnqueued fires the job.enqueued events of new jobs, committed at
-// now; a Duplicate was not enqueued.
-func (q *Queue) emitEnqueued(now time.Time, jobs ...*Job) {
-	if q.opts.OnEvent == nil {
+// enqueued fires the job.enqueued events of jobs inserted at now; a
+// duplicate (UniqueKey) was not, and fires none.
+func (e *emitter) enqueued(now time.Time, jobs ...*Job) {
+	if e.on == nil {
 		return
 	}
 	events := make([]Event, 0, len(jobs))
@@ -58,7 +71,7 @@ func (q *Queue) emitEnqueued(now time.Time, jobs ...*Job) {
 			events = append(events, Event{Type: eventEnqueued, Job: *j, At: now})
 		}
 	}
-	q.emit(events...)
+	e.emit(events...)
 }
 
 // onEventWait is how long emit waits for an OnEvent call in progress
@@ -67,34 +80,35 @@ const onEventWait = 10 * time.Second
 
 // emit calls OnEvent for each event, one call at a time, recovering and
 // logging a panic so that it never breaks a worker.
-func (q *Queue) emit(events ...Event) {
-	if q.opts.OnEvent == nil || len(events) == 0 {
+func (e *emitter) emit(events ...Event) {
+	if e.on == nil || len(events) == 0 {
 		return
 	}
-	if !q.eventMu.TryLock() {
+	if !e.mu.TryLock() {
 		// Real time, not the injected clock: this is a wait on a goroutine.
 		// The warning holds the first event's type and job, not events,
 		// which so stays where the caller made it (no allocation).
 		typ, job := events[0].Type, events[0].Job.ID
 		slow := time.AfterFunc(onEventWait, func() {
-			q.opts.Logger.Warn("litequeue: an event has waited 10s for OnEvent to return; "+
+			e.logger.Warn("litequeue: an event has waited 10s for OnEvent to return; "+
 				"an OnEvent that calls Enqueue, Cancel, Replay, RunDue or Close waits for itself",
 				"event", typ, "job", job)
 		})
-		q.eventMu.Lock()
+		e.mu.Lock()
 		slow.Stop()
 	}
-	defer q.eventMu.Unlock()
-	for _, e := range events {
-		q.callOnEvent(e)
+	defer e.mu.Unlock()
+	for _, ev := range events {
+		e.call(ev)
 	}
 }
 
-func (q *Queue) callOnEvent(e Event) {
+// call calls OnEvent for one event, recovering and logging a panic.
+func (e *emitter) call(ev Event) {
 	defer func() {
 		if r := recover(); r != nil {
-			q.opts.Logger.Error("litequeue: OnEvent panicked", "event", e.Type, "job", e.Job.ID, "panic", r)
+			e.logger.Error("litequeue: OnEvent panicked", "event", ev.Type, "job", ev.Job.ID, "panic", r)
 		}
 	}()
-	q.opts.OnEvent(e)
+	e.on(ev)
 }

@@ -110,18 +110,18 @@ func (q *Queue) expireSweep(ctx context.Context) (int, error) {
 	total := 0
 	for {
 		var found []int64
-		if err := q.db.SelectContext(ctx, &found, anyExpirySQL, store.MS(q.now())); err != nil || len(found) == 0 {
+		if err := q.st.reads.SelectContext(ctx, &found, anyExpirySQL, store.MS(q.now())); err != nil || len(found) == 0 {
 			return total, err
 		}
 		var events []Event
-		err := q.write(ctx, func(tx store.Execer) (err error) {
+		err := q.st.write(ctx, func(tx store.Execer) (err error) {
 			events, err = expireTx(ctx, tx, q.worker, q.now(), expireBatch)
 			return err
 		})
 		if err != nil {
 			return total, err
 		}
-		q.emit(events...)
+		q.events.emit(events...)
 		total += len(events)
 		if len(events) < expireBatch {
 			return total, nil

@@ -13,7 +13,7 @@ import (
 // without, and, if poll is above 0, how often they look on their own.
 // For tests of the file's wake-ups only; it panics on another backend.
 func SetWatch(q *Queue, notify bool, poll time.Duration) {
-	q.eng.(interface{ SetWatch(bool, time.Duration) }).SetWatch(notify, poll)
+	q.st.eng.(interface{ SetWatch(bool, time.Duration) }).SetWatch(notify, poll)
 }
 
 // RescueLook runs a Work loop's first look through the expired leases,
@@ -25,7 +25,7 @@ func RescueLook(ctx context.Context, q *Queue, during func()) (int, error) {
 	seen.begin()
 	defer seen.end()
 	n := 0
-	err := q.write(ctx, func(tx store.Execer) error {
+	err := q.st.write(ctx, func(tx store.Execer) error {
 		events, _, _, err := q.rescueSome(ctx, tx, &seen, nil, nil)
 		if err != nil {
 			return err

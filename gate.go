@@ -3,9 +3,11 @@ package litequeue
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/litequeue/litequeue/internal/store"
 )
 
@@ -19,9 +21,23 @@ import (
 // worker's due times, so that it neither wakes for work it may not take
 // nor misses the moment a shut kind opens.
 
-// A gate says which of the handled kinds a claim may take now, from which
-// queues, and how many of each.
+// A gate is a Queue's flow control: it reads, for a claim or an idle
+// worker's due times, what may be taken now (admit), and keeps, in the
+// transactions that claim and that store a run's end, what the limits and
+// breakers count (claimed, ran). Its rules are here and in pause.go,
+// limits.go and breaker.go; it holds no state of its own between calls.
 type gate struct {
+	st     *storage
+	reg    *registry
+	clock  clock.Clock
+	logger *slog.Logger
+	events *emitter
+	wake   *signal // the Queue's idle Work loops
+}
+
+// An admission says which of the handled kinds a claim may take now, from
+// which queues, and how many of each.
+type admission struct {
 	kinds  []string       // the kinds a claim may take
 	paused []string       // queues nothing is claimed from
 	caps   map[string]int // kind: at most this many more runs may start now; absent: no cap
@@ -36,39 +52,32 @@ type gate struct {
 	breakers []breakerRow
 }
 
-// gate reads, in tx at now, what the claims of the given kinds may take.
+// admit reads, in tx at now, what the claims of the given kinds may take.
 // claiming says that a claim follows in tx, which then locks each kind it
 // caps (see lockKinds). paused says whether anything is paused, as the
 // caller read it (anyPausedSQL) with a read it makes anyway: if not, the
 // gate reads no pauses, unless it waited for locks, during which a pause
 // may have committed.
-func (q *Queue) gate(ctx context.Context, tx store.Execer, kinds []string, now time.Time, claiming, paused bool) (*gate, error) {
-	g := &gate{kinds: kinds, anyPaused: paused}
-	if claiming && !q.eng.Serial() {
-		if err := q.lockKinds(ctx, tx, g, now); err != nil {
+func (g *gate) admit(ctx context.Context, tx store.Execer, kinds []string, now time.Time, claiming, paused bool) (*admission, error) {
+	a := &admission{kinds: kinds, anyPaused: paused}
+	if claiming && !g.st.eng.Serial() {
+		if err := g.lockKinds(ctx, tx, a, now); err != nil {
 			return nil, err
 		}
-		g.anyPaused = true
+		a.anyPaused = true
 	}
-	for _, part := range [...]func(context.Context, store.Execer, *gate, time.Time, bool) error{
-		q.pauseGate, q.limitGate, q.breakerGate,
+	for _, part := range [...]func(context.Context, store.Execer, *admission, time.Time, bool) error{
+		g.pauseGate, g.limitGate, g.breakerGate,
 	} {
-		if len(g.kinds) == 0 {
+		if len(a.kinds) == 0 {
 			break
 		}
-		if err := part(ctx, tx, g, now, claiming); err != nil {
+		if err := part(ctx, tx, a, now, claiming); err != nil {
 			return nil, err
 		}
 	}
-	return g, nil
+	return a, nil
 }
-
-// flowTables reports whether the database has the tables of schema
-// version 5 — flow control's and the periodic schedules' — which pauses,
-// limits, breakers and Periodics read: only a file of an older version
-// that OpenReadOnly opened, without migrating it, has not (see
-// fileJobColumns).
-func (q *Queue) flowTables() bool { return q.flow }
 
 // anyPausedSQL, a column of a read that the gate's caller makes anyway,
 // tells whether anything is paused (see gate and pauseGate).
@@ -80,23 +89,23 @@ const anyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
 // takes them in one pass, in the order of their names, so that two claims
 // never wait for each other. The file's writers take turns: there the
 // gate locks nothing, and reads nothing more for it.
-func (q *Queue) lockKinds(ctx context.Context, tx store.Execer, g *gate, now time.Time) error {
+func (g *gate) lockKinds(ctx context.Context, tx store.Execer, a *admission, now time.Time) error {
 	var limited []string
-	for _, kind := range g.kinds {
-		if h := q.handler(kind); h != nil && h.limits.limited() {
+	for _, kind := range a.kinds {
+		if h := g.reg.get(kind); h != nil && h.limits.limited() {
 			limited = append(limited, kind)
 		}
 	}
-	probes, err := q.breakerProbes(ctx, tx, g, now)
+	probes, err := g.breakerProbes(ctx, tx, a, now)
 	if err != nil {
 		return err
 	}
 	for _, kind := range lockOrder(limited, probes) {
-		if err := q.eng.LockKind(ctx, tx, kind); err != nil {
+		if err := g.st.eng.LockKind(ctx, tx, kind); err != nil {
 			return fmt.Errorf("lock kind %q: %w", kind, err)
 		}
 	}
-	g.locked = true
+	a.locked = true
 	return nil
 }
 
@@ -110,62 +119,62 @@ func lockOrder(sets ...[]string) []string {
 
 // shut takes kind out of the gate; it opens again by itself at opens
 // (zero: only when something is written, such as a run's end or a resume).
-func (g *gate) shut(kind string, opens time.Time) {
-	i := slices.Index(g.kinds, kind)
+func (a *admission) shut(kind string, opens time.Time) {
+	i := slices.Index(a.kinds, kind)
 	if i < 0 {
 		return
 	}
-	g.kinds = slices.Delete(slices.Clone(g.kinds), i, i+1)
-	delete(g.caps, kind)
-	if !opens.IsZero() && (g.opens.IsZero() || opens.Before(g.opens)) {
-		g.opens = opens
+	a.kinds = slices.Delete(slices.Clone(a.kinds), i, i+1)
+	delete(a.caps, kind)
+	if !opens.IsZero() && (a.opens.IsZero() || opens.Before(a.opens)) {
+		a.opens = opens
 	}
 }
 
 // limit caps the runs of kind that may start now at n, or lower if already
 // capped lower; n ≤ 0 shuts it, to open at opens.
-func (g *gate) limit(kind string, n int, opens time.Time) {
+func (a *admission) limit(kind string, n int, opens time.Time) {
 	if n <= 0 {
-		g.shut(kind, opens)
+		a.shut(kind, opens)
 		return
 	}
-	if !slices.Contains(g.kinds, kind) {
+	if !slices.Contains(a.kinds, kind) {
 		return
 	}
-	if c, ok := g.caps[kind]; ok && c <= n {
+	if c, ok := a.caps[kind]; ok && c <= n {
 		return
 	}
-	if g.caps == nil {
-		g.caps = make(map[string]int)
+	if a.caps == nil {
+		a.caps = make(map[string]int)
 	}
-	g.caps[kind] = n
+	a.caps[kind] = n
 }
 
 // take reports whether the gate lets one more run of kind start, and
 // counts it.
-func (g *gate) take(kind string) bool {
-	n, ok := g.caps[kind]
+func (a *admission) take(kind string) bool {
+	n, ok := a.caps[kind]
 	if !ok {
 		return true
 	}
 	if n <= 0 {
 		return false
 	}
-	g.caps[kind] = n - 1
+	a.caps[kind] = n - 1
 	return true
 }
 
 // spent takes out of the gate the kinds whose cap is used up, and reports
 // whether there were any.
-func (g *gate) spent() bool {
+func (a *admission) spent() bool {
 	var out []string
-	for kind, n := range g.caps {
+	for kind, n := range a.caps {
 		if n <= 0 {
 			out = append(out, kind)
 		}
 	}
 	for _, kind := range out {
-		g.shut(kind, time.Time{})
+		a.shut(kind, time.Time{})
 	}
 	return len(out) > 0
 }
@@ -173,14 +182,14 @@ func (g *gate) spent() bool {
 // gated tells the parts of the gate, in the claim's transaction, of the
 // runs it let start: a rate limit counts them, a half-open breaker marks
 // its probe.
-func (q *Queue) gated(ctx context.Context, tx store.Execer, g *gate, leases []*lease, now time.Time) error {
+func (g *gate) claimed(ctx context.Context, tx store.Execer, a *admission, leases []*lease, now time.Time) error {
 	if len(leases) == 0 {
 		return nil
 	}
-	if err := q.limitClaimed(ctx, tx, leases, now); err != nil {
+	if err := g.limitClaimed(ctx, tx, leases, now); err != nil {
 		return err
 	}
-	return q.breakerClaimed(ctx, tx, g, leases, now)
+	return g.breakerClaimed(ctx, tx, a, leases, now)
 }
 
 // ran tells the parts of the gate, in the transaction that stored it, of
@@ -188,14 +197,14 @@ func (q *Queue) gated(ctx context.Context, tx store.Execer, g *gate, leases []*l
 // a limit's idle workers on a server wake, a breaker counts a failure, or
 // closes after its probe succeeded. It returns the events to fire after
 // the commit.
-func (q *Queue) ran(ctx context.Context, tx store.Execer, d *decision, now time.Time) ([]Event, error) {
+func (g *gate) ran(ctx context.Context, tx store.Execer, d *decision, now time.Time) ([]Event, error) {
 	if d.history == nil {
 		return nil, nil
 	}
-	if err := q.limitRan(ctx, tx, d); err != nil {
+	if err := g.limitRan(ctx, tx, d); err != nil {
 		return nil, err
 	}
-	return q.breakerRan(ctx, tx, d, now)
+	return g.breakerRan(ctx, tx, d, now)
 }
 
 // wakeOpened wakes this Queue's idle Work loops after a write that opened
@@ -204,8 +213,8 @@ func (q *Queue) ran(ctx context.Context, tx store.Execer, d *decision, now time.
 // their own process's commits (the file) the writer did, at the commit
 // (see store.Writer.WakeIdle); on a server the notification comes back to
 // them through this process's listener, which may be down.
-func (q *Queue) wakeOpened() {
-	if q.eng.TellsOwn() {
-		q.notify()
+func (g *gate) opened() {
+	if g.st.eng.TellsOwn() {
+		g.wake.fire()
 	}
 }

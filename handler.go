@@ -93,16 +93,10 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if err := hd.resolve(); err != nil {
 		panic(fmt.Sprintf("litequeue: Handle(%q): %s", kind, hd.optionError(err)))
 	}
-	q.mu.Lock()
-	_, dup := q.handlers[kind]
-	if !dup {
-		q.handlers[kind] = hd
-	}
-	q.mu.Unlock()
-	if dup {
+	if !q.reg.add(kind, hd) {
 		panic(fmt.Sprintf("litequeue: Handle(%q) twice", kind))
 	}
-	q.notify() // idle Work loops look again, now for this kind too
+	q.wake.fire() // idle Work loops look again, now for this kind too
 }
 
 // resolve checks h's kind limits, in the one order of Handle and of
@@ -150,26 +144,47 @@ func (q *Queue) policy(name string) (Policy, error) {
 	return p, nil
 }
 
-// handler returns the handler of kind, or nil.
-func (q *Queue) handler(kind string) *handler {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	return q.handlers[kind]
+// A registry holds the handlers of a Queue by kind. Handle only adds
+// kinds. It is safe for concurrent use.
+type registry struct {
+	mu       sync.RWMutex
+	handlers map[string]*handler
 }
 
-// handled returns how many kinds have a handler. Handle only adds kinds,
+func newRegistry() *registry { return &registry{handlers: make(map[string]*handler)} }
+
+// add registers h for kind, and reports false, adding nothing, if kind
+// has a handler already.
+func (r *registry) add(kind string, h *handler) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.handlers[kind]; dup {
+		return false
+	}
+	r.handlers[kind] = h
+	return true
+}
+
+// get returns the handler of kind, or nil.
+func (r *registry) get(kind string) *handler {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.handlers[kind]
+}
+
+// count returns how many kinds have a handler. Handle only adds kinds,
 // so a Work loop that saw the same number saw the same kinds.
-func (q *Queue) handled() int {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	return len(q.handlers)
+func (r *registry) count() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.handlers)
 }
 
 // kinds returns the kinds with a handler, sorted.
-func (q *Queue) kinds() []string {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	return sortedKeys(q.handlers)
+func (r *registry) kinds() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return sortedKeys(r.handlers)
 }
 
 // JSON adapts a function of a decoded payload into a [Handler]. A payload

@@ -72,8 +72,8 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	}
 	defer leave()
 	h := &Health{HistoryRows: -1, Keys: -1, Problems: []string{}, Warnings: []string{}}
-	c := &healthCheck{ctx: ctx, db: q.db.DB, h: h}
-	server := q.path == "" // what is a file's has no counterpart on a server
+	c := &healthCheck{ctx: ctx, db: q.st.reads.DB, h: h}
+	server := q.st.info.Path == "" // what is a file's has no counterpart on a server
 	if server {
 		if err := c.db.GetContext(ctx, &h.SchemaVersion, schemaVersionSQL); err != nil {
 			c.problem("no schema version: %v", err)
@@ -90,10 +90,10 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	if server {
 		return h, nil
 	}
-	if err := h.sizes(q.path); err != nil {
+	if err := h.sizes(q.st.info.Path); err != nil {
 		return nil, fmt.Errorf("litequeue: health: %w", err)
 	}
-	h.permissions(q.path)
+	h.permissions(q.st.info.Path)
 	if c.shortRead {
 		h.Problems = append([]string{walCutShort}, h.Problems...)
 	}

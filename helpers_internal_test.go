@@ -10,7 +10,7 @@ import (
 // and closes it when the test ends.
 func openTemp(t testing.TB, opts Options) *Queue {
 	t.Helper()
-	q, err := Open(filepath.Join(t.TempDir(), "q.db"), opts)
+	q, err := Open(filepath.Join(t.TempDir(), "q.st.reads"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
 	}
 	defer leave()
 	var rows []store.AttemptRow
-	if err := q.db.SelectContext(ctx, &rows, historySQL, id); err != nil {
+	if err := q.st.reads.SelectContext(ctx, &rows, historySQL, id); err != nil {
 		return nil, fmt.Errorf("litequeue: history of job %d: %w", id, err)
 	}
 	attempts := make([]Attempt, len(rows))

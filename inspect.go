@@ -59,7 +59,7 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	}
 	defer leave()
 	var row store.JobRow
-	if err := q.db.GetContext(ctx, &row, `SELECT `+q.jobs+` FROM litequeue_jobs WHERE id = ?`, id); err != nil {
+	if err := q.st.reads.GetContext(ctx, &row, `SELECT `+q.st.info.JobColumns+` FROM litequeue_jobs WHERE id = ?`, id); err != nil {
 		if errors.Is(err, store.ErrNoRows) {
 			return nil, fmt.Errorf("litequeue: get job %d: %w", id, ErrNotFound)
 		}
@@ -79,9 +79,9 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	if err := f.check(); err != nil {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
 	}
-	query, args := f.query(q.jobs, true)
+	query, args := f.query(q.st.info.JobColumns, true)
 	var rows []store.JobRow
-	if err := q.db.SelectContext(ctx, &rows, query, args...); err != nil {
+	if err := q.st.reads.SelectContext(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
 	}
 	jobs := make([]*Job, len(rows))
@@ -105,7 +105,7 @@ func (q *Queue) Count(ctx context.Context, f Filter) (int, error) {
 	}
 	query, args := f.query("id", false)
 	var n int
-	if err := q.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM (`+query+`) AS matched`, args...); err != nil {
+	if err := q.st.reads.GetContext(ctx, &n, `SELECT COUNT(*) FROM (`+query+`) AS matched`, args...); err != nil {
 		return 0, fmt.Errorf("litequeue: count jobs: %w", err)
 	}
 	return n, nil

@@ -62,7 +62,7 @@ func (q *Queue) sweep(ctx context.Context) error {
 	if dead+finished+keys > 0 {
 		q.opts.Logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
 	}
-	return q.eng.Compact(ctx, q.write)
+	return q.st.eng.Compact(ctx, q.st.write)
 }
 
 // expiredJobsSQL is followed by the class's condition, if any, and
@@ -103,7 +103,7 @@ func (q *Queue) purgeClass(ctx context.Context, states []State, age time.Duratio
 			History int   `db:"history"`
 		}
 		args := append(append([]any{states, cutoff}, c.args...), purgeBatch)
-		if err := selectIn(ctx, q.db, &found, query, args...); err != nil {
+		if err := selectIn(ctx, q.st.reads, &found, query, args...); err != nil {
 			return total, err
 		}
 		// Take jobs while they and their history fit in one batch.
@@ -119,7 +119,7 @@ func (q *Queue) purgeClass(ctx context.Context, states []State, age time.Duratio
 			return total, nil
 		}
 		var deleted []int64
-		err := q.write(ctx, func(tx store.Execer) error {
+		err := q.st.write(ctx, func(tx store.Execer) error {
 			deleted = deleted[:0]
 			// The conditions again: a dead job may have been replayed since.
 			if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
@@ -150,14 +150,14 @@ func (q *Queue) purgeKeys(ctx context.Context) (int, error) {
 	for {
 		now := store.MS(q.now())
 		var keys []string
-		if err := q.db.SelectContext(ctx, &keys, expiredKeysSQL, now, purgeBatch); err != nil {
+		if err := q.st.reads.SelectContext(ctx, &keys, expiredKeysSQL, now, purgeBatch); err != nil {
 			return total, err
 		}
 		if len(keys) == 0 {
 			return total, nil
 		}
 		var deleted []string
-		err := q.write(ctx, func(tx store.Execer) error {
+		err := q.st.write(ctx, func(tx store.Execer) error {
 			deleted = deleted[:0]
 			// The expiry again: Mark may have extended a key since.
 			return selectIn(ctx, tx, &deleted, deleteKeysSQL, keys, now)

@@ -33,7 +33,7 @@ func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	defer leave()
-	return q.seen(ctx, q.db, key)
+	return q.seen(ctx, q.st.reads, key)
 }
 
 // SeenTx is [Queue.Seen] inside the caller's transaction, begun on
@@ -76,7 +76,7 @@ func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
 	if err := checkKey(key, ttl); err != nil {
 		return err
 	}
-	err = q.write(ctx, func(tx store.Execer) error {
+	err = q.st.write(ctx, func(tx store.Execer) error {
 		return mark(ctx, tx, key, q.now().Add(ttl))
 	})
 	if err != nil {

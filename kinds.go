@@ -122,7 +122,7 @@ func (k KindOptions) resolve() (KindOptions, *kindError) {
 // enqueued without their own: that of its handler, or, without one, that
 // of Options.Kinds.
 func (q *Queue) kindExpiry(kind string) time.Duration {
-	if h := q.handler(kind); h != nil {
+	if h := q.reg.get(kind); h != nil {
 		return h.expiry
 	}
 	return q.opts.Kinds[kind].ExpireAfter

@@ -114,7 +114,7 @@ var errCompletedTx = errors.New("litequeue: completed through CompleteTx")
 // lease is still renewed: the run's outcome is recorded by its holder).
 func (q *Queue) renew(ctx context.Context, l *lease) error {
 	var cancel, gone, completed bool
-	err := q.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) error {
+	err := q.st.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) error {
 		cancel, gone, completed = false, false, false
 		until := q.now().Add(q.opts.VisibilityTimeout)
 		id, token, created := l.job.ID, l.job.token, store.MS(l.job.CreatedAt)

@@ -107,11 +107,11 @@ const (
 // window, which it shuts until the oldest of those leaves the window. When
 // claiming, the gate has locked each limited kind (see lockKinds), and it
 // prunes the starts out of the window.
-func (q *Queue) limitGate(ctx context.Context, tx store.Execer, g *gate, now time.Time, claiming bool) error {
+func (g *gate) limitGate(ctx context.Context, tx store.Execer, a *admission, now time.Time, claiming bool) error {
 	var limited, capped []string
 	byKind := make(map[string]limits)
-	for _, kind := range g.kinds {
-		h := q.handler(kind)
+	for _, kind := range a.kinds {
+		h := g.reg.get(kind)
 		if h == nil || !h.limits.limited() {
 			continue
 		}
@@ -123,12 +123,12 @@ func (q *Queue) limitGate(ctx context.Context, tx store.Execer, g *gate, now tim
 	if len(limited) == 0 {
 		return nil
 	}
-	if err := q.capRunning(ctx, tx, g, capped, byKind); err != nil {
+	if err := g.capRunning(ctx, tx, a, capped, byKind); err != nil {
 		return err
 	}
 	for _, kind := range limited {
 		if l := byKind[kind]; l.rate > 0 {
-			if err := q.capStarts(ctx, tx, g, kind, l, now, claiming); err != nil {
+			if err := g.capStarts(ctx, tx, a, kind, l, now, claiming); err != nil {
 				return err
 			}
 		}
@@ -138,7 +138,7 @@ func (q *Queue) limitGate(ctx context.Context, tx store.Execer, g *gate, now tim
 
 // capRunning caps each kind of kinds at its MaxRunning less its running
 // jobs; a kind at its limit opens when a run ends, which writes.
-func (q *Queue) capRunning(ctx context.Context, tx store.Execer, g *gate, kinds []string, byKind map[string]limits) error {
+func (g *gate) capRunning(ctx context.Context, tx store.Execer, a *admission, kinds []string, byKind map[string]limits) error {
 	if len(kinds) == 0 {
 		return nil
 	}
@@ -158,7 +158,7 @@ func (q *Queue) capRunning(ctx context.Context, tx store.Execer, g *gate, kinds 
 		running[r.Kind] = r.N
 	}
 	for _, kind := range kinds {
-		g.limit(kind, byKind[kind].running-running[kind], time.Time{})
+		a.limit(kind, byKind[kind].running-running[kind], time.Time{})
 	}
 	return nil
 }
@@ -167,8 +167,8 @@ func (q *Queue) capRunning(ctx context.Context, tx store.Execer, g *gate, kinds 
 // ending at now; if none is left, the kind opens when the n-th latest
 // start leaves the window. (Both come from one statement: outside a
 // claim, another process's claim may prune the window between two.)
-func (q *Queue) capStarts(ctx context.Context, tx store.Execer, g *gate, kind string, l limits, now time.Time, claiming bool) error {
-	if !q.flowTables() {
+func (g *gate) capStarts(ctx context.Context, tx store.Execer, a *admission, kind string, l limits, now time.Time, claiming bool) error {
+	if !g.st.info.Flow {
 		return nil
 	}
 	to, per := store.MS(now), l.per.Milliseconds()
@@ -190,12 +190,12 @@ func (q *Queue) capStarts(ctx context.Context, tx store.Execer, g *gate, kind st
 	if left <= 0 && w.Nth.Valid {
 		opens = store.FromMS(w.Nth.Int64 + per)
 	}
-	g.limit(kind, left, opens)
+	a.limit(kind, left, opens)
 	return nil
 }
 
 // limitClaimed counts the starts of the claimed runs of rate-limited kinds.
-func (q *Queue) limitClaimed(ctx context.Context, tx store.Execer, leases []*lease, now time.Time) error {
+func (g *gate) limitClaimed(ctx context.Context, tx store.Execer, leases []*lease, now time.Time) error {
 	for _, l := range leases {
 		if l.h.limits.rate == 0 {
 			continue
@@ -209,9 +209,9 @@ func (q *Queue) limitClaimed(ctx context.Context, tx store.Execer, leases []*lea
 
 // limitRan wakes the idle workers of other processes at the end of a run
 // of a kind with MaxRunning: its jobs may be claimed again.
-func (q *Queue) limitRan(ctx context.Context, tx store.Execer, d *decision) error {
-	if h := q.handler(d.history.Kind); h == nil || h.limits.running == 0 {
+func (g *gate) limitRan(ctx context.Context, tx store.Execer, d *decision) error {
+	if h := g.reg.get(d.history.Kind); h == nil || h.limits.running == 0 {
 		return nil
 	}
-	return q.w.WakeIdle(ctx, tx)
+	return g.st.w.WakeIdle(ctx, tx)
 }

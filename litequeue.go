@@ -24,32 +24,24 @@ import (
 // may work on the same file. After [Queue.Close] every method returns
 // [ErrClosed].
 type Queue struct {
-	opts    Options // resolved: no zero fields
-	clock   clock.Clock
-	path    string
-	db      *store.Pool    // litequeue's own reads
-	app     *sqlx.DB       // the app's pool, returned by DB(): see openAppDB
-	wdb     *sqlx.DB       // the writer's pool of one connection
-	w       store.Writer   // every write litequeue makes
-	eng     store.Engine   // what is the file's own: see sqliteEngine
-	dialect *store.Dialect // nil: SQLite's (see dialect.go)
-	worker  string         // default worker name: host:pid
-	jobs    string         // the columns a store.JobRow scans from this file: see store.FileJobColumns
-	flow    bool           // the database has flow control's tables: see flowTables
-
-	randMu  sync.Mutex
-	eventMu sync.Mutex
+	opts   Options // resolved: no zero fields
+	clock  clock.Clock
+	st     *storage
+	worker string // default worker name: host:pid
+	draws  *draws
+	events *emitter
+	reg    *registry
+	wake   *signal // wakes idle Work loops
+	gate   *gate
 
 	heldMu sync.Mutex
 	held   map[int64]*lease // by job ID, each lease this Queue's runs hold
 
-	mu       sync.RWMutex
-	handlers map[string]*handler
-	wake     chan struct{} // closed and replaced to wake idle workers
-	closed   bool
-	closing  chan struct{}  // closed by Close
-	works    sync.WaitGroup // running Work calls
-	calls    sync.WaitGroup // other public calls in progress
+	mu      sync.RWMutex
+	closed  bool
+	closing chan struct{}  // closed by Close
+	works   sync.WaitGroup // running Work calls
+	calls   sync.WaitGroup // other public calls in progress
 
 	middleware []func(Handler) Handler // of Use, under mu; only appended to
 
@@ -173,32 +165,33 @@ func init() {
 // On failure the caller closes eng.
 func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	info := eng.Info()
-	q := newQueue(info.Path, opts)
-	q.eng, q.dialect, q.jobs, q.flow = eng, info.Dialect, info.JobColumns, info.Flow
-	q.db, q.app, q.wdb = store.NewPool(info.Reads, info.Dialect), info.App, info.Writes
-	if q.wdb == nil {
+	q := newQueue(opts)
+	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect), info: info}
+	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
+	if info.Writes == nil {
 		return q, nil // read-only
 	}
-	conn, err := store.NewConn(context.Background(), q.wdb, q.dialect)
+	conn, err := store.NewConn(context.Background(), info.Writes, info.Dialect)
 	if err != nil {
 		return nil, err
 	}
-	q.w.Engine, q.w.Conn, q.w.PerBatch, q.w.Wake = eng, conn, q.serve, q.notify
+	q.st.w = &store.Writer{Engine: eng, Conn: conn, PerBatch: q.serve, Wake: q.wake.fire}
 	return q, nil
 }
 
-// newQueue is a Queue on the file at path, with nothing open yet.
-func newQueue(path string, opts Options) *Queue {
+// newQueue is a Queue with opts, with no storage yet.
+func newQueue(opts Options) *Queue {
 	host, _ := os.Hostname()
 	return &Queue{
-		opts:     opts,
-		clock:    opts.Clock,
-		path:     path,
-		worker:   fmt.Sprintf("%s:%d", host, os.Getpid()),
-		handlers: make(map[string]*handler),
-		held:     make(map[int64]*lease),
-		wake:     make(chan struct{}),
-		closing:  make(chan struct{}),
+		opts:    opts,
+		clock:   opts.Clock,
+		worker:  fmt.Sprintf("%s:%d", host, os.Getpid()),
+		draws:   &draws{rand: opts.Rand},
+		events:  &emitter{on: opts.OnEvent, logger: opts.Logger},
+		reg:     newRegistry(),
+		wake:    newSignal(),
+		held:    make(map[int64]*lease),
+		closing: make(chan struct{}),
 	}
 }
 
@@ -226,11 +219,11 @@ func (q *Queue) Close() error {
 
 	q.works.Wait()
 	q.calls.Wait()
-	errs := []error{q.db.CloseStmts()}
-	if q.w.Conn != nil {
-		errs = append(errs, q.w.Conn.Close())
+	errs := []error{q.st.reads.CloseStmts()}
+	if !q.st.readOnly() {
+		errs = append(errs, q.st.w.Conn.Close())
 	}
-	return errors.Join(append(errs, q.eng.Close())...)
+	return errors.Join(append(errs, q.st.eng.Close())...)
 }
 
 // DB returns the app's connection pool, for its own tables and transactions
@@ -249,7 +242,7 @@ func (q *Queue) Close() error {
 // from emptying the WAL, which grows with every commit until the read ends.
 // On a Queue from [OpenReadOnly], DB is the pool of the Queue's own reads,
 // and only ReadOnly transactions can begin.
-func (q *Queue) DB() *sqlx.DB { return q.app }
+func (q *Queue) DB() *sqlx.DB { return q.st.info.App }
 
 // enter admits one public call, returning ErrClosed after Close; Close
 // waits for the admitted calls to leave before it closes the file. It
@@ -282,7 +275,7 @@ func (q *Queue) actOn(ctx context.Context, op string, id int64, wake bool, act f
 	}
 	defer leave()
 	var ev Event
-	err = q.write(ctx, func(tx store.Execer) error {
+	err = q.st.write(ctx, func(tx store.Execer) error {
 		var row store.JobRow
 		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
 			return err
@@ -296,9 +289,9 @@ func (q *Queue) actOn(ctx context.Context, op string, id int64, wake bool, act f
 	}
 	if ev.Type != "" {
 		if wake {
-			q.notify()
+			q.wake.fire()
 		}
-		q.emit(ev)
+		q.events.emit(ev)
 	}
 	return nil
 }
@@ -311,45 +304,6 @@ func (q *Queue) isClosing() bool {
 	default:
 		return false
 	}
-}
-
-// write runs fn in a write transaction through the group-commit writer.
-// The caller has entered (see enter) or runs inside Work.
-func (q *Queue) write(ctx context.Context, fn func(tx store.Execer) error) error {
-	return q.submit(&store.Op{Ctx: ctx, Fn: fn})
-}
-
-// submit is write for a writeOp that also claims (ask) or is light.
-func (q *Queue) submit(op *store.Op) error {
-	if q.readOnly() {
-		return ErrReadOnly
-	}
-	return q.w.Do(op)
-}
-
-// readOnly reports whether the Queue came from OpenReadOnly.
-func (q *Queue) readOnly() bool { return q.w.Conn == nil }
-
-// notify wakes every idle Work loop of this Queue.
-func (q *Queue) notify() {
-	q.mu.Lock()
-	close(q.wake)
-	q.wake = make(chan struct{})
-	q.mu.Unlock()
-}
-
-// wakeChan returns the channel the next notify closes.
-func (q *Queue) wakeChan() <-chan struct{} {
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	return q.wake
-}
-
-// rand returns one uniform draw from Options.Rand, serialising the calls.
-func (q *Queue) rand() float64 {
-	q.randMu.Lock()
-	defer q.randMu.Unlock()
-	return q.opts.Rand()
 }
 
 // now reads the injected clock.

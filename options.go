@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -237,4 +238,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// draws serialises the calls to Options.Rand, which need not be safe for
+// concurrent use.
+type draws struct {
+	mu   sync.Mutex
+	rand func() float64
+}
+
+// draw returns one uniform draw in [0,1).
+func (d *draws) draw() float64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.rand()
 }

@@ -36,12 +36,12 @@ type Pause struct {
 // start one batch. An empty name is an error; on a [Queue] from
 // [OpenReadOnly], PauseQueue returns [ErrReadOnly].
 func (q *Queue) PauseQueue(ctx context.Context, name string) error {
-	return q.setPaused(ctx, scopeQueue, name, true)
+	return q.pause(ctx, scopeQueue, name, true)
 }
 
 // PauseKind is [Queue.PauseQueue] for the jobs of one kind, in every queue.
 func (q *Queue) PauseKind(ctx context.Context, kind string) error {
-	return q.setPaused(ctx, scopeKind, kind, true)
+	return q.pause(ctx, scopeKind, kind, true)
 }
 
 // ResumeQueue lets the named queue be claimed again, and wakes the idle
@@ -49,13 +49,13 @@ func (q *Queue) PauseKind(ctx context.Context, kind string) error {
 // file at their next check (≤ 1s), and, on PostgreSQL, every listening
 // worker at once. Resuming a queue that is not paused changes nothing.
 func (q *Queue) ResumeQueue(ctx context.Context, name string) error {
-	return q.setPaused(ctx, scopeQueue, name, false)
+	return q.pause(ctx, scopeQueue, name, false)
 }
 
 // ResumeKind is [Queue.ResumeQueue] for a kind paused with
 // [Queue.PauseKind].
 func (q *Queue) ResumeKind(ctx context.Context, kind string) error {
-	return q.setPaused(ctx, scopeKind, kind, false)
+	return q.pause(ctx, scopeKind, kind, false)
 }
 
 // Paused lists what is paused: the queues, then the kinds, each sorted by
@@ -66,7 +66,7 @@ func (q *Queue) Paused(ctx context.Context) ([]Pause, error) {
 		return nil, err
 	}
 	defer leave()
-	ps, err := q.pauses(ctx, q.db)
+	ps, err := q.gate.pauses(ctx, q.st.reads)
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: paused: %w", err)
 	}
@@ -81,8 +81,8 @@ const (
 	pausedSQL = `SELECT scope, name, since FROM litequeue_paused ORDER BY scope DESC, name`
 )
 
-// setPaused pauses (paused) or resumes the queue or kind name of scope.
-func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) error {
+// pause pauses (paused) or resumes the queue or kind name of scope.
+func (q *Queue) pause(ctx context.Context, scope, name string, paused bool) error {
 	op := "resume"
 	if paused {
 		op = "pause"
@@ -95,11 +95,17 @@ func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) 
 		return err
 	}
 	defer leave()
+	return q.gate.setPaused(ctx, op, scope, name, paused)
+}
+
+// setPaused pauses (paused) or resumes the queue or kind name of scope,
+// as op ("pause" or "resume") says.
+func (g *gate) setPaused(ctx context.Context, op, scope, name string, paused bool) error {
 	var changed bool
-	err = q.write(ctx, func(tx store.Execer) error {
+	err := g.st.write(ctx, func(tx store.Execer) error {
 		query, args := resumeSQL, []any{scope, name}
 		if paused {
-			query, args = pauseSQL, append(args, store.MS(q.now()))
+			query, args = pauseSQL, append(args, store.MS(g.clock.Now()))
 		}
 		res, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
@@ -109,15 +115,15 @@ func (q *Queue) setPaused(ctx context.Context, scope, name string, paused bool) 
 		if changed = n > 0; err != nil || !changed || paused {
 			return err
 		}
-		return q.w.WakeIdle(ctx, tx)
+		return g.st.w.WakeIdle(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: %s %s %q: %w", op, scope, name, err)
 	}
 	if changed {
-		q.opts.Logger.Info("litequeue: "+op+"d", scope, name)
+		g.logger.Info("litequeue: "+op+"d", scope, name)
 		if !paused {
-			q.wakeOpened()
+			g.opened()
 		}
 	}
 	return nil
@@ -131,8 +137,8 @@ type pauseRow struct {
 }
 
 // pauses reads what is paused, in tx; never nil.
-func (q *Queue) pauses(ctx context.Context, tx store.Execer) ([]Pause, error) {
-	rows, err := q.pausedRows(ctx, tx)
+func (g *gate) pauses(ctx context.Context, tx store.Execer) ([]Pause, error) {
+	rows, err := g.pausedRows(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +156,8 @@ func (q *Queue) pauses(ctx context.Context, tx store.Execer) ([]Pause, error) {
 
 // pausedRows reads litequeue_paused in tx; nothing from a file of an older
 // schema opened read-only, which has no such table (see flowTables).
-func (q *Queue) pausedRows(ctx context.Context, tx store.Execer) ([]pauseRow, error) {
-	if !q.flowTables() {
+func (g *gate) pausedRows(ctx context.Context, tx store.Execer) ([]pauseRow, error) {
+	if !g.st.info.Flow {
 		return nil, nil
 	}
 	var rows []pauseRow
@@ -160,20 +166,20 @@ func (q *Queue) pausedRows(ctx context.Context, tx store.Execer) ([]pauseRow, er
 }
 
 // pauseGate shuts the paused kinds and puts the paused queues in g.paused.
-func (q *Queue) pauseGate(ctx context.Context, tx store.Execer, g *gate, now time.Time, claiming bool) error {
-	if !g.anyPaused {
+func (g *gate) pauseGate(ctx context.Context, tx store.Execer, a *admission, now time.Time, claiming bool) error {
+	if !a.anyPaused {
 		return nil
 	}
-	rows, err := q.pausedRows(ctx, tx)
+	rows, err := g.pausedRows(ctx, tx)
 	if err != nil {
 		return err
 	}
 	for _, r := range rows {
 		switch r.Scope {
 		case scopeQueue:
-			g.paused = append(g.paused, r.Name)
+			a.paused = append(a.paused, r.Name)
 		case scopeKind:
-			g.shut(r.Name, time.Time{}) // until a resume, which writes
+			a.shut(r.Name, time.Time{}) // until a resume, which writes
 		}
 	}
 	return nil

@@ -156,7 +156,7 @@ func (q *Queue) Periodic(ctx context.Context, name, spec, kind string, payload a
 	if first.IsZero() {
 		first = now
 	}
-	err = q.write(ctx, func(tx store.Execer) error {
+	err = q.st.write(ctx, func(tx store.Execer) error {
 		return tx.GetContext(ctx, &p.done, registerPeriodicSQL, p.name, p.spec, p.kind, p.queue,
 			p.slots.loc.String(), string(p.missed), store.MS(first), store.MS(now))
 	})
@@ -167,7 +167,7 @@ func (q *Queue) Periodic(ctx context.Context, name, spec, kind string, payload a
 		ps.byName = make(map[string]*periodic)
 	}
 	ps.byName[name] = p
-	q.notify() // a Work loop asleep sets its timer for the new schedule
+	q.wake.fire() // a Work loop asleep sets its timer for the new schedule
 	return nil
 }
 
@@ -291,7 +291,7 @@ func (q *Queue) fireSlot(ctx context.Context, p *periodic) error {
 		return err
 	}
 	var job *Job
-	err = q.write(ctx, func(tx store.Execer) error {
+	err = q.st.write(ctx, func(tx store.Execer) error {
 		job = nil
 		res, err := tx.ExecContext(ctx, claimSlotSQL, store.MS(slot), boolInt(skip), p.name, store.MS(slot),
 			p.spec, p.slots.loc.String(), p.kind)
@@ -316,8 +316,8 @@ func (q *Queue) fireSlot(ctx context.Context, p *periodic) error {
 	p.done = max(p.done, store.MS(slot))
 	ps.mu.Unlock()
 	if job != nil {
-		q.notify()
-		q.emitEnqueued(now, job)
+		q.wake.fire()
+		q.events.enqueued(now, job)
 	}
 	return nil
 }
@@ -370,11 +370,11 @@ func (q *Queue) Periodics(ctx context.Context) ([]PeriodicInfo, error) {
 		return nil, err
 	}
 	defer leave()
-	if !q.flowTables() {
+	if !q.st.info.Flow {
 		return nil, nil
 	}
 	var rows []periodicRow
-	if err := q.db.SelectContext(ctx, &rows, periodicsSQL); err != nil {
+	if err := q.st.reads.SelectContext(ctx, &rows, periodicsSQL); err != nil {
 		return nil, fmt.Errorf("litequeue: periodics: %w", err)
 	}
 	now := q.now()

@@ -55,7 +55,7 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 	for {
 		var events, gated []Event
 		more := false
-		err := q.write(ctx, func(tx store.Execer) (err error) {
+		err := q.st.write(ctx, func(tx store.Execer) (err error) {
 			events, gated, more, err = q.rescueSome(ctx, tx, seen, events[:0], gated[:0])
 			return err
 		})
@@ -65,12 +65,12 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 		for _, ev := range events {
 			q.opts.Logger.Warn("litequeue: rescued an expired lease", "job", ev.Job.ID, "kind", ev.Job.Kind, "state", ev.Job.State)
 		}
-		q.emit(events...)
-		q.emitRan(gated)
+		q.events.emit(events...)
+		q.gate.emitRan(gated)
 		total += len(events)
 		if !more || len(events) == 0 {
 			if total > 0 {
-				q.notify()
+				q.wake.fire()
 			}
 			return total, nil
 		}
@@ -114,7 +114,7 @@ func (q *Queue) rescueSome(ctx context.Context, tx store.Execer, seen *sightings
 			return events, gated, false, err
 		}
 		events = append(events, d.event)
-		more, err := q.ran(ctx, tx, &d, now)
+		more, err := q.gate.ran(ctx, tx, &d, now)
 		if err != nil {
 			return events, gated, false, err
 		}

@@ -23,7 +23,7 @@ func TestRescue_ManySightings(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A dead worker's leases, all ending now.
-	_, err := q.db.Exec(`UPDATE litequeue_jobs SET state = 'running', attempt = 1, token = 1,
+	_, err := q.st.reads.Exec(`UPDATE litequeue_jobs SET state = 'running', attempt = 1, token = 1,
 		lease_until = ?, started_at = ?, worker = 'gone', max_tries = 3`, store.MS(clk.Now()), store.MS(clk.Now().Add(-vt)))
 	if err != nil {
 		t.Fatal(err)
@@ -72,21 +72,21 @@ func TestRescue_LockExpired(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A dead worker's lease, which ended a second ago.
-			if _, err := q.db.Exec(`UPDATE litequeue_jobs SET state = 'running', attempt = 1, token = 1,
+			if _, err := q.st.reads.Exec(`UPDATE litequeue_jobs SET state = 'running', attempt = 1, token = 1,
 				lease_until = ?, started_at = ? WHERE id = ?`, store.MS(time.Now().Add(-time.Second)), store.MS(time.Now()), job.ID); err != nil {
 				t.Fatal(err)
 			}
 			var seen store.JobRow
-			if err := q.db.Get(&seen, `SELECT `+store.JobColumns+` FROM litequeue_jobs WHERE id = ?`, job.ID); err != nil {
+			if err := q.st.reads.Get(&seen, `SELECT `+store.JobColumns+` FROM litequeue_jobs WHERE id = ?`, job.ID); err != nil {
 				t.Fatal(err)
 			}
 			if tc.since != "" {
-				if _, err := q.db.Exec(tc.since, job.ID); err != nil {
+				if _, err := q.st.reads.Exec(tc.since, job.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
 			var got *store.JobRow
-			if err := q.write(ctx, func(tx store.Execer) (err error) {
+			if err := q.st.write(ctx, func(tx store.Execer) (err error) {
 				got, err = lockExpired(ctx, tx, &seen)
 				return err
 			}); err != nil {

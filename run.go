@@ -276,7 +276,7 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 	if next != nil {
 		re.next = &claimAsk{c: next}
 	}
-	if err := q.submit(&store.Op{Ctx: ctx, Join: re}); err != nil {
+	if err := q.st.submit(&store.Op{Ctx: ctx, Join: re}); err != nil {
 		return nil, err
 	}
 	var chained *lease
@@ -286,15 +286,15 @@ func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*le
 	}
 	if re.err == nil {
 		if re.d.event.Type != "" {
-			q.emit(re.d.event)
+			q.events.emit(re.d.event)
 		}
-		q.emitRan(re.events)
+		q.gate.emitRan(re.events)
 	}
 	if re.next != nil {
-		q.emit(re.next.expired...)
+		q.events.emit(re.next.expired...)
 	}
 	if chained != nil {
-		q.emitStarted(re.next.at, chained)
+		q.events.started(re.next.at, chained)
 	}
 	return chained, re.err
 }

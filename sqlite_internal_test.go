@@ -19,7 +19,7 @@ func TestQueryPlans_HotPath(t *testing.T) {
 	for query, args := range map[string][]any{
 		dueExpirySQL: {0, 10},
 	} {
-		if p := storetest.PlanOf(t, q.db.DB, query, args...); strings.Contains(p, "TEMP B-TREE") {
+		if p := storetest.PlanOf(t, q.st.reads.DB, query, args...); strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("query sorts every match instead of reading an index in order:\n%s\nplan: %s", query, p)
 		}
 	}
@@ -71,7 +71,7 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 		case "list running":
 			tc.query, tc.args = list(Filter{State: Running})
 		}
-		if p := storetest.PlanOf(t, q.db.DB, tc.query, tc.args...); !strings.Contains(p, "INDEX "+tc.index) {
+		if p := storetest.PlanOf(t, q.st.reads.DB, tc.query, tc.args...); !strings.Contains(p, "INDEX "+tc.index) {
 			t.Errorf("%s: the plan does not use %s:\n%s\nplan: %s", tc.name, tc.index, tc.query, p)
 		}
 	}
@@ -97,7 +97,7 @@ func TestQueryPlans_ListPages(t *testing.T) {
 		{State: Completed, Queue: "q", After: 1000, Limit: 100},
 	} {
 		query, args := f.query(store.JobColumns, true)
-		p := storetest.PlanOf(t, q.db.DB, query, args...)
+		p := storetest.PlanOf(t, q.st.reads.DB, query, args...)
 		reads := "INDEX litequeue_jobs_stopped"
 		if f.State == Completed {
 			reads = "SCAN litequeue_jobs"

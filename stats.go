@@ -85,7 +85,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 
 func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	// A read-only transaction begins DEFERRED: one snapshot, no write lock.
-	tx, err := q.db.Begin(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := q.st.reads.Begin(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Stats{}, err
 	}
@@ -107,10 +107,10 @@ func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	for _, d := range s.DeathsByClassLastHour {
 		s.DeathsLastHour[d.Kind] += d.Count
 	}
-	if s.Paused, err = q.pauses(ctx, tx); err != nil {
+	if s.Paused, err = q.gate.pauses(ctx, tx); err != nil {
 		return Stats{}, err
 	}
-	if s.Breakers, err = q.breakerStats(ctx, tx); err != nil {
+	if s.Breakers, err = q.gate.breakerStats(ctx, tx); err != nil {
 		return Stats{}, err
 	}
 	return s, nil
@@ -171,7 +171,7 @@ func (q *Queue) unhandled(ctx context.Context, tx store.Execer, now time.Time) (
 	if err := tx.SelectContext(ctx, &kinds, statsDueKindsSQL, store.MS(now)); err != nil {
 		return nil, err
 	}
-	handled := q.kinds()
+	handled := q.reg.kinds()
 	unhandled := []string{}
 	for _, k := range kinds {
 		if _, ok := slices.BinarySearch(handled, k); !ok {

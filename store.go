@@ -76,17 +76,17 @@ func (q *Queue) settleRuns(ctx context.Context, tx store.Execer, ends []*runEnd,
 			history = append(history, re.d.history)
 		}
 		if !re.d.keep && State(re.d.after.State) == Pending {
-			q.w.WakeOwn()
+			q.st.w.WakeOwn()
 		}
 	}
-	if err := q.eng.AddHistory(ctx, tx, history); err != nil {
+	if err := q.st.eng.AddHistory(ctx, tx, history); err != nil {
 		return err
 	}
 	for _, re := range ends {
 		if re.err != nil {
 			continue
 		}
-		events, err := q.ran(ctx, tx, &re.d, now)
+		events, err := q.gate.ran(ctx, tx, &re.d, now)
 		if err != nil {
 			return err
 		}

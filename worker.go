@@ -75,7 +75,7 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	defer q.works.Done()
 
 	switch {
-	case q.readOnly():
+	case q.st.readOnly():
 		return ErrReadOnly
 	case opts.Concurrency < 0:
 		return fmt.Errorf("litequeue: work: Concurrency %d is negative", opts.Concurrency)
@@ -101,8 +101,8 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 		shutdown: make(chan struct{}),
 		abandon:  make(chan struct{}),
 	}
-	p.wk = store.NewWaker(q.notify, p.room)
-	watch, err := q.eng.Watch(p.wk)
+	p.wk = store.NewWaker(q.wake.fire, p.room)
+	watch, err := q.st.eng.Watch(p.wk)
 	if err != nil {
 		return fmt.Errorf("litequeue: work: %w", err)
 	}
@@ -191,7 +191,7 @@ func (p *pool) loop(ctx context.Context) {
 	var swept time.Time
 	for {
 		swept = p.sweep(ctx, swept)
-		wake := p.q.wakeChan() // before looking, so that no Enqueue is missed
+		wake := p.q.wake.wait() // before looking, so that no Enqueue is missed
 		slot := p.firePeriodic(ctx)
 		until, again, stop := p.claimFree(ctx)
 		switch {
@@ -350,7 +350,7 @@ func (p *pool) look(ctx context.Context, now time.Time) (claim bool, err error) 
 	if err != nil {
 		return false, err
 	}
-	kinds := q.handled()
+	kinds := q.reg.count()
 	if !changed && kinds == p.kinds && (p.next.IsZero() || now.Before(p.next)) && !now.Before(p.looked) {
 		return false, nil
 	}

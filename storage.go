@@ -1,0 +1,41 @@
+package litequeue
+
+import (
+	"context"
+
+	"github.com/litequeue/litequeue/internal/store"
+)
+
+// storage is a Queue's way to its database, which the parts of the Queue
+// share: the engine, litequeue's read pool, and the group-commit writer
+// through which every write of litequeue's goes.
+type storage struct {
+	eng   store.Engine
+	reads *store.Pool   // litequeue's own reads, in the engine's dialect
+	w     *store.Writer // nil on a Queue from OpenReadOnly
+	info  store.Info
+}
+
+// write runs fn in a write transaction through the group-commit writer,
+// or returns ErrReadOnly. fn may run more than once (see store.Writer.Do):
+// it sets its results afresh each time.
+func (s *storage) write(ctx context.Context, fn func(tx store.Execer) error) error {
+	return s.submit(&store.Op{Ctx: ctx, Fn: fn})
+}
+
+// writeLight is write for a write whose loss in a power cut is harmless
+// (a claim, a lease's renewal: see store.Op.Light).
+func (s *storage) writeLight(ctx context.Context, fn func(tx store.Execer) error) error {
+	return s.submit(&store.Op{Ctx: ctx, Fn: fn, Light: true})
+}
+
+// submit runs op through the writer, or returns ErrReadOnly.
+func (s *storage) submit(op *store.Op) error {
+	if s.readOnly() {
+		return ErrReadOnly
+	}
+	return s.w.Do(op)
+}
+
+// readOnly reports whether the Queue came from OpenReadOnly.
+func (s *storage) readOnly() bool { return s.w == nil }
