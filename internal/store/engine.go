@@ -42,8 +42,11 @@ type Engine interface {
 	// nothing.
 	LockKind(ctx context.Context, tx Execer, kind string) error
 	// InsertJobs inserts the jobs in one statement, and returns their
-	// IDs in the order of the payloads; none if their UniqueKey is taken
-	// by a live job.
+	// IDs in the order of the payloads. It never makes a second live job
+	// of a UniqueKey: where another transaction may have inserted the
+	// key since the caller looked for its live job (a server), it
+	// inserts nothing and returns no IDs; where the look and the insert
+	// are one step (the file's writers take turns), the insert fails.
 	InsertJobs(ctx context.Context, tx Execer, jobs *NewJobs) ([]int64, error)
 	// Watch returns a cheap way for an idle worker to learn that someone
 	// may have written; an engine that is told of writes also wakes the

@@ -11,3 +11,9 @@ func (w *Writer) Commit(ops []*Op) {
 
 // Err is the result of op after Commit.
 func (op *Op) Err() error { return op.err }
+
+// The statements that the tests of SQLite's plans check.
+const (
+	SetRowSQL     = setRowSQL
+	SetHeldRowSQL = setHeldRowSQL
+)

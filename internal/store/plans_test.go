@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 	"github.com/litequeue/litequeue/internal/store/storetest"
 	_ "modernc.org/sqlite"
 )
@@ -44,10 +45,10 @@ func TestQueryPlans_NoEphemeralPerRow(t *testing.T) {
 	t.Parallel()
 	db := openSchema(t)
 	for name, query := range map[string]string{
-		"settle a run":      setHeldRowSQL,
-		"store a decision":  setRowSQL,
-		"add a history row": insertAttemptSQL,
-		"add history rows":  InsertAttemptsSQL(8),
+		"settle a run":      store.SetHeldRowSQL,
+		"store a decision":  store.SetRowSQL,
+		"add a history row": store.InsertAttemptsSQL(1),
+		"add history rows":  store.InsertAttemptsSQL(8),
 	} {
 		if ops := storetest.OpcodesOf(t, db, query); slices.Contains(ops, "OpenEphemeral") {
 			t.Errorf("%s builds an ephemeral table:\n%s\nprogram: %s", name, query, strings.Join(ops, " "))

@@ -2,11 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/litequeue/litequeue/internal/store"
 	"github.com/litequeue/litequeue/internal/store/storetest"
@@ -49,58 +47,6 @@ func TestQueryPlans_NoEphemeralPerRow(t *testing.T) {
 	} {
 		if ops := storetest.OpcodesOf(t, db, query); slices.Contains(ops, "OpenEphemeral") {
 			t.Errorf("%s builds an ephemeral table:\n%s\nprogram: %s", name, query, strings.Join(ops, " "))
-		}
-	}
-}
-
-// TestEngine_AddHistory: AddHistory adds every row, in order, with its
-// text as it was (invalid UTF-8 and NUL bytes included), for any number
-// of rows: none, fewer than a chunk, whole chunks and a rest.
-func TestEngine_AddHistory(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	e := openTemp(t, Config{})
-	db := e.Info().Writes
-	for _, n := range []int{0, 1, historyChunk - 1, historyChunk, 2*historyChunk + 3} {
-		tx, err := db.BeginTxx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, err := e.InsertJobs(ctx, tx, &store.NewJobs{Queue: "default", Kind: "k", Payloads: [][]byte{nil}, MaxTries: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := time.UnixMilli(1_700_000_000_000).UTC()
-		var rows []*store.HistoryRow
-		for i := range n {
-			rows = append(rows, &store.HistoryRow{
-				AttemptRow: store.AttemptRow{
-					Attempt: i + 1, StartedAt: store.MS(start.Add(time.Duration(i) * time.Second)),
-					FinishedAt: store.MS(start.Add(time.Duration(i)*time.Second + time.Millisecond)),
-					Outcome:    "failed", Error: fmt.Sprintf("run %d: \xff\x00 'quoted' \"too\"", i),
-					ErrorClass: "*errors.errorString", Delay: int64(i), Worker: fmt.Sprintf("w%d", i),
-				},
-				JobID: ids[0], Kind: "k", Next: "pending",
-			})
-		}
-		if err := e.AddHistory(ctx, tx, rows); err != nil {
-			t.Fatalf("%d rows: %v", n, err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		var got []store.AttemptRow
-		if err := db.SelectContext(ctx, &got, `SELECT attempt, started_at, finished_at, outcome, error, error_class, delay, worker
-			FROM litequeue_attempts WHERE job_id = ? ORDER BY id`, ids[0]); err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != n {
-			t.Fatalf("%d rows added: the history has %d", n, len(got))
-		}
-		for i, a := range got {
-			if w := rows[i]; a != w.AttemptRow {
-				t.Errorf("%d rows, row %d: got %+v, want %+v", n, i, a, w.AttemptRow)
-			}
 		}
 	}
 }
@@ -191,4 +137,12 @@ func BenchmarkWatch_Changed(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestEngine_Suite runs the suite every engine passes, on new files.
+func TestEngine_Suite(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) *storetest.Fixture {
+		return storetest.NewFixture(t, openTemp(t, Config{}))
+	})
 }
