@@ -132,7 +132,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 	if q.st.readOnly() {
 		return nil, ErrReadOnly
 	}
-	batch, err := q.newBatch(kind, []any{payload}, opts)
+	batch, err := q.enq.batch(kind, []any{payload}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 		return nil, err
 	}
 	defer leave()
-	batch, err := q.newBatch(kind, payloads, opts)
+	batch, err := q.enq.batch(kind, payloads, opts)
 	switch {
 	case err != nil:
 		return nil, err
@@ -183,8 +183,17 @@ type enqueueBatch struct {
 	eng      store.Engine // inserts many rows at once
 }
 
-// newBatch checks the call's arguments and encodes its payloads.
-func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*enqueueBatch, error) {
+// An enqueuer makes the batches of jobs that Enqueue, EnqueueTx,
+// EnqueueMany and the periodic schedules insert, from the handlers and
+// options of their Queue.
+type enqueuer struct {
+	reg  *registry
+	opts *Options // resolved
+	eng  store.Engine
+}
+
+// batch checks the call's arguments and encodes its payloads.
+func (e *enqueuer) batch(kind string, payloads []any, opts []EnqueueOption) (*enqueueBatch, error) {
 	cfg := enqueueConfig{queue: DefaultQueue}
 	for _, o := range opts {
 		o(&cfg)
@@ -192,8 +201,8 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if kind == "" {
 		return nil, errors.New("litequeue: enqueue: empty kind")
 	}
-	h := q.reg.get(kind)
-	if d := q.kindExpiry(kind); d > 0 && !cfg.expireSet {
+	h := e.reg.get(kind)
+	if d := e.expiry(kind); d > 0 && !cfg.expireSet {
 		cfg.expireAfter = d
 	}
 	fail := func(format string, args ...any) (*enqueueBatch, error) {
@@ -205,25 +214,35 @@ func (q *Queue) newBatch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if err := checkMetadata(cfg.metadata); err != nil {
 		return fail("%w", err)
 	}
-	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: q.st.eng}
+	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: e.eng}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
 		if err != nil {
 			return fail("encode payload: %w", err)
 		}
-		if len(data) > q.opts.MaxPayload {
-			return fail("payload of %d bytes is over the limit of %d bytes", len(data), q.opts.MaxPayload)
+		if len(data) > e.opts.MaxPayload {
+			return fail("payload of %d bytes is over the limit of %d bytes", len(data), e.opts.MaxPayload)
 		}
 		b.payloads[i] = data
 	}
 	b.maxTries = cfg.maxTries
 	if b.maxTries == 0 {
-		b.maxTries = q.opts.Retry.MaxTries
+		b.maxTries = e.opts.Retry.MaxTries
 		if h != nil {
 			b.maxTries = h.policy.MaxTries
 		}
 	}
 	return b, nil
+}
+
+// expiry returns the expiry that the Queue gives the jobs of kind
+// enqueued without their own: that of its handler, or, without one, that
+// of Options.Kinds.
+func (e *enqueuer) expiry(kind string) time.Duration {
+	if h := e.reg.get(kind); h != nil {
+		return h.expiry
+	}
+	return e.opts.Kinds[kind].ExpireAfter
 }
 
 // check refuses the options that cannot be meant, naming the value and

@@ -117,13 +117,3 @@ func (k KindOptions) resolve() (KindOptions, *kindError) {
 	k.Breaker = h.breaker
 	return k, nil
 }
-
-// kindExpiry returns the expiry that the Queue gives the jobs of kind
-// enqueued without their own: that of its handler, or, without one, that
-// of Options.Kinds.
-func (q *Queue) kindExpiry(kind string) time.Duration {
-	if h := q.reg.get(kind); h != nil {
-		return h.expiry
-	}
-	return q.opts.Kinds[kind].ExpireAfter
-}

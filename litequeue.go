@@ -33,6 +33,7 @@ type Queue struct {
 	reg    *registry
 	wake   *signal // wakes idle Work loops
 	gate   *gate
+	enq    *enqueuer
 
 	heldMu sync.Mutex
 	held   map[int64]*lease // by job ID, each lease this Queue's runs hold
@@ -167,6 +168,7 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	info := eng.Info()
 	q := newQueue(opts)
 	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect), info: info}
+	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
 	if info.Writes == nil {
 		return q, nil // read-only

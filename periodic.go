@@ -220,7 +220,7 @@ func (q *Queue) newPeriodic(name, spec, kind string, payload any, opts []Periodi
 	}
 	p := &periodic{name: name, spec: spec, kind: kind, slots: slots, payload: payload,
 		missed: cfg.missed, enqueue: cfg.enqueue}
-	b, err := q.newBatch(kind, []any{payload}, p.jobOptions(slots.next(q.now()))) // as a slot's job will be
+	b, err := q.enq.batch(kind, []any{payload}, p.jobOptions(slots.next(q.now()))) // as a slot's job will be
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +286,7 @@ func (q *Queue) fireSlot(ctx context.Context, p *periodic) error {
 		return nil
 	}
 	skip := p.missed == SkipMissed && now.Sub(slot) >= PeriodicGrace
-	batch, err := q.newBatch(p.kind, []any{p.payload}, p.jobOptions(slot))
+	batch, err := q.enq.batch(p.kind, []any{p.payload}, p.jobOptions(slot))
 	if err != nil {
 		return err
 	}
