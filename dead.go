@@ -91,7 +91,7 @@ func (q *Queue) replayIDs(ctx context.Context, ids []int64) (int, error) {
 		events = events[:0]
 		now := q.now()
 		var rows []store.JobRow
-		if err := selectIn(ctx, tx, &rows, deadByIDSQL, ids); err != nil {
+		if err := store.SelectIn(ctx, tx, &rows, deadByIDSQL, ids); err != nil {
 			return err
 		}
 		for i := range rows {
@@ -148,7 +148,7 @@ func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, er
 	if olderThan < 0 {
 		return 0, fmt.Errorf("litequeue: purge dead jobs: negative age %v", olderThan)
 	}
-	n, err := q.purgeJobs(ctx, []State{Dead}, olderThan)
+	n, err := q.jan.purge(ctx, []State{Dead}, olderThan)
 	if err != nil {
 		return n, fmt.Errorf("litequeue: purge dead jobs: %w", err)
 	}

@@ -34,6 +34,9 @@ type Queue struct {
 	wake   *signal // wakes idle Work loops
 	gate   *gate
 	enq    *enqueuer
+	jan    *janitor
+	res    *rescuer
+	agenda *agenda
 
 	heldMu sync.Mutex
 	held   map[int64]*lease // by job ID, each lease this Queue's runs hold
@@ -170,6 +173,10 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect), info: info}
 	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
+	q.jan = newJanitor(q.st, q.clock, q.events, q.worker, &q.opts)
+	q.res = &rescuer{st: q.st, clock: q.clock, gate: q.gate, events: q.events, wake: q.wake,
+		logger: opts.Logger, visibility: opts.VisibilityTimeout, held: q}
+	q.agenda = &agenda{st: q.st, reg: q.reg, gate: q.gate, clock: q.clock}
 	if info.Writes == nil {
 		return q, nil // read-only
 	}

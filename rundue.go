@@ -37,7 +37,7 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 	if err != nil {
 		return runs, err
 	}
-	if err := q.sweep(ctx); err != nil {
+	if err := q.jan.sweep(ctx); err != nil {
 		return runs, fmt.Errorf("litequeue: retention: %w", err)
 	}
 	return runs, nil
@@ -45,7 +45,7 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 
 // runDue is RunDue's runs. It returns ErrClosed if Close began.
 func (q *Queue) runDue(ctx context.Context) (int, error) {
-	if _, err := q.rescue(ctx, nil); err != nil {
+	if _, err := q.res.rescue(ctx, nil); err != nil {
 		return 0, fmt.Errorf("litequeue: rescue expired leases: %w", err)
 	}
 	if q.isClosing() {

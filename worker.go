@@ -240,7 +240,7 @@ func (p *pool) sweep(ctx context.Context, swept time.Time) time.Time {
 	if !swept.IsZero() && now.Sub(swept) < sweepEvery && !now.Before(swept) { // Before: the clock went back
 		return swept
 	}
-	if err := q.sweep(ctx); err != nil && ctx.Err() == nil {
+	if err := q.jan.sweep(ctx); err != nil && ctx.Err() == nil {
 		q.opts.Logger.Error("litequeue: retention", "err", err)
 	}
 	return now
@@ -375,14 +375,14 @@ func (p *pool) look(ctx context.Context, now time.Time) (claim bool, err error) 
 // expired (zero: at the next poll or due time).
 func (p *pool) rescued(ctx context.Context, now time.Time) (dueTimes, time.Time, error) {
 	q := p.q
-	due, err := q.nextDue(ctx, p.opts.Queues)
+	due, err := q.agenda.read(ctx, p.opts.Queues)
 	if err != nil || !due.needsRescue(now, q.opts.VisibilityTimeout) {
 		return due, time.Time{}, err
 	}
-	if _, err := q.rescue(ctx, &p.seen); err != nil {
+	if _, err := q.res.rescue(ctx, &p.seen); err != nil {
 		return due, time.Time{}, err
 	}
-	if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
+	if due, err = q.agenda.read(ctx, p.opts.Queues); err != nil {
 		return due, time.Time{}, err
 	}
 	if due.lease.Valid && due.lease.Int64 <= store.MS(now) {
