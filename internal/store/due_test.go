@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/litequeue/litequeue/internal/store"
@@ -15,22 +14,7 @@ import (
 func TestQueryPlans_DueTimes(t *testing.T) {
 	t.Parallel()
 	db := openSchema(t)
-	for _, tc := range []struct {
-		name  string
-		query string
-		args  []any
-		index string
-	}{
-		{"leases and pauses", store.NextLeaseSQL, nil, "litequeue_jobs_lease"},
-		{"a kind's next pending job", store.NextPendingSQL, []any{"k"}, "litequeue_jobs_next"},
-		{"expired leases", store.ExpiredSQL, []any{0, 10}, "litequeue_jobs_lease"},
-	} {
-		p := storetest.PlanOf(t, db, tc.query, tc.args...)
-		if !strings.Contains(p, "INDEX "+tc.index) {
-			t.Errorf("%s: the plan does not use %s:\n%s\nplan: %s", tc.name, tc.index, tc.query, p)
-		}
-		if strings.Contains(p, "TEMP B-TREE") {
-			t.Errorf("%s: the query sorts every match instead of reading an index in order:\n%s\nplan: %s", tc.name, tc.query, p)
-		}
-	}
+	storetest.ReadsIndex(t, db, "leases and pauses", "litequeue_jobs_lease", store.NextLeaseSQL)
+	storetest.ReadsIndex(t, db, "a kind's next pending job", "litequeue_jobs_next", store.NextPendingSQL, "k")
+	storetest.ReadsIndex(t, db, "expired leases", "litequeue_jobs_lease", store.ExpiredSQL, 0, 10)
 }

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/litequeue/litequeue/internal/store"
@@ -16,21 +15,7 @@ import (
 func TestQueryPlans_Expiry(t *testing.T) {
 	t.Parallel()
 	db := openSchema(t)
-	for name, query := range map[string]string{
-		"expiry":                store.AnyExpirySQL,
-		"expiry before a claim": store.ClaimFirstSQL,
-		"jobs to expire":        store.DueExpirySQL,
-	} {
-		args := []any{0}
-		if query == store.DueExpirySQL {
-			args = append(args, 10)
-		}
-		p := storetest.PlanOf(t, db, query, args...)
-		if !strings.Contains(p, "INDEX litequeue_jobs_expiry") {
-			t.Errorf("%s: the plan does not use litequeue_jobs_expiry:\n%s\nplan: %s", name, query, p)
-		}
-		if strings.Contains(p, "TEMP B-TREE") {
-			t.Errorf("%s: the query sorts every match instead of reading an index in order:\n%s\nplan: %s", name, query, p)
-		}
-	}
+	storetest.ReadsIndex(t, db, "expiry", "litequeue_jobs_expiry", store.AnyExpirySQL, 0)
+	storetest.ReadsIndex(t, db, "expiry before a claim", "litequeue_jobs_expiry", store.ClaimFirstSQL, 0)
+	storetest.ReadsIndex(t, db, "jobs to expire", "litequeue_jobs_expiry", store.DueExpirySQL, 0, 10)
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"database/sql"
 	"slices"
 	"testing"
@@ -35,13 +36,28 @@ func set(t *testing.T, f *Fixture, id int64, sets string, args ...any) {
 	}
 }
 
-// ids returns the IDs of the rows, in their order.
-func ids(rows []store.JobRow) []int64 {
-	var out []int64
-	for _, r := range rows {
-		out = append(out, r.ID)
+// readsFirst checks that read, in a write transaction at now, returns
+// the jobs want, in their order, and only the first of them with a limit
+// of 1.
+func readsFirst(t *testing.T, f *Fixture, what string, read func(context.Context, store.Execer, int64, int) ([]store.JobRow, error), now int64, want ...int64) {
+	t.Helper()
+	for _, limit := range []int{len(want) + 5, 1} {
+		var rows []store.JobRow
+		err := f.Write(t.Context(), func(tx store.Execer) (err error) {
+			rows, err = read(t.Context(), tx, now, limit)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, r := range rows {
+			got = append(got, r.ID)
+		}
+		if w := want[:min(limit, len(want))]; !slices.Equal(got, w) {
+			t.Errorf("%s, limit %d: %v, want %v", what, limit, got, w)
+		}
 	}
-	return out
 }
 
 // finishedJobs inserts six jobs, finished or not, some with history, for
@@ -169,23 +185,7 @@ func testExpiredLeases(t *testing.T, f *Fixture) {
 	set(t, f, id[1], `state = 'running', lease_until = 100`)
 	set(t, f, id[2], `state = 'running', lease_until = 300`)
 	set(t, f, id[3], `lease_until = 50`) // pending
-	var all, first []store.JobRow
-	err := f.Write(ctx, func(tx store.Execer) (err error) {
-		if all, err = store.ExpiredLeases(ctx, tx, 200, 10); err != nil {
-			return err
-		}
-		first, err = store.ExpiredLeases(ctx, tx, 200, 1)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := ids(all), []int64{id[1], id[0]}; !slices.Equal(got, want) {
-		t.Errorf("leases expired at 200: %v, want %v", got, want)
-	}
-	if got, want := ids(first), []int64{id[1]}; !slices.Equal(got, want) {
-		t.Errorf("leases expired at 200, limit 1: %v, want %v", got, want)
-	}
+	readsFirst(t, f, "leases expired at 200", store.ExpiredLeases, 200, id[1], id[0])
 	if err := f.Write(ctx, func(tx store.Execer) error { return store.ClampLeases(ctx, tx, 250) }); err != nil {
 		t.Fatal(err)
 	}
@@ -261,23 +261,7 @@ func testExpiries(t *testing.T, f *Fixture) {
 			t.Errorf("ExpiryDue at %d: %v, %v; want %v", now, due, err, want)
 		}
 	}
-	var all, first []store.JobRow
-	err := f.Write(ctx, func(tx store.Execer) (err error) {
-		if all, err = store.DueExpiries(ctx, tx, 200, 10); err != nil {
-			return err
-		}
-		first, err = store.DueExpiries(ctx, tx, 200, 1)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := ids(all), []int64{id[1], id[0]}; !slices.Equal(got, want) {
-		t.Errorf("expiries due at 200: %v, want %v", got, want)
-	}
-	if got, want := ids(first), []int64{id[1]}; !slices.Equal(got, want) {
-		t.Errorf("expiries due at 200, limit 1: %v, want %v", got, want)
-	}
+	readsFirst(t, f, "expiries due at 200", store.DueExpiries, 200, id[1], id[0])
 }
 
 // testBeforeClaim: BeforeClaim tells whether the expiry of a pending job
