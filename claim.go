@@ -80,7 +80,7 @@ func (q *Queue) serveClaims(ctx context.Context, tx store.Execer, asks []*claimA
 // nearly always nothing: expire the pending jobs whose expiry has come, and
 // read the pauses. One statement costs the claim less than the two it
 // saves.
-const claimFirstSQL = `SELECT EXISTS (` + anyExpirySQL + `) AS expiring, ` + anyPausedSQL + ` AS paused`
+const claimFirstSQL = `SELECT EXISTS (` + anyExpirySQL + `) AS expiring, ` + store.AnyPausedSQL + ` AS paused`
 
 // beforeClaim does in tx what comes before a claim at now (see
 // claimFirstSQL): it expires the pending jobs whose expiry has come, as

@@ -17,3 +17,6 @@ const (
 	SetRowSQL     = setRowSQL
 	SetHeldRowSQL = setHeldRowSQL
 )
+
+// FailedSinceSQL is the breaker's count of failures, for its plan's test.
+const FailedSinceSQL = failedSinceSQL

@@ -45,6 +45,9 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 	for name, test := range map[string]func(*testing.T, *Fixture){
 		"AddHistory": testAddHistory,
 		"InsertJobs": testInsertJobs,
+		"Pauses":     testPauses,
+		"Starts":     testStarts,
+		"Breakers":   testBreakers,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
