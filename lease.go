@@ -84,26 +84,6 @@ func (q *Queue) holding() int {
 	return len(q.held)
 }
 
-// renewSQL takes its row only if no other transaction holds it: on a
-// server, the handler's own CompleteTx may hold it, in the app's
-// transaction, and a renewal waiting for it would hold up the whole batch
-// it shares a commit with (and could close a cycle of waits with the
-// app's other locks). heldSQL then tells a row held elsewhere from a lease
-// lost.
-const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
-	WHERE id = (SELECT id FROM litequeue_jobs
-	            WHERE id = ? AND token = ? AND created_at = ? AND state = 'running' /*FOR UPDATE SKIP LOCKED*/)
-	RETURNING cancel`
-
-// heldSQL reports whether the lease is still current.
-const heldSQL = `SELECT EXISTS (SELECT 1 FROM litequeue_jobs
-	WHERE id = ? AND token = ? AND created_at = ? AND state = 'running')`
-
-// completedUnderSQL reports whether the job is completed under the token:
-// CompleteTx committed it.
-const completedUnderSQL = `SELECT EXISTS (SELECT 1 FROM litequeue_jobs
-	WHERE id = ? AND token = ? AND created_at = ? AND state = 'completed')`
-
 // errCompletedTx is what renew returns when CompleteTx committed the run:
 // no lease is left to renew, and none was lost.
 var errCompletedTx = errors.New("litequeue: completed through CompleteTx")
@@ -113,28 +93,19 @@ var errCompletedTx = errors.New("litequeue: completed through CompleteTx")
 // job under it, and errCancelRequested if Cancel asked the job to stop (the
 // lease is still renewed: the run's outcome is recorded by its holder).
 func (q *Queue) renew(ctx context.Context, l *lease) error {
-	var cancel, gone, completed bool
-	err := q.st.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) error {
-		cancel, gone, completed = false, false, false
+	var r store.Renewal
+	var cancel bool
+	err := q.st.writeLight(ctx, func(tx store.Execer) (err error) {
 		until := q.now().Add(q.opts.VisibilityTimeout)
-		id, token, created := l.job.ID, l.job.token, store.MS(l.job.CreatedAt)
-		err := tx.GetContext(ctx, &cancel, renewSQL, store.MS(until), id, token, created)
-		if !errors.Is(err, store.ErrNoRows) {
-			return err
-		}
-		var held bool
-		if err := tx.GetContext(ctx, &held, heldSQL, id, token, created); err != nil || held {
-			return err // held: locked by another transaction; renewed next time
-		}
-		gone = true
-		return tx.GetContext(ctx, &completed, completedUnderSQL, id, token, created)
-	}})
+		r, cancel, err = store.Renew(ctx, tx, l.job.ID, l.job.token, store.MS(l.job.CreatedAt), store.MS(until))
+		return err
+	})
 	switch {
 	case err != nil:
 		return err
-	case completed:
+	case r == store.Completed:
 		return errCompletedTx
-	case gone:
+	case r == store.Lost:
 		return ErrLeaseLost
 	case cancel:
 		return errCancelRequested
