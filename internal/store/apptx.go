@@ -18,7 +18,7 @@ const beginTries = 3
 // then begins, trying again while the database is busy. It commits if fn
 // returns nil; if fn returns an error, it rolls back and returns that
 // error unchanged (its own errors say which step failed).
-func (w *Writer) AppTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
+func (w *Writer[N]) AppTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
 	if err := w.Turn.Take(ctx); err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (w *Writer) AppTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) er
 
 // beginApp begins a write transaction on db, trying again while the
 // database is busy, up to beginTries times.
-func (w *Writer) beginApp(ctx context.Context, db *sqlx.DB) (*sqlx.Tx, error) {
+func (w *Writer[N]) beginApp(ctx context.Context, db *sqlx.DB) (*sqlx.Tx, error) {
 	for try := 1; ; try++ {
 		tx, err := db.BeginTxx(ctx, nil) // IMMEDIATE on a file: see its dsn
 		if err == nil || !w.Engine.Retry(err) || try == beginTries {

@@ -14,12 +14,12 @@ import (
 type Fixture struct {
 	Engine store.Engine
 	Reads  *store.Pool
-	Writer *store.Writer
+	Writer *store.Writer[struct{}]
 }
 
 // Write runs fn in a write transaction of the fixture's writer.
 func (f *Fixture) Write(ctx context.Context, fn func(tx store.Execer) error) error {
-	return f.Writer.Do(&store.Op{Ctx: ctx, Fn: fn})
+	return f.Writer.Do(&store.Op[struct{}]{Ctx: ctx, Fn: fn})
 }
 
 // NewFixture is the fixture on eng, whose statements and connection it
@@ -36,7 +36,7 @@ func NewFixture(tb testing.TB, eng store.Engine) *Fixture {
 		reads.CloseStmts()
 		conn.Close()
 	})
-	return &Fixture{Engine: eng, Reads: reads, Writer: &store.Writer{Engine: eng, Conn: conn, Wake: func() {}}}
+	return &Fixture{Engine: eng, Reads: reads, Writer: &store.Writer[struct{}]{Engine: eng, Conn: conn, Wake: func() {}}}
 }
 
 // Run runs the suite that every engine passes, each case on a new,
