@@ -280,7 +280,7 @@ func (rn *runner) finish(ctx context.Context, l *lease, e end, next *claimer) (*
 	d := decide(&l.row, e, rn.now())
 	end := &store.RunEnd[*runNote]{Claimed: &l.row, After: d.after, History: d.history,
 		Gated: l.h.gated(), Note: &runNote{next: next}}
-	if err := rn.st.submit(&store.Op[*runNote]{Ctx: ctx, End: end}); err != nil {
+	if err := rn.st.w.Do(&store.Op[*runNote]{Ctx: ctx, End: end}); err != nil { // a read-only Queue runs nothing
 		return nil, err
 	}
 	n := end.Note

@@ -73,7 +73,7 @@ type Steps[N any] interface {
 
 // settle stores the run ends of a batch in tx: each job's row, fenced by
 // its run's lease, then the history rows of those whose fence held, in as
-// few statements as the engine can, then the steps of the machinery: the
+// few statements as can be (see AddHistory), then the steps of the machinery: the
 // gate's bookkeeping of the gated ends, and the chained claims. A job made
 // pending again (a retry, a release) wakes this process's idle loops at
 // the commit.
@@ -98,7 +98,7 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 			gated = append(gated, e)
 		}
 	}
-	if err := w.Engine.AddHistory(ctx, tx, history); err != nil {
+	if err := AddHistory(ctx, tx, history); err != nil {
 		return err
 	}
 	if len(gated) > 0 {

@@ -41,9 +41,8 @@ func TestQueryPlans_NoEphemeralPerRow(t *testing.T) {
 	t.Parallel()
 	db := openTemp(t, Config{}).Info().Reads
 	for name, query := range map[string]string{
-		"insert a job":     insertJobSQL,
-		"insert jobs":      insertJobsSQL,
-		"add history rows": addHistorySQL,
+		"insert a job": insertJobSQL,
+		"insert jobs":  insertJobsSQL,
 	} {
 		if ops := storetest.OpcodesOf(t, db, query); slices.Contains(ops, "OpenEphemeral") {
 			t.Errorf("%s builds an ephemeral table:\n%s\nprogram: %s", name, query, strings.Join(ops, " "))

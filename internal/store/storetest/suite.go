@@ -71,7 +71,7 @@ func insertJob(t *testing.T, f *Fixture) int64 {
 	return ids[0]
 }
 
-// testAddHistory: AddHistory adds every row, in order, with its text as
+// testAddHistory: store.AddHistory adds every row, in order, with its text as
 // it was (invalid UTF-8 and NUL bytes included, which a server's text
 // stores as U+FFFD), for any number of rows: none, one, and past the
 // file's chunk of 8 rows a statement.
@@ -92,7 +92,7 @@ func testAddHistory(t *testing.T, f *Fixture) {
 				JobID: id, Kind: "k", Next: "pending",
 			})
 		}
-		if err := f.Write(ctx, func(tx store.Execer) error { return f.Engine.AddHistory(ctx, tx, rows) }); err != nil {
+		if err := f.Write(ctx, func(tx store.Execer) error { return store.AddHistory(ctx, tx, rows) }); err != nil {
 			t.Fatalf("%d rows: %v", n, err)
 		}
 		var got []store.AttemptRow
