@@ -35,7 +35,7 @@ type rescuer struct {
 	held       holdings
 }
 
-// holdings are the leases a Queue's runs hold (see Queue.hold): alive,
+// holdings are the leases a Queue's runs hold (see runner.hold): alive,
 // in this process, and renewed by their holders.
 type holdings interface {
 	// holds reports whether a run holds the job's lease under the token.

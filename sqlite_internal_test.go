@@ -32,7 +32,6 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 		{"list pending", "", nil, "litequeue_jobs_claim"},
 		{"list running", "", nil, "litequeue_jobs_lease"},
 		{"dead purge count", countDeadSQL, []any{0}, "litequeue_jobs_finished"},
-		{"breaker's failures", breakerFailedSQL, []any{"k", 0}, "litequeue_attempts_breaker"},
 	} {
 		switch tc.name {
 		case "list dead":

@@ -2,10 +2,6 @@ package store
 
 import "context"
 
-// anyPausedSQL, a column of a read that the gate's caller makes anyway,
-// tells whether anything is paused: if not, the gate reads no pauses.
-const anyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
-
 // claimFirstSQL tells what a claim has to do before it claims, both
 // nearly always nothing: expire the pending jobs whose expiry has come, and
 // read the pauses. One statement costs the claim less than the two it

@@ -14,12 +14,12 @@ import (
 type Fixture struct {
 	Engine store.Engine
 	Reads  *store.Pool
-	Writer *store.Writer
+	Writer *store.Writer[struct{}]
 }
 
 // Write runs fn in a write transaction of the fixture's writer.
 func (f *Fixture) Write(ctx context.Context, fn func(tx store.Execer) error) error {
-	return f.Writer.Do(&store.Op{Ctx: ctx, Fn: fn})
+	return f.Writer.Do(&store.Op[struct{}]{Ctx: ctx, Fn: fn})
 }
 
 // NewFixture is the fixture on eng, whose statements and connection it
@@ -36,7 +36,7 @@ func NewFixture(tb testing.TB, eng store.Engine) *Fixture {
 		reads.CloseStmts()
 		conn.Close()
 	})
-	return &Fixture{Engine: eng, Reads: reads, Writer: &store.Writer{Engine: eng, Conn: conn, Wake: func() {}}}
+	return &Fixture{Engine: eng, Reads: reads, Writer: &store.Writer[struct{}]{Engine: eng, Conn: conn, Wake: func() {}}}
 }
 
 // Run runs the suite that every engine passes, each case on a new,
@@ -55,6 +55,9 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 
 		"AddHistory": testAddHistory,
 		"InsertJobs": testInsertJobs,
+		"Pauses":     testPauses,
+		"Starts":     testStarts,
+		"Breakers":   testBreakers,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -78,7 +81,7 @@ func insertJob(t *testing.T, f *Fixture) int64 {
 	return ids[0]
 }
 
-// testAddHistory: AddHistory adds every row, in order, with its text as
+// testAddHistory: store.AddHistory adds every row, in order, with its text as
 // it was (invalid UTF-8 and NUL bytes included, which a server's text
 // stores as U+FFFD), for any number of rows: none, one, and past the
 // file's chunk of 8 rows a statement.
@@ -99,7 +102,7 @@ func testAddHistory(t *testing.T, f *Fixture) {
 				JobID: id, Kind: "k", Next: "pending",
 			})
 		}
-		if err := f.Write(ctx, func(tx store.Execer) error { return f.Engine.AddHistory(ctx, tx, rows) }); err != nil {
+		if err := f.Write(ctx, func(tx store.Execer) error { return store.AddHistory(ctx, tx, rows) }); err != nil {
 			t.Fatalf("%d rows: %v", n, err)
 		}
 		var got []store.AttemptRow

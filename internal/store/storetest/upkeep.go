@@ -79,7 +79,7 @@ func finishedJobs(t *testing.T, f *Fixture) []int64 {
 		{AttemptRow: store.AttemptRow{Attempt: 2, Outcome: "completed"}, JobID: id[0], Kind: "k", Next: "completed"},
 		{AttemptRow: store.AttemptRow{Attempt: 1, Outcome: "failed"}, JobID: id[1], Kind: "k", Next: "dead"},
 	}
-	if err := f.Write(ctx, func(tx store.Execer) error { return f.Engine.AddHistory(ctx, tx, history) }); err != nil {
+	if err := f.Write(ctx, func(tx store.Execer) error { return store.AddHistory(ctx, tx, history) }); err != nil {
 		t.Fatal(err)
 	}
 	return id
