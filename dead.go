@@ -63,9 +63,8 @@ func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: the filter's state is %s, not dead", f.State)
 	}
 	f.State = Dead
-	query, args := f.query("id", true)
-	var ids []int64
-	if err := q.st.reads.SelectContext(ctx, &ids, query, args...); err != nil {
+	ids, err := store.JobIDs(ctx, q.st.reads, f.stored())
+	if err != nil {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
 	}
 	replayed := 0
@@ -154,8 +153,6 @@ func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, er
 	return n, nil
 }
 
-const countDeadSQL = `SELECT COUNT(*) FROM litequeue_jobs WHERE state = 'dead' AND finished_at <= ?`
-
 // CountDead returns how many jobs [Queue.PurgeDead](ctx, olderThan) would
 // delete now: a dry run.
 func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, error) {
@@ -167,8 +164,8 @@ func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, er
 	if olderThan < 0 {
 		return 0, fmt.Errorf("litequeue: count dead jobs: negative age %v", olderThan)
 	}
-	var n int
-	if err := q.st.reads.GetContext(ctx, &n, countDeadSQL, store.MS(q.now().Add(-olderThan))); err != nil {
+	n, err := store.CountDead(ctx, q.st.reads, store.MS(q.now().Add(-olderThan)))
+	if err != nil {
 		return 0, fmt.Errorf("litequeue: count dead jobs: %w", err)
 	}
 	return n, nil
