@@ -34,6 +34,7 @@ type Queue struct {
 	gate   *gate
 	enq    *enqueuer
 	run    *runner
+	acts   *acts
 
 	mu      sync.RWMutex
 	closed  bool
@@ -166,6 +167,7 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
 		closing: q.closing, held: make(map[int64]*lease),
 		sweep: q.sweep, firePeriodic: q.firePeriodic, rescue: q.rescue, nextDue: q.nextDue, expireDue: q.expireDue}
+	q.acts = &acts{st: q.st, clock: q.clock, events: q.events, wake: q.wake, worker: q.worker, logger: opts.Logger}
 	if info.Writes == nil {
 		return q, nil // read-only
 	}
@@ -257,40 +259,6 @@ func (q *Queue) enter(ctx context.Context) (leave func(), err error) {
 	}
 	q.calls.Add(1)
 	return q.calls.Done, nil
-}
-
-// actOn runs act, one of the operator's acts on a job (Cancel, Replay,
-// RunNow, Delete), in a write transaction on the job's row as it is then,
-// and fires the event act returns, if any, after the commit (waking idle
-// workers first if wake). act may run more than once (see writer.do): it
-// sets its results afresh each time. A missing job is ErrNotFound, and
-// every error names op and the ID (see jobError).
-func (q *Queue) actOn(ctx context.Context, op string, id int64, wake bool, act func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error)) error {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	var ev Event
-	err = q.st.write(ctx, func(tx store.Execer) error {
-		var row store.JobRow
-		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
-			return err
-		}
-		var err error
-		ev, err = act(tx, &row, q.now())
-		return err
-	})
-	if err != nil {
-		return jobError(op, id, err)
-	}
-	if ev.Type != "" {
-		if wake {
-			q.wake.fire()
-		}
-		q.events.emit(ev)
-	}
-	return nil
 }
 
 // isClosing reports whether Close has begun.
