@@ -46,7 +46,7 @@ type Queue struct {
 
 	middleware []func(Handler) Handler // of Use, under mu; only appended to
 
-	periodic periodics // schedules registered with Periodic: see periodic.go
+	sched *scheduler // the schedules registered with Periodic
 
 	// sleepHook, for tests only (see export_test.go), is told of each Work
 	// loop that begins to wait with room for a job.
@@ -170,6 +170,7 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect), info: info}
 	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
+	q.sched = newScheduler(q.st, q.clock, q.enq, q.events, q.wake)
 	if info.Writes == nil {
 		return q, nil // read-only
 	}

@@ -218,11 +218,11 @@ func earlier(a, b time.Time) time.Time {
 	return a
 }
 
-// firePeriodic is Queue.firePeriodic for Work's loop, which logs an error
+// firePeriodic is the scheduler's fire for Work's loop, which logs an error
 // and tries again after errorBackoff.
 func (p *pool) firePeriodic(ctx context.Context) time.Time {
 	q := p.q
-	next, err := q.firePeriodic(ctx)
+	next, err := q.sched.fire(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			q.opts.Logger.Error("litequeue: work", "err", err)
