@@ -23,19 +23,28 @@ func quarterly(name string) *store.Schedule {
 	return &store.Schedule{Name: name, Spec: "*/15 * * * *", Kind: "tick", Queue: "default", Location: "UTC", Missed: "one"}
 }
 
+// written runs fn in a write transaction of the fixture's writer and
+// returns its result; an error ends the test.
+func written[T any](t *testing.T, f *Fixture, fn func(ctx context.Context, tx store.Execer) (T, error)) T {
+	t.Helper()
+	var v T
+	err := f.Write(t.Context(), func(tx store.Execer) (err error) {
+		v, err = fn(t.Context(), tx)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // registerSchedule registers s, starting at first, at now, and returns
 // the last slot stored.
 func registerSchedule(t *testing.T, f *Fixture, s *store.Schedule, first, now int64) int64 {
 	t.Helper()
-	var last int64
-	err := f.Write(t.Context(), func(tx store.Execer) (err error) {
-		last, err = store.RegisterSchedule(t.Context(), tx, s, first, now)
-		return err
+	return written(t, f, func(ctx context.Context, tx store.Execer) (int64, error) {
+		return store.RegisterSchedule(ctx, tx, s, first, now)
 	})
-	if err != nil {
-		t.Fatalf("register %+v: %v", s, err)
-	}
-	return last
 }
 
 // schedules reads every stored schedule.
@@ -85,15 +94,9 @@ func testRegisterSchedule(t *testing.T, f *Fixture) {
 // claimSlot claims slot of s in a transaction of its own.
 func claimSlot(t *testing.T, f *Fixture, s *store.Schedule, slot int64, skipped bool) bool {
 	t.Helper()
-	var claimed bool
-	err := f.Write(t.Context(), func(tx store.Execer) (err error) {
-		claimed, err = store.ClaimSlot(t.Context(), tx, s, slot, skipped)
-		return err
+	return written(t, f, func(ctx context.Context, tx store.Execer) (bool, error) {
+		return store.ClaimSlot(ctx, tx, s, slot, skipped)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return claimed
 }
 
 // testClaimSlot: ClaimSlot moves the last slot up, once per slot, only
@@ -130,10 +133,9 @@ func testClaimSlot(t *testing.T, f *Fixture) {
 	if !claimSlot(t, f, s, next, false) {
 		t.Fatalf("slot %d: not claimed", next)
 	}
-	err := f.Write(t.Context(), func(tx store.Execer) error { return store.SetFiredJob(t.Context(), tx, s.Name, 42, next+3) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	written(t, f, func(ctx context.Context, tx store.Execer) (any, error) {
+		return nil, store.SetFiredJob(ctx, tx, s.Name, 42, next+3)
+	})
 	want := store.ScheduleRow{Schedule: *s, LastSlot: next, LastJobID: 42, FiredAt: next + 3, RegisteredAt: slot0}
 	if got := schedules(t, f)[0]; got != want {
 		t.Errorf("after a fired slot: got %+v, want %+v", got, want)
