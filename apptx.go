@@ -12,10 +12,6 @@ import (
 // WriteTx, which runs the app's write transactions in turn with
 // litequeue's own writes.
 
-// beginTries is how many times WriteTx begins its transaction while SQLite
-// reports the file busy, each try waiting up to the busy timeout.
-const beginTries = 3
-
 // WriteTx runs fn in a write transaction on [Queue.DB]() and commits it if
 // fn returns nil. If fn returns an error, WriteTx rolls back and returns
 // that error unchanged; if fn panics, it rolls back and panics on. fn must
@@ -61,38 +57,15 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if q.st.readOnly() {
 		return ErrReadOnly
 	}
-	if err := q.st.w.Turn.Take(ctx); err != nil {
+	var fnErr error
+	err = q.st.w.AppTx(ctx, q.st.info.App, func(tx *sqlx.Tx) error {
+		fnErr = fn(tx)
+		return fnErr
+	})
+	if err != nil && err != fnErr { // fn's own error is returned unchanged
 		return fmt.Errorf("litequeue: write transaction: %w", err)
 	}
-	defer q.st.w.Turn.Give()
-	if err := q.st.eng.Lock(); err != nil {
-		return fmt.Errorf("litequeue: write transaction: take write lock: %w", err)
-	}
-	defer q.st.eng.Unlock()
-	tx, err := q.beginApp(ctx)
-	if err != nil {
-		return fmt.Errorf("litequeue: write transaction: begin: %w", err)
-	}
-	defer tx.Rollback()
-	q.st.w.Turn.AppBegan()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("litequeue: write transaction: commit: %w", err)
-	}
-	return nil
-}
-
-// beginApp begins a write transaction on the app's pool, trying again
-// while the file is busy, up to beginTries times.
-func (q *Queue) beginApp(ctx context.Context) (*sqlx.Tx, error) {
-	for try := 1; ; try++ {
-		tx, err := q.st.info.App.BeginTxx(ctx, nil) // IMMEDIATE: see dsn
-		if err == nil || !q.st.eng.Retry(err) || try == beginTries {
-			return tx, err
-		}
-	}
+	return err
 }
 
 // appTx is the app's transaction tx, for litequeue's SQL.

@@ -126,30 +126,8 @@ const (
 	breakerClosed   = "closed" // open_until: when it closed
 )
 
-// breakerRow is a row of litequeue_breakers, with the state of its probe's
-// job ("" if none).
-type breakerRow struct {
-	Kind        string `db:"kind"`
-	State       string `db:"state"`
-	OpenedAt    int64  `db:"opened_at"`
-	OpenUntil   int64  `db:"open_until"`
-	Trips       int    `db:"trips"`
-	Probe       int64  `db:"probe"`
-	Cooldown    int64  `db:"cooldown"`
-	MaxCooldown int64  `db:"max_cooldown"`
-	ProbeState  State  `db:"probe_state"`
-}
-
-const breakerColumnsSQL = `SELECT b.kind, b.state, b.opened_at, b.open_until, b.trips, b.probe,
-	b.cooldown, b.max_cooldown, COALESCE(j.state, '') AS probe_state
-	FROM litequeue_breakers AS b LEFT JOIN litequeue_jobs AS j ON j.id = b.probe`
-
-// breakerRowsSQL reads the breakers that are not closed, in the order of
-// their kinds, in which claims lock them (see gate.lockKinds).
-const breakerRowsSQL = breakerColumnsSQL + ` WHERE b.state <> 'closed' ORDER BY b.kind`
-
-// breakerRowSQL reads the breaker of a kind, closed or not.
-const breakerRowSQL = breakerColumnsSQL + ` WHERE b.kind = ?`
+// breakerRow is a breaker's row, for the rules that read it.
+type breakerRow struct{ store.BreakerRow }
 
 // isOpen reports whether r is the row of a breaker that is not closed.
 func (r *breakerRow) isOpen() bool {
@@ -158,7 +136,7 @@ func (r *breakerRow) isOpen() bool {
 
 // probing reports whether a probe of the breaker is running.
 func (r *breakerRow) probing() bool {
-	return r.State == breakerHalfOpen && r.ProbeState == Running
+	return r.State == breakerHalfOpen && State(r.ProbeState) == Running
 }
 
 // shutFor reports whether the breaker keeps its kind shut at now, and
@@ -185,7 +163,8 @@ func (g *gate) breakerGate(ctx context.Context, tx store.Execer, a *admission, n
 	}
 	rows := a.breakers
 	if !a.locked {
-		if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
+		var err error
+		if rows, err = openBreakers(ctx, tx); err != nil {
 			return fmt.Errorf("read breakers: %w", err)
 		}
 	}
@@ -202,10 +181,11 @@ func (g *gate) breakerGate(ctx context.Context, tx store.Execer, a *admission, n
 			continue
 		}
 		if a.locked {
-			if err := tx.GetContext(ctx, r, breakerRowSQL, r.Kind); err != nil {
-				return fmt.Errorf("read breaker: %w", err)
+			again, err := g.breakerRow(ctx, tx, r.Kind)
+			if err != nil {
+				return err
 			}
-			if !r.isOpen() {
+			if r = again; !r.isOpen() {
 				continue // closed meanwhile
 			}
 			if shut, opens := r.shutFor(now); shut {
@@ -227,7 +207,8 @@ func (g *gate) breakerProbes(ctx context.Context, tx store.Execer, a *admission,
 	if !slices.ContainsFunc(a.kinds, g.hasBreaker) {
 		return nil, nil
 	}
-	if err := tx.SelectContext(ctx, &a.breakers, breakerRowsSQL); err != nil {
+	var err error
+	if a.breakers, err = openBreakers(ctx, tx); err != nil {
 		return nil, fmt.Errorf("read breakers: %w", err)
 	}
 	var kinds []string
@@ -245,8 +226,6 @@ func (g *gate) hasBreaker(kind string) bool {
 	return hd != nil && hd.breaker != nil
 }
 
-const breakerProbeSQL = `UPDATE litequeue_breakers SET state = 'half_open', probe = ? WHERE kind = ?`
-
 // breakerClaimed marks the probe of a half-open breaker: the first run
 // the claim took of a kind whose breaker let one through.
 func (g *gate) breakerClaimed(ctx context.Context, tx store.Execer, a *admission, leases []*lease, now time.Time) error {
@@ -255,7 +234,7 @@ func (g *gate) breakerClaimed(ctx context.Context, tx store.Execer, a *admission
 			if l.job.Kind != kind {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, breakerProbeSQL, l.job.ID, kind); err != nil {
+			if err := store.ProbeBreaker(ctx, tx, kind, l.job.ID); err != nil {
 				return fmt.Errorf("mark probe: %w", err)
 			}
 			g.logger.Info("litequeue: circuit breaker half-open: probe started", "kind", kind, "job", l.job.ID)
@@ -264,37 +243,6 @@ func (g *gate) breakerClaimed(ctx context.Context, tx store.Execer, a *admission
 	}
 	return nil
 }
-
-// breakerFailedSQL counts the failed runs of a kind since a moment,
-// through litequeue_attempts_breaker (on PostgreSQL,
-// litequeue_attempts_failed).
-const breakerFailedSQL = `SELECT COUNT(*) FROM litequeue_attempts
-	WHERE kind = ? AND finished_at > ? AND ` + failedSQL
-
-// breakerCompletedSQL counts the completed runs of a kind since a moment,
-// up to a limit: read only once the failures reached the breaker's
-// threshold, and no further than the count that keeps it closed.
-const breakerCompletedSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM litequeue_attempts
-	WHERE finished_at > ? AND kind = ? AND outcome = 'completed' LIMIT ?) AS c`
-
-// breakerOpenSQL opens a closed breaker, with or without a row; one that
-// another transaction opened meanwhile stays as it is.
-const breakerOpenSQL = `INSERT INTO litequeue_breakers
-	(kind, state, opened_at, open_until, trips, probe, cooldown, max_cooldown)
-	VALUES (?, 'open', ?, ?, 1, 0, ?, ?)
-	ON CONFLICT (kind) DO UPDATE SET state = 'open', opened_at = excluded.opened_at,
-		open_until = excluded.open_until, trips = 1, probe = 0,
-		cooldown = excluded.cooldown, max_cooldown = excluded.max_cooldown
-	WHERE litequeue_breakers.state = 'closed'`
-
-const breakerReopenSQL = `UPDATE litequeue_breakers
-	SET state = 'open', open_until = ?, trips = ?, probe = 0, cooldown = ?
-	WHERE kind = ?`
-
-// breakerCloseSQL closes a breaker that is not closed, at a moment: its
-// failures count from then on.
-const breakerCloseSQL = `UPDATE litequeue_breakers SET state = 'closed', open_until = ?, trips = 0, probe = 0
-	WHERE kind = ? AND state <> 'closed'`
 
 // breakerRan counts the end of a run of a kind with a breaker, and opens
 // or closes the breaker; it returns the events of a change. On PostgreSQL
@@ -357,13 +305,25 @@ func trips(b *Breaker, r *breakerRow, h *store.HistoryRow) bool {
 // breakerRow reads the breaker of kind; nil if it has no row (it never
 // opened).
 func (g *gate) breakerRow(ctx context.Context, tx store.Execer, kind string) (*breakerRow, error) {
-	r := new(breakerRow)
-	if err := tx.GetContext(ctx, r, breakerRowSQL, kind); errors.Is(err, store.ErrNoRows) {
-		return nil, nil
-	} else if err != nil {
+	r, err := store.Breaker(ctx, tx, kind)
+	if err != nil {
 		return nil, fmt.Errorf("read breaker: %w", err)
 	}
-	return r, nil
+	if r == nil {
+		return nil, nil
+	}
+	return &breakerRow{*r}, nil
+}
+
+// openBreakers reads the breakers that are not closed, in the order of
+// their kinds, in which claims lock them (see gate.lockKinds).
+func openBreakers(ctx context.Context, tx store.Execer) ([]breakerRow, error) {
+	rows, err := store.OpenBreakers(ctx, tx)
+	out := make([]breakerRow, len(rows))
+	for i := range rows {
+		out[i] = breakerRow{rows[i]}
+	}
+	return out, err
 }
 
 // breakerTrip opens the closed breaker b of the run d ended, a failure,
@@ -375,8 +335,8 @@ func (g *gate) breakerTrip(ctx context.Context, tx store.Execer, b *Breaker, r *
 	if r != nil {
 		since = max(since, r.OpenUntil)
 	}
-	var failed, completed int
-	if err := tx.GetContext(ctx, &failed, breakerFailedSQL, h.Kind, since); err != nil {
+	failed, err := store.FailedSince(ctx, tx, h.Kind, since)
+	if err != nil {
 		return nil, fmt.Errorf("count failures: %w", err)
 	}
 	if failed < b.Failures {
@@ -385,20 +345,21 @@ func (g *gate) breakerTrip(ctx context.Context, tx store.Execer, b *Breaker, r *
 	// Up to this many completed runs, the failures are at least Ratio;
 	// one more is enough to keep the breaker closed.
 	most := min(math.Floor(float64(failed)/b.Ratio)-float64(failed), math.MaxInt32)
-	if err := tx.GetContext(ctx, &completed, breakerCompletedSQL, since, h.Kind, int64(most)+1); err != nil {
+	completed, err := store.CompletedSince(ctx, tx, h.Kind, since, int64(most)+1)
+	if err != nil {
 		return nil, fmt.Errorf("count runs: %w", err)
 	}
 	if float64(failed) < b.Ratio*float64(failed+completed) {
 		return nil, nil
 	}
 	until := now.Add(b.Cooldown)
-	res, err := tx.ExecContext(ctx, breakerOpenSQL, h.Kind, store.MS(now), store.MS(until),
+	opened, err := store.OpenBreaker(ctx, tx, h.Kind, store.MS(now), store.MS(until),
 		b.Cooldown.Milliseconds(), b.MaxCooldown.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("open breaker: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return nil, err
+	if !opened {
+		return nil, nil // another transaction opened it meanwhile
 	}
 	return []Event{{Type: eventBreakerOpened, Job: viewOf(&d.after), Err: h.Error, Delay: b.Cooldown, At: now}}, nil
 }
@@ -410,7 +371,7 @@ func (g *gate) breakerProbed(ctx context.Context, tx store.Execer, r *breakerRow
 	h := d.history
 	switch {
 	case Outcome(h.Outcome) == OutcomeCompleted:
-		if _, err := tx.ExecContext(ctx, breakerCloseSQL, store.MS(now), r.Kind); err != nil {
+		if _, err := store.CloseBreaker(ctx, tx, r.Kind, store.MS(now)); err != nil {
 			return nil, fmt.Errorf("close breaker: %w", err)
 		}
 		return []Event{{Type: eventBreakerClosed, Job: viewOf(&d.after), At: now}}, nil
@@ -419,14 +380,13 @@ func (g *gate) breakerProbed(ctx context.Context, tx store.Execer, r *breakerRow
 		if r.Cooldown > math.MaxInt64/2 {
 			cooldown = r.MaxCooldown
 		}
-		if _, err := tx.ExecContext(ctx, breakerReopenSQL, store.MS(now)+cooldown, r.Trips+1, cooldown, r.Kind); err != nil {
+		if err := store.ReopenBreaker(ctx, tx, r.Kind, store.MS(now)+cooldown, r.Trips+1, cooldown); err != nil {
 			return nil, fmt.Errorf("open breaker: %w", err)
 		}
 		delay := time.Duration(cooldown) * time.Millisecond
 		return []Event{{Type: eventBreakerOpened, Job: viewOf(&d.after), Err: h.Error, Delay: delay, At: now}}, nil
 	}
-	_, err := tx.ExecContext(ctx, breakerReopenSQL, store.MS(now), r.Trips, r.Cooldown, r.Kind)
-	if err != nil {
+	if err := store.ReopenBreaker(ctx, tx, r.Kind, store.MS(now), r.Trips, r.Cooldown); err != nil {
 		return nil, fmt.Errorf("reopen breaker: %w", err)
 	}
 	return nil, nil
@@ -461,8 +421,8 @@ func (g *gate) breakerStats(ctx context.Context, tx store.Execer) (map[string]Br
 	if !g.st.info.Flow {
 		return out, nil
 	}
-	var rows []breakerRow
-	if err := tx.SelectContext(ctx, &rows, breakerRowsSQL); err != nil {
+	rows, err := openBreakers(ctx, tx)
+	if err != nil {
 		return nil, err
 	}
 	for _, r := range rows {
@@ -494,12 +454,7 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 		if err := q.st.eng.LockKind(ctx, tx, kind); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, breakerCloseSQL, store.MS(q.now()), kind)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if closed = n > 0; err != nil || !closed {
+		if closed, err = store.CloseBreaker(ctx, tx, kind, store.MS(q.now())); err != nil || !closed {
 			return err
 		}
 		return q.st.w.WakeIdle(ctx, tx)

@@ -24,7 +24,7 @@ const failuresSQL = `SELECT (finished_at / 60000) * 60000 AS minute, kind, error
 	SUM(CASE WHEN next_state = 'pending' THEN 1 ELSE 0 END) AS retries,
 	SUM(CASE WHEN next_state = 'dead' THEN 1 ELSE 0 END) AS deaths
 	FROM litequeue_attempts
-	WHERE finished_at > ? AND (next_state = 'dead' OR (next_state = 'pending' AND ` + failedSQL + `))
+	WHERE finished_at > ? AND (next_state = 'dead' OR (next_state = 'pending' AND ` + store.FailedSQL + `))
 	GROUP BY minute, kind, error_class ORDER BY minute, kind, error_class`
 
 // FailuresLastHour returns the retries and deaths of the last hour — the

@@ -35,7 +35,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		return Event{}, &stateError{op: "cancel", id: id, state: State(row.State)}
 	})
 	if err == nil && running {
-		q.renewNow(id)
+		q.run.renewNow(id)
 	}
 	return err
 }

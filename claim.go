@@ -20,57 +20,53 @@ type claimer struct {
 // claim leases up to limit due jobs of the kinds this Queue handles, from
 // the claimer's queues, in priority, then RunAt, then ID order, and fires
 // job.started for each after the commit.
-func (q *Queue) claim(ctx context.Context, c claimer, limit int) ([]*lease, error) {
+func (rn *runner) claim(ctx context.Context, c claimer, limit int) ([]*lease, error) {
 	var leases []*lease
 	var expired []Event
 	var now time.Time
-	err := q.st.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) (err error) {
-		now = q.now()
-		leases, expired, err = q.claimTx(ctx, tx, c, limit, now)
+	err := rn.st.submit(&store.Op[*runNote]{Ctx: ctx, Light: true, Fn: func(tx store.Execer) (err error) {
+		now = rn.now()
+		leases, expired, err = rn.claimTx(ctx, tx, c, limit, now)
 		return err
 	}})
 	if err != nil {
 		return nil, err
 	}
-	q.hold(leases...)
-	q.events.emit(expired...)
-	q.events.started(now, leases...)
+	rn.hold(leases...)
+	rn.events.emit(expired...)
+	rn.events.started(now, leases...)
 	return leases, nil
 }
 
-// A claimAsk asks for one job for a claimer, to be claimed in the
-// transaction of the write it comes with (a finished run's, see finish).
-// The writer serves all the asks of a batch at once (see serve): the
-// workers that finish together share one claim, as they share one commit.
-type claimAsk struct {
-	c       *claimer
-	got     *lease    // the job claimed, if one was due
-	at      time.Time // when it was claimed
-	expired []Event   // of the jobs the claim expired first (see expireDue)
-}
-
-// serveClaims claims the jobs the asks of a writer batch want, in tx at
-// time now: for each claimer, one claim for as many jobs as it has asks,
-// handed out in the asks' order; an ask left without one gets nil.
-func (q *Queue) serveClaims(ctx context.Context, tx store.Execer, asks []*claimAsk, now time.Time) error {
+// Claim is the settle's step that claims the next jobs the workers of a
+// writer batch's run ends ask for (see runNote), in tx: for each claimer,
+// one claim for as many jobs as it has asks, handed out in the ends'
+// order; an ask left without one gets none. The workers that finish
+// together share one claim, as they share one commit.
+func (rn *runner) Claim(ctx context.Context, tx store.Execer, ends []*store.RunEnd[*runNote]) error {
+	now := rn.now()
 	var claimers []*claimer
-	byClaimer := make(map[*claimer][]*claimAsk)
-	for _, a := range asks {
-		a.got, a.at, a.expired = nil, now, nil
-		if _, ok := byClaimer[a.c]; !ok {
-			claimers = append(claimers, a.c)
+	byClaimer := make(map[*claimer][]*runNote)
+	for _, e := range ends {
+		n := e.Note
+		n.chained, n.at, n.expired = nil, now, nil
+		if n.next == nil {
+			continue
 		}
-		byClaimer[a.c] = append(byClaimer[a.c], a)
+		if _, ok := byClaimer[n.next]; !ok {
+			claimers = append(claimers, n.next)
+		}
+		byClaimer[n.next] = append(byClaimer[n.next], n)
 	}
 	for _, c := range claimers {
 		same := byClaimer[c]
-		leases, expired, err := q.claimTx(ctx, tx, *c, len(same), now)
+		leases, expired, err := rn.claimTx(ctx, tx, *c, len(same), now)
 		if err != nil {
 			return err
 		}
 		same[0].expired = expired
 		for i, l := range leases {
-			same[i].got = l
+			same[i].chained = l
 		}
 	}
 	return nil
@@ -80,13 +76,13 @@ func (q *Queue) serveClaims(ctx context.Context, tx store.Execer, asks []*claimA
 // nearly always nothing: expire the pending jobs whose expiry has come, and
 // read the pauses. One statement costs the claim less than the two it
 // saves.
-const claimFirstSQL = `SELECT EXISTS (` + anyExpirySQL + `) AS expiring, ` + anyPausedSQL + ` AS paused`
+const claimFirstSQL = `SELECT EXISTS (` + anyExpirySQL + `) AS expiring, ` + store.AnyPausedSQL + ` AS paused`
 
 // beforeClaim does in tx what comes before a claim at now (see
 // claimFirstSQL): it expires the pending jobs whose expiry has come, as
 // worker, and returns their events, and whether anything is paused, for
 // the gate.
-func (q *Queue) beforeClaim(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, bool, error) {
+func (rn *runner) beforeClaim(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, bool, error) {
 	var first struct {
 		Expiring bool `db:"expiring"`
 		Paused   bool `db:"paused"`
@@ -97,7 +93,7 @@ func (q *Queue) beforeClaim(ctx context.Context, tx store.Execer, worker string,
 	if !first.Expiring {
 		return nil, first.Paused, nil
 	}
-	expired, err := q.expireDue(ctx, tx, worker, now)
+	expired, err := rn.expireDue(ctx, tx, worker, now)
 	return expired, first.Paused, err
 }
 
@@ -107,16 +103,16 @@ func (q *Queue) beforeClaim(ctx context.Context, tx store.Execer, worker string,
 // that free workers take other kinds meanwhile. It first expires the
 // pending jobs whose expiry has come (see expire.go), whose events it
 // returns, to fire after the commit.
-func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit int, now time.Time) ([]*lease, []Event, error) {
-	kinds := q.reg.kinds()
+func (rn *runner) claimTx(ctx context.Context, tx store.Execer, c claimer, limit int, now time.Time) ([]*lease, []Event, error) {
+	kinds := rn.reg.kinds()
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil, nil
 	}
-	expired, paused, err := q.beforeClaim(ctx, tx, c.worker, now)
+	expired, paused, err := rn.beforeClaim(ctx, tx, c.worker, now)
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := q.gate.admit(ctx, tx, kinds, now, true, paused)
+	g, err := rn.gate.admit(ctx, tx, kinds, now, true, paused)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,12 +120,12 @@ func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit i
 	for len(leases) < limit && len(g.kinds) > 0 {
 		capped := false
 		cq := store.ClaimQuery{Kinds: g.kinds, Queues: c.queues, Paused: g.paused, Limit: limit - len(leases), Now: now}
-		err := q.st.eng.Claim(ctx, tx, cq, func(row *store.JobRow) bool {
+		err := rn.st.eng.Claim(ctx, tx, cq, func(row *store.JobRow) bool {
 			if !g.take(row.Kind) {
 				capped = true
 				return false
 			}
-			leases = append(leases, q.lease(row, c.worker, now))
+			leases = append(leases, rn.lease(row, c.worker, now))
 			return true
 		})
 		if err != nil {
@@ -139,7 +135,7 @@ func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit i
 			break
 		}
 	}
-	if err := q.gate.claimed(ctx, tx, g, leases, now); err != nil {
+	if err := rn.gate.claimed(ctx, tx, g, leases, now); err != nil {
 		return nil, nil, err
 	}
 	return leases, expired, nil
@@ -148,14 +144,14 @@ func (q *Queue) claimTx(ctx context.Context, tx store.Execer, c claimer, limit i
 // lease turns one claimed pending row into a running one under a new
 // token, and returns the lease with the row as it is once claimTx has
 // written it.
-func (q *Queue) lease(row *store.JobRow, worker string, now time.Time) *lease {
-	h := q.reg.get(row.Kind)
-	delay := h.policy.Delay(row.Attempt+1, q.draws.draw())
+func (rn *runner) lease(row *store.JobRow, worker string, now time.Time) *lease {
+	h := rn.reg.get(row.Kind)
+	delay := h.policy.Delay(row.Attempt+1, rn.draws.draw())
 	if row.OwnMaxTries == 0 {
 		row.MaxTries = h.policy.MaxTries
 	}
 	row.State, row.Attempt, row.Token, row.Cancel = string(Running), row.Attempt+1, row.Token+1, false
-	row.LeaseUntil, row.StartedAt = store.MS(now.Add(q.opts.VisibilityTimeout)), store.MS(now)
+	row.LeaseUntil, row.StartedAt = store.MS(now.Add(rn.visibility)), store.MS(now)
 	row.Worker, row.RetryDelay = worker, delay.Milliseconds()
 	return &lease{row: *row, job: jobOf(row), h: h, started: now, worker: worker, renewNow: make(chan struct{}, 1)}
 }

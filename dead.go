@@ -121,13 +121,12 @@ func (q *Queue) replayIDs(ctx context.Context, ids []int64) (int, error) {
 // (*keyHeldError). It returns the event to fire after the commit.
 func (q *Queue) replay(ctx context.Context, tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
 	if row.UniqueKey.Valid {
-		var live store.JobRow
-		err := tx.GetContext(ctx, &live, liveByKeySQL, row.UniqueKey.String)
-		if err == nil {
-			return Event{}, &keyHeldError{id: row.ID, key: row.UniqueKey.String, live: live.ID}
-		}
-		if !errors.Is(err, store.ErrNoRows) {
+		live, err := store.LiveByKey(ctx, tx, row.UniqueKey.String)
+		if err != nil {
 			return Event{}, err
+		}
+		if live != nil {
+			return Event{}, &keyHeldError{id: row.ID, key: row.UniqueKey.String, live: live.ID}
 		}
 	}
 	d := makeDue(row, OutcomeReplayed, 0, q.worker, now)

@@ -52,7 +52,7 @@ const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pe
 // file of an older schema without pauses (see flowTables), only the first
 // two.
 const (
-	nextLeaseSQL     = leaseTimes + `, ` + anyPausedSQL + ` AS paused` + leaseRows
+	nextLeaseSQL     = leaseTimes + `, ` + store.AnyPausedSQL + ` AS paused` + leaseRows
 	nextLeaseOnlySQL = leaseTimes + leaseRows
 
 	leaseTimes = `SELECT MIN(lease_until) AS earliest, MAX(lease_until) AS latest`

@@ -276,23 +276,19 @@ func encodePayload(p any) ([]byte, error) {
 	return json.Marshal(p)
 }
 
-const liveByKeySQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
-	WHERE unique_key = ? AND state IN ('pending', 'running')`
-
 // insert adds the batch's jobs in tx at time now. With a UniqueKey held by
 // a live job, it inserts nothing and returns that job marked Duplicate.
 func (b *enqueueBatch) insert(ctx context.Context, tx store.Execer, now time.Time) ([]*Job, error) {
 	for range uniqueTries {
 		if key := b.cfg.uniqueKey; key != "" {
-			var row store.JobRow
-			err := tx.GetContext(ctx, &row, liveByKeySQL, key)
-			if err == nil {
-				j := jobOf(&row)
+			row, err := store.LiveByKey(ctx, tx, key)
+			if err != nil {
+				return nil, err
+			}
+			if row != nil {
+				j := jobOf(row)
 				j.Duplicate = true
 				return []*Job{j}, nil
-			}
-			if !errors.Is(err, store.ErrNoRows) {
-				return nil, err
 			}
 		}
 		runAt, err := b.runAt(now)

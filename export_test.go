@@ -42,7 +42,7 @@ func RescueLook(ctx context.Context, q *Queue, during func()) (int, error) {
 // have not yet ended, as far as it knows: once it has taken a run's end
 // and looked again, that count no longer holds the run. For tests that
 // must know that a loop is idle.
-func SetSleepHook(q *Queue, h func(queues []string, running int64)) { q.sleepHook.Store(&h) }
+func SetSleepHook(q *Queue, h func(queues []string, running int64)) { q.run.sleepHook.Store(&h) }
 
 // WaitWithin is waitWithin (helpers_internal_test.go), for the helpers of
 // the tests of package litequeue_test.

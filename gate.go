@@ -55,7 +55,7 @@ type admission struct {
 // admit reads, in tx at now, what the claims of the given kinds may take.
 // claiming says that a claim follows in tx, which then locks each kind it
 // caps (see lockKinds). paused says whether anything is paused, as the
-// caller read it (anyPausedSQL) with a read it makes anyway: if not, the
+// caller read it (store.AnyPausedSQL) with a read it makes anyway: if not, the
 // gate reads no pauses, unless it waited for locks, during which a pause
 // may have committed.
 func (g *gate) admit(ctx context.Context, tx store.Execer, kinds []string, now time.Time, claiming, paused bool) (*admission, error) {
@@ -78,10 +78,6 @@ func (g *gate) admit(ctx context.Context, tx store.Execer, kinds []string, now t
 	}
 	return a, nil
 }
-
-// anyPausedSQL, a column of a read that the gate's caller makes anyway,
-// tells whether anything is paused (see gate and pauseGate).
-const anyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
 
 // lockKinds locks, before the parts of the gate read, every kind whose
 // runs the claim counts (see engine.lockKind): the kinds with a limit, and

@@ -99,6 +99,10 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	q.wake.fire() // idle Work loops look again, now for this kind too
 }
 
+// gated reports whether the gate counts the runs of h's kind: it has a
+// limit or a breaker.
+func (h *handler) gated() bool { return h.limits.limited() || h.breaker != nil }
+
 // resolve checks h's kind limits, in the one order of Handle and of
 // Options.Kinds (MaxRunning and RateLimit, the expiry, the breaker), and
 // fills in its breaker's zero fields. Its error is named as litequeue.toml
@@ -147,8 +151,9 @@ func (q *Queue) policy(name string) (Policy, error) {
 // A registry holds the handlers of a Queue by kind. Handle only adds
 // kinds. It is safe for concurrent use.
 type registry struct {
-	mu       sync.RWMutex
-	handlers map[string]*handler
+	mu         sync.RWMutex
+	handlers   map[string]*handler
+	middleware []func(Handler) Handler // of Use; only appended to
 }
 
 func newRegistry() *registry { return &registry{handlers: make(map[string]*handler)} }
@@ -163,6 +168,13 @@ func (r *registry) add(kind string, h *handler) bool {
 	}
 	r.handlers[kind] = h
 	return true
+}
+
+// use adds middleware that wraps every kind's handler.
+func (r *registry) use(mw ...func(Handler) Handler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.middleware = append(r.middleware, mw...)
 }
 
 // get returns the handler of kind, or nil.

@@ -89,13 +89,6 @@ const (
 	OutcomeExpired      Outcome = "expired" // the pending job was not started by its expiry
 )
 
-// failedSQL is true of the history rows of failed runs: what a breaker
-// counts, and the runs before a retry. It is also the condition of the
-// index litequeue_attempts_breaker, written as ORs (see schema.sql): for
-// SQLite to use that index, a query must use this expression, its terms
-// in this order.
-const failedSQL = `(outcome = 'failed' OR outcome = 'panicked' OR outcome = 'timed_out' OR outcome = 'lease_expired')`
-
 // Attempt is one row of a job's history: one run, one replay, or one
 // [Queue.RunNow].
 type Attempt struct {

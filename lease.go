@@ -37,39 +37,39 @@ type lease struct {
 // when the clock jumps: forward past the lease, or, with a mock clock whose
 // timers move with it, back (the renewal then waits for the clock to catch
 // up, while the rescue cut the lease to one timeout).
-func (q *Queue) hold(leases ...*lease) {
-	q.heldMu.Lock()
-	defer q.heldMu.Unlock()
+func (rn *runner) hold(leases ...*lease) {
+	rn.heldMu.Lock()
+	defer rn.heldMu.Unlock()
 	for _, l := range leases {
-		q.held[l.job.ID] = l
+		rn.held[l.job.ID] = l
 	}
 }
 
 // unhold forgets the lease: its run has ended, been recorded or been
 // abandoned, and the job is anyone's to rescue again.
-func (q *Queue) unhold(l *lease) {
-	q.heldMu.Lock()
-	defer q.heldMu.Unlock()
-	if q.held[l.job.ID] == l {
-		delete(q.held, l.job.ID)
+func (rn *runner) unhold(l *lease) {
+	rn.heldMu.Lock()
+	defer rn.heldMu.Unlock()
+	if rn.held[l.job.ID] == l {
+		delete(rn.held, l.job.ID)
 	}
 }
 
 // holds reports whether a run of this Queue holds the job's lease under
 // the token.
-func (q *Queue) holds(id, token int64) bool {
-	q.heldMu.Lock()
-	defer q.heldMu.Unlock()
-	l, ok := q.held[id]
+func (rn *runner) holds(id, token int64) bool {
+	rn.heldMu.Lock()
+	defer rn.heldMu.Unlock()
+	l, ok := rn.held[id]
 	return ok && l.job.token == token
 }
 
 // renewNow asks the run of this Queue that holds the job's lease, if one
 // does, to renew the lease at once.
-func (q *Queue) renewNow(id int64) {
-	q.heldMu.Lock()
-	defer q.heldMu.Unlock()
-	if l, ok := q.held[id]; ok {
+func (rn *runner) renewNow(id int64) {
+	rn.heldMu.Lock()
+	defer rn.heldMu.Unlock()
+	if l, ok := rn.held[id]; ok {
 		select {
 		case l.renewNow <- struct{}{}:
 		default: // a renewal is asked for already
@@ -78,31 +78,11 @@ func (q *Queue) renewNow(id int64) {
 }
 
 // holding returns how many leases this Queue's runs hold.
-func (q *Queue) holding() int {
-	q.heldMu.Lock()
-	defer q.heldMu.Unlock()
-	return len(q.held)
+func (rn *runner) holding() int {
+	rn.heldMu.Lock()
+	defer rn.heldMu.Unlock()
+	return len(rn.held)
 }
-
-// renewSQL takes its row only if no other transaction holds it: on a
-// server, the handler's own CompleteTx may hold it, in the app's
-// transaction, and a renewal waiting for it would hold up the whole batch
-// it shares a commit with (and could close a cycle of waits with the
-// app's other locks). heldSQL then tells a row held elsewhere from a lease
-// lost.
-const renewSQL = `UPDATE litequeue_jobs SET lease_until = ?
-	WHERE id = (SELECT id FROM litequeue_jobs
-	            WHERE id = ? AND token = ? AND created_at = ? AND state = 'running' /*FOR UPDATE SKIP LOCKED*/)
-	RETURNING cancel`
-
-// heldSQL reports whether the lease is still current.
-const heldSQL = `SELECT EXISTS (SELECT 1 FROM litequeue_jobs
-	WHERE id = ? AND token = ? AND created_at = ? AND state = 'running')`
-
-// completedUnderSQL reports whether the job is completed under the token:
-// CompleteTx committed it.
-const completedUnderSQL = `SELECT EXISTS (SELECT 1 FROM litequeue_jobs
-	WHERE id = ? AND token = ? AND created_at = ? AND state = 'completed')`
 
 // errCompletedTx is what renew returns when CompleteTx committed the run:
 // no lease is left to renew, and none was lost.
@@ -112,29 +92,20 @@ var errCompletedTx = errors.New("litequeue: completed through CompleteTx")
 // the lease is no longer held, errCompletedTx if CompleteTx completed the
 // job under it, and errCancelRequested if Cancel asked the job to stop (the
 // lease is still renewed: the run's outcome is recorded by its holder).
-func (q *Queue) renew(ctx context.Context, l *lease) error {
-	var cancel, gone, completed bool
-	err := q.st.submit(&store.Op{Ctx: ctx, Light: true, Fn: func(tx store.Execer) error {
-		cancel, gone, completed = false, false, false
-		until := q.now().Add(q.opts.VisibilityTimeout)
-		id, token, created := l.job.ID, l.job.token, store.MS(l.job.CreatedAt)
-		err := tx.GetContext(ctx, &cancel, renewSQL, store.MS(until), id, token, created)
-		if !errors.Is(err, store.ErrNoRows) {
-			return err
-		}
-		var held bool
-		if err := tx.GetContext(ctx, &held, heldSQL, id, token, created); err != nil || held {
-			return err // held: locked by another transaction; renewed next time
-		}
-		gone = true
-		return tx.GetContext(ctx, &completed, completedUnderSQL, id, token, created)
-	}})
+func (rn *runner) renew(ctx context.Context, l *lease) error {
+	var r store.Renewal
+	var cancel bool
+	err := rn.st.writeLight(ctx, func(tx store.Execer) (err error) {
+		until := rn.now().Add(rn.visibility)
+		r, cancel, err = store.Renew(ctx, tx, l.job.ID, l.job.token, store.MS(l.job.CreatedAt), store.MS(until))
+		return err
+	})
 	switch {
 	case err != nil:
 		return err
-	case completed:
+	case r == store.Completed:
 		return errCompletedTx
-	case gone:
+	case r == store.Lost:
 		return ErrLeaseLost
 	case cancel:
 		return errCancelRequested

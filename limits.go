@@ -2,11 +2,9 @@ package litequeue
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/litequeue/litequeue/internal/store"
 )
 
@@ -85,23 +83,6 @@ func (l limits) optionError(e *FieldError) string {
 // limited reports whether l limits anything.
 func (l limits) limited() bool { return l.running > 0 || l.rate > 0 }
 
-const runningSQL = `SELECT kind, COUNT(*) AS n FROM litequeue_jobs
-	WHERE state = 'running' AND kind IN (?) GROUP BY kind`
-
-// startsSQL reads, in one snapshot, how many starts of a kind lie in the
-// window (from, to], and the n-th latest of them (NULL if fewer): once it
-// leaves the window, one more may start. Starts after to lie ahead of a
-// clock that was set back.
-const startsSQL = `SELECT COUNT(*) AS n,
-	(SELECT started_at FROM litequeue_starts WHERE kind = ? AND started_at > ? AND started_at <= ?
-	 ORDER BY started_at DESC LIMIT 1 OFFSET ?) AS nth
-	FROM litequeue_starts WHERE kind = ? AND started_at > ? AND started_at <= ?`
-
-const (
-	pruneStartsSQL = `DELETE FROM litequeue_starts WHERE kind = ? AND (started_at <= ? OR started_at > ?)`
-	addStartSQL    = `INSERT INTO litequeue_starts (kind, started_at) VALUES (?, ?)`
-)
-
 // limitGate caps the kinds with a limit on their runs: at most MaxRunning
 // less the kind's running jobs, and RateLimit less its starts in the
 // window, which it shuts until the oldest of those leaves the window. When
@@ -142,20 +123,9 @@ func (g *gate) capRunning(ctx context.Context, tx store.Execer, a *admission, ki
 	if len(kinds) == 0 {
 		return nil
 	}
-	query, args, err := sqlx.In(runningSQL, kinds)
+	running, err := store.Running(ctx, tx, kinds)
 	if err != nil {
-		return err
-	}
-	var rows []struct {
-		Kind string `db:"kind"`
-		N    int    `db:"n"`
-	}
-	if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
 		return fmt.Errorf("count running jobs: %w", err)
-	}
-	running := make(map[string]int, len(rows))
-	for _, r := range rows {
-		running[r.Kind] = r.N
 	}
 	for _, kind := range kinds {
 		a.limit(kind, byKind[kind].running-running[kind], time.Time{})
@@ -174,21 +144,18 @@ func (g *gate) capStarts(ctx context.Context, tx store.Execer, a *admission, kin
 	to, per := store.MS(now), l.per.Milliseconds()
 	from := to - per
 	if claiming {
-		if _, err := tx.ExecContext(ctx, pruneStartsSQL, kind, from, to); err != nil {
+		if err := store.PruneStarts(ctx, tx, kind, from, to); err != nil {
 			return fmt.Errorf("prune starts of %q: %w", kind, err)
 		}
 	}
-	var w struct {
-		N   int           `db:"n"`
-		Nth sql.NullInt64 `db:"nth"`
-	}
-	if err := tx.GetContext(ctx, &w, startsSQL, kind, from, to, l.rate-1, kind, from, to); err != nil {
+	n, nth, err := store.Starts(ctx, tx, kind, from, to, l.rate)
+	if err != nil {
 		return fmt.Errorf("count starts of %q: %w", kind, err)
 	}
-	left := l.rate - w.N
+	left := l.rate - n
 	var opens time.Time
-	if left <= 0 && w.Nth.Valid {
-		opens = store.FromMS(w.Nth.Int64 + per)
+	if left <= 0 && nth.Valid {
+		opens = store.FromMS(nth.Int64 + per)
 	}
 	a.limit(kind, left, opens)
 	return nil
@@ -200,7 +167,7 @@ func (g *gate) limitClaimed(ctx context.Context, tx store.Execer, leases []*leas
 		if l.h.limits.rate == 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, addStartSQL, l.row.Kind, store.MS(now)); err != nil {
+		if err := store.AddStart(ctx, tx, l.row.Kind, store.MS(now)); err != nil {
 			return fmt.Errorf("count the start of job %d: %w", l.row.ID, err)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -34,9 +33,7 @@ type Queue struct {
 	wake   *signal // wakes idle Work loops
 	gate   *gate
 	enq    *enqueuer
-
-	heldMu sync.Mutex
-	held   map[int64]*lease // by job ID, each lease this Queue's runs hold
+	run    *runner
 
 	mu      sync.RWMutex
 	closed  bool
@@ -44,13 +41,8 @@ type Queue struct {
 	works   sync.WaitGroup // running Work calls
 	calls   sync.WaitGroup // other public calls in progress
 
-	middleware []func(Handler) Handler // of Use, under mu; only appended to
-
 	sched *scheduler // the schedules registered with Periodic
 
-	// sleepHook, for tests only (see export_test.go), is told of each Work
-	// loop that begins to wait with room for a job.
-	sleepHook atomic.Pointer[func(queues []string, running int64)]
 }
 
 // schemaSQL is the file's schema, which the file's engine creates or
@@ -171,6 +163,10 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
 	q.sched = newScheduler(q.st, q.clock, q.enq, q.events, q.wake)
+	q.run = &runner{st: q.st, reg: q.reg, gate: q.gate, events: q.events, draws: q.draws, clock: q.clock,
+		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
+		closing: q.closing, held: make(map[int64]*lease),
+		sweep: q.sweep, firePeriodic: q.sched.fire, rescue: q.rescue, nextDue: q.nextDue, expireDue: q.expireDue}
 	if info.Writes == nil {
 		return q, nil // read-only
 	}
@@ -178,7 +174,7 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.st.w = &store.Writer{Engine: eng, Conn: conn, PerBatch: q.serve, Wake: q.wake.fire}
+	q.st.w = &store.Writer[*runNote]{Engine: eng, Conn: conn, Steps: q.run, Wake: q.wake.fire}
 	return q, nil
 }
 
@@ -193,7 +189,6 @@ func newQueue(opts Options) *Queue {
 		events:  &emitter{on: opts.OnEvent, logger: opts.Logger},
 		reg:     newRegistry(),
 		wake:    newSignal(),
-		held:    make(map[int64]*lease),
 		closing: make(chan struct{}),
 	}
 }
@@ -311,23 +306,3 @@ func (q *Queue) isClosing() bool {
 
 // now reads the injected clock.
 func (q *Queue) now() time.Time { return q.clock.Now() }
-
-// timerAt arms a timer on the injected clock that fires when the clock
-// reads at, or at once if it already does. A clock's timer counts from the
-// moment it is armed; a clock that a test steps ([clock.Mock]) may step
-// between the reading of the time and the arming, and a timer counted from
-// the time read would end that step late: never, if the test then holds
-// the clock at at. So on such a clock timerAt arms again while a step came
-// between, up to three times (a clock that steps on by itself keeps the
-// last timer).
-func (q *Queue) timerAt(at time.Time) *clock.Timer {
-	_, stepped := q.clock.(interface{ Add(time.Duration) })
-	for try := 1; ; try++ {
-		now := q.now()
-		t := q.clock.Timer(max(0, at.Sub(now))) // a mock moves back to a timer's end in the past
-		if !stepped || try == 3 || q.now().Equal(now) {
-			return t
-		}
-		t.Stop()
-	}
-}

@@ -26,9 +26,7 @@ import (
 // on a nil middleware.
 func (q *Queue) Use(mw ...func(Handler) Handler) {
 	checkMiddleware("Use", mw)
-	q.mu.Lock()
-	q.middleware = append(q.middleware, mw...)
-	q.mu.Unlock()
+	q.reg.use(mw...)
 }
 
 // WithMiddleware wraps the handler in mw, inside the middleware of
@@ -54,7 +52,7 @@ type composed struct {
 	fn Handler
 }
 
-// runner returns what a run of h calls: its handler, in its own middleware
+// wrap returns what a run of h calls: its handler, in its own middleware
 // and in the Queue's. The Queue's are composed at a run, so that a Use
 // after Handle applies too, and only again once Use has added more, by one
 // run while the others wait (each middleware is applied to a handler
@@ -62,10 +60,10 @@ type composed struct {
 // it, so that no frame of litequeue's lies between the run's call and the
 // handler (every frame more made more handlers outgrow their goroutine's
 // first stack, which was then copied at each run).
-func (q *Queue) runner(h *handler) Handler {
-	q.mu.RLock()
-	mw := q.middleware
-	q.mu.RUnlock()
+func (r *registry) wrap(h *handler) Handler {
+	r.mu.RLock()
+	mw := r.middleware
+	r.mu.RUnlock()
 	if c := h.composed.Load(); c != nil && c.n == len(mw) {
 		return c.fn
 	}

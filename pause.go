@@ -73,14 +73,6 @@ func (q *Queue) Paused(ctx context.Context) ([]Pause, error) {
 	return ps, nil
 }
 
-const (
-	pauseSQL = `INSERT INTO litequeue_paused (scope, name, since) VALUES (?, ?, ?)
-	ON CONFLICT (scope, name) DO NOTHING`
-	resumeSQL = `DELETE FROM litequeue_paused WHERE scope = ? AND name = ?`
-	// 'queue' sorts after 'kind': DESC lists the queues first.
-	pausedSQL = `SELECT scope, name, since FROM litequeue_paused ORDER BY scope DESC, name`
-)
-
 // pause pauses (paused) or resumes the queue or kind name of scope.
 func (q *Queue) pause(ctx context.Context, scope, name string, paused bool) error {
 	op := "resume"
@@ -102,17 +94,12 @@ func (q *Queue) pause(ctx context.Context, scope, name string, paused bool) erro
 // as op ("pause" or "resume") says.
 func (g *gate) setPaused(ctx context.Context, op, scope, name string, paused bool) error {
 	var changed bool
-	err := g.st.write(ctx, func(tx store.Execer) error {
-		query, args := resumeSQL, []any{scope, name}
+	err := g.st.write(ctx, func(tx store.Execer) (err error) {
 		if paused {
-			query, args = pauseSQL, append(args, store.MS(g.clock.Now()))
-		}
-		res, err := tx.ExecContext(ctx, query, args...)
-		if err != nil {
+			changed, err = store.Pause(ctx, tx, scope, name, store.MS(g.clock.Now()))
 			return err
 		}
-		n, err := res.RowsAffected()
-		if changed = n > 0; err != nil || !changed || paused {
+		if changed, err = store.Resume(ctx, tx, scope, name); err != nil || !changed {
 			return err
 		}
 		return g.st.w.WakeIdle(ctx, tx)
@@ -127,13 +114,6 @@ func (g *gate) setPaused(ctx context.Context, op, scope, name string, paused boo
 		}
 	}
 	return nil
-}
-
-// pauseRow is a row of litequeue_paused.
-type pauseRow struct {
-	Scope string `db:"scope"`
-	Name  string `db:"name"`
-	Since int64  `db:"since"`
 }
 
 // pauses reads what is paused, in tx; never nil.
@@ -156,13 +136,11 @@ func (g *gate) pauses(ctx context.Context, tx store.Execer) ([]Pause, error) {
 
 // pausedRows reads litequeue_paused in tx; nothing from a file of an older
 // schema opened read-only, which has no such table (see flowTables).
-func (g *gate) pausedRows(ctx context.Context, tx store.Execer) ([]pauseRow, error) {
+func (g *gate) pausedRows(ctx context.Context, tx store.Execer) ([]store.PauseRow, error) {
 	if !g.st.info.Flow {
 		return nil, nil
 	}
-	var rows []pauseRow
-	err := tx.SelectContext(ctx, &rows, pausedSQL)
-	return rows, err
+	return store.Pauses(ctx, tx)
 }
 
 // pauseGate shuts the paused kinds and puts the paused queues in g.paused.

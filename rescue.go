@@ -89,14 +89,14 @@ func (q *Queue) rescueSome(ctx context.Context, tx store.Execer, seen *sightings
 	}
 	// Room for the rows that are skipped: those of our own leases, and
 	// those seen expired too recently to rescue.
-	batch := rescueBatch + q.holding() + seen.waiting()
+	batch := rescueBatch + q.run.holding() + seen.waiting()
 	var rows []store.JobRow
 	if err := tx.SelectContext(ctx, &rows, expiredSQL, store.MS(now), batch); err != nil {
 		return events, gated, false, err
 	}
 	for i := range rows {
 		r := &rows[i]
-		if q.holds(r.ID, r.Token) {
+		if q.run.holds(r.ID, r.Token) {
 			continue
 		}
 		if seen != nil && !seen.confirmed(r, now, confirmWait(q.opts.VisibilityTimeout)) {

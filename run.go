@@ -50,8 +50,8 @@ type steer struct {
 //
 // execute returns the lease of the next job (see steer.next), claimed in
 // the transaction that recorded this run.
-func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error) {
-	r := q.newRun(ctx, l, st)
+func (rn *runner) execute(ctx context.Context, l *lease, st steer) (*lease, error) {
+	r := rn.newRun(ctx, l, st)
 	defer r.close()
 	if r.waiting == nil {
 		r.start()
@@ -84,7 +84,7 @@ func (q *Queue) execute(ctx context.Context, l *lease, st steer) (*lease, error)
 // committed: execute's state, with one method for each thing that can
 // happen to it.
 type run struct {
-	q     *Queue
+	rn    *runner
 	l     *lease
 	st    steer
 	ctx   context.Context // outlives the caller's: a shutdown must not strand the job as running
@@ -106,14 +106,14 @@ type run struct {
 	err     error  // the failure to record the end
 }
 
-func (q *Queue) newRun(ctx context.Context, l *lease, st steer) *run {
+func (rn *runner) newRun(ctx context.Context, l *lease, st steer) *run {
 	r := &run{
-		q:       q,
+		rn:      rn,
 		l:       l,
 		st:      st,
 		ctx:     context.WithoutCancel(ctx),
 		next:    st.next,
-		every:   q.renewEvery(),
+		every:   rn.renewEvery(),
 		waiting: st.slots,
 		stop:    st.stop,
 		cancel:  func(error) {},
@@ -121,7 +121,7 @@ func (q *Queue) newRun(ctx context.Context, l *lease, st steer) *run {
 	if r.next == nil {
 		r.next = noNext
 	}
-	r.renew = q.clock.Timer(r.every)
+	r.renew = rn.clock.Timer(r.every)
 	return r
 }
 
@@ -134,24 +134,24 @@ func (r *run) close() {
 		r.timer.Stop()
 	}
 	r.renew.Stop()
-	r.q.unhold(r.l)
+	r.rn.unhold(r.l)
 }
 
 // start starts the handler.
 func (r *run) start() {
 	l := r.l
-	l.started = r.q.now()
+	l.started = r.rn.now()
 	var hctx context.Context
 	hctx, r.cancel = context.WithCancelCause(r.ctx)
 	// The timers exist before the handler starts, so that a test that
 	// advances the mock clock once the handler runs always moves them.
 	if l.h.timeout > 0 {
-		r.timer = r.q.clock.Timer(l.h.timeout)
+		r.timer = r.rn.clock.Timer(l.h.timeout)
 		r.timeout = r.timer.C
 		hctx = deadlineContext{hctx, l.started.Add(l.h.timeout)}
 	}
 	r.result = make(chan error, 1)
-	go func() { r.result <- call(hctx, r.q, l.h, l.job) }()
+	go func() { r.result <- call(hctx, r.rn.reg, l.h, l.job) }()
 	r.waiting, r.stop = nil, nil
 }
 
@@ -167,7 +167,7 @@ func (r *run) free() {
 // it takes no next job.
 func (r *run) returned(err error) {
 	if r.st.ran != nil {
-		r.st.ran(r.q.now().Sub(r.l.started))
+		r.st.ran(r.rn.now().Sub(r.l.started))
 	}
 	r.free()
 	next := r.next
@@ -187,7 +187,7 @@ func (r *run) timedOut() {
 // renewal renews the lease, at its turn or when Cancel asked. A run that
 // CompleteTx completed renews no more.
 func (r *run) renewal() {
-	switch err := r.q.renew(r.ctx, r.l); {
+	switch err := r.rn.renew(r.ctx, r.l); {
 	case errors.Is(err, errCompletedTx):
 		// CompleteTx committed the run: no lease is left to renew, and
 		// the handler's context lives on until it returns.
@@ -201,7 +201,7 @@ func (r *run) renewal() {
 	case errors.Is(err, ErrLeaseLost), errors.Is(err, errCancelRequested):
 		r.interrupt(err)
 	case err != nil:
-		r.q.opts.Logger.Error("litequeue: renew lease", "job", r.l.job.ID, "err", err)
+		r.rn.logger.Error("litequeue: renew lease", "job", r.l.job.ID, "err", err)
 	}
 	r.renew.Reset(r.every)
 }
@@ -233,10 +233,10 @@ func (r *run) settle(e end, next *claimer) {
 	l := r.l
 	e.started, e.worker = l.started, l.worker
 	r.ended = true
-	chained, err := r.q.finish(r.ctx, l, e, next)
+	chained, err := r.rn.finish(r.ctx, l, e, next)
 	switch {
 	case errors.Is(err, ErrLeaseLost):
-		r.q.opts.Logger.Warn("litequeue: run finished after its lease was lost; its result is discarded",
+		r.rn.logger.Warn("litequeue: run finished after its lease was lost; its result is discarded",
 			"job", l.job.ID, "kind", l.job.Kind)
 	case err != nil:
 		r.err = fmt.Errorf("litequeue: record run of job %d: %w", l.job.ID, err)
@@ -255,57 +255,100 @@ type deadlineContext struct {
 func (c deadlineContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // renewEvery is how often a running job's lease is renewed.
-func (q *Queue) renewEvery() time.Duration {
-	return max(q.opts.VisibilityTimeout/3, time.Millisecond)
+func (rn *runner) renewEvery() time.Duration {
+	return max(rn.visibility/3, time.Millisecond)
 }
 
 // noNext takes no next job.
 func noNext() *claimer { return nil }
 
-// finish commits how a run ended, if the run still holds the lease, and
-// fires its event. It returns ErrLeaseLost, having changed nothing of the
-// run, if it does not. The end is stored with the other ends of the
-// writer's batch (see store.go).
+// finish commits how a run ended, e, if the run still holds the lease,
+// and fires its event. It returns ErrLeaseLost, having changed nothing of
+// the run, if it does not.
+//
+// The end is decided here (decide.go) and stored by the writer with the
+// other ends of its batch (see store.Writer.settle): the job's row fenced
+// by the lease, its history row, the gate's bookkeeping and the chained
+// claims. A run whose fence finds its row changed since the claim is
+// decided again on the row as it is, alone (see settleChanged).
 //
 // With a claimer, finish also claims the worker's next job in the same
 // transaction, so a busy worker pays one commit per job, shared with every
 // other worker finishing at the same time; the next job comes also when
 // the lease was lost.
-func (q *Queue) finish(ctx context.Context, l *lease, e end, next *claimer) (*lease, error) {
-	re := &runEnd{l: l, e: e}
-	if next != nil {
-		re.next = &claimAsk{c: next}
-	}
-	if err := q.st.submit(&store.Op{Ctx: ctx, Join: re}); err != nil {
+func (rn *runner) finish(ctx context.Context, l *lease, e end, next *claimer) (*lease, error) {
+	d := decide(&l.row, e, rn.now())
+	end := &store.RunEnd[*runNote]{Claimed: &l.row, After: d.after, History: d.history,
+		Gated: l.h.gated(), Note: &runNote{next: next}}
+	if err := rn.st.w.Do(&store.Op[*runNote]{Ctx: ctx, End: end}); err != nil { // a read-only Queue runs nothing
 		return nil, err
 	}
-	var chained *lease
-	if re.next != nil && re.next.got != nil {
-		chained = re.next.got
-		q.hold(chained) // before OnEvent, which may take its time
+	n := end.Note
+	if n.chained != nil {
+		rn.hold(n.chained) // before OnEvent, which may take its time
 	}
-	if re.err == nil {
-		if re.d.event.Type != "" {
-			q.events.emit(re.d.event)
+	var err error
+	if !end.Held {
+		d, n.gated, err = rn.settleChanged(ctx, l, e)
+	}
+	if err == nil {
+		if d.event.Type != "" {
+			rn.events.emit(d.event)
 		}
-		q.gate.emitRan(re.events)
+		rn.gate.emitRan(n.gated)
 	}
-	if re.next != nil {
-		q.events.emit(re.next.expired...)
+	rn.events.emit(n.expired...)
+	if n.chained != nil {
+		rn.events.started(n.at, n.chained)
 	}
-	if chained != nil {
-		q.events.started(re.next.at, chained)
-	}
-	return chained, re.err
+	return n.chained, err
+}
+
+// A runNote is what a run's end carries through the writer's settle for
+// the runner (see store.RunEnd.Note): the worker's ask for its next job,
+// and what the settle's steps found for it. The steps set it afresh at
+// each try of the batch.
+type runNote struct {
+	next    *claimer  // nil: no next job
+	chained *lease    // the next job, claimed with the end, if one was due
+	at      time.Time // when it was claimed
+	expired []Event   // of the jobs the claim expired first (see expireDue)
+	gated   []Event   // the gate's, of the stored end (see gate.ran)
+}
+
+// settleChanged decides the end e of the run of l again on the job's row
+// as it is, which changed since the claim: completed by CompleteTx under
+// the same lease (the completion stands, and only the history row is
+// added), or asked to stop by Cancel; and stores it, with the gate's
+// bookkeeping, in a write of its own. A lease lost meanwhile is
+// ErrLeaseLost, and nothing is written.
+func (rn *runner) settleChanged(ctx context.Context, l *lease, e end) (d decision, gated []Event, err error) {
+	err = rn.st.write(ctx, func(tx store.Execer) error {
+		row, _, err := holder(ctx, tx, l.job)
+		if err != nil {
+			return err
+		}
+		now := rn.now()
+		d = decide(row, e, now)
+		if err := storeDecision(ctx, tx, &d); err != nil {
+			return err
+		}
+		if !d.keep && State(d.after.State) == Pending {
+			rn.st.w.WakeOwn()
+		}
+		gated, err = rn.gate.ran(ctx, tx, &d, now)
+		return err
+	})
+	return d, gated, err
 }
 
 // call runs h for job, in the Queue's middleware, turning a panic into a
 // *panicError: the handler's, or a middleware's as it is applied.
-func call(ctx context.Context, q *Queue, h *handler, job *Job) (err error) {
+func call(ctx context.Context, reg *registry, h *handler, job *Job) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &panicError{value: r, stack: debug.Stack()}
 		}
 	}()
-	return q.runner(h)(ctx, job)
+	return reg.wrap(h)(ctx, job)
 }

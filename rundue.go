@@ -33,7 +33,7 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 	if _, err := q.sched.fire(ctx); err != nil {
 		return 0, err
 	}
-	runs, err := q.runDue(ctx)
+	runs, err := q.run.runDue(ctx)
 	if err != nil {
 		return runs, err
 	}
@@ -44,40 +44,40 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 }
 
 // runDue is RunDue's runs. It returns ErrClosed if Close began.
-func (q *Queue) runDue(ctx context.Context) (int, error) {
-	if _, err := q.rescue(ctx, nil); err != nil {
+func (rn *runner) runDue(ctx context.Context) (int, error) {
+	if _, err := rn.rescue(ctx, nil); err != nil {
 		return 0, fmt.Errorf("litequeue: rescue expired leases: %w", err)
 	}
-	if q.isClosing() {
+	if rn.isClosing() {
 		return 0, ErrClosed
 	}
-	self := &claimer{worker: q.worker}
+	self := &claimer{worker: rn.worker}
 	next := func() *claimer {
-		if ctx.Err() != nil || q.isClosing() {
+		if ctx.Err() != nil || rn.isClosing() {
 			return nil
 		}
 		return self
 	}
 	stopped := func() error {
-		if q.isClosing() {
+		if rn.isClosing() {
 			return ErrClosed
 		}
 		return ctx.Err()
 	}
-	leases, err := q.claim(ctx, *self, 1)
+	leases, err := rn.claim(ctx, *self, 1)
 	if err != nil {
 		return 0, fmt.Errorf("litequeue: claim jobs: %w", err)
 	}
 	if len(leases) == 0 {
 		return 0, nil
 	}
-	st, end := q.closeSteer()
+	st, end := rn.closeSteer()
 	defer end()
 	st.next = next
 	runs := 0
 	for l := leases[0]; l != nil; {
 		runs++
-		if l, err = q.execute(ctx, l, st); err != nil {
+		if l, err = rn.execute(ctx, l, st); err != nil {
 			return runs, err
 		}
 	}
@@ -89,21 +89,21 @@ func (q *Queue) runDue(ctx context.Context) (int, error) {
 // DefaultShutdownGrace on the injected clock, and abandons the run after a
 // further wait of the same length (at most maxReleaseWait), as Work's drain
 // does. end stops its goroutine and waits for it to return.
-func (q *Queue) closeSteer() (st steer, end func()) {
+func (rn *runner) closeSteer() (st steer, end func()) {
 	shutdown, abandon := make(chan struct{}), make(chan struct{})
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
 		select {
-		case <-q.closing:
+		case <-rn.closing:
 		case <-done:
 			return
 		}
-		if !q.wait(DefaultShutdownGrace, done) {
+		if !rn.wait(DefaultShutdownGrace, done) {
 			return
 		}
 		close(shutdown)
-		if q.wait(min(DefaultShutdownGrace, maxReleaseWait), done) {
+		if rn.wait(min(DefaultShutdownGrace, maxReleaseWait), done) {
 			close(abandon)
 		}
 	}()
@@ -115,8 +115,8 @@ func (q *Queue) closeSteer() (st steer, end func()) {
 
 // wait waits d on the injected clock and reports true, or false if done
 // is closed first.
-func (q *Queue) wait(d time.Duration, done <-chan struct{}) bool {
-	t := q.clock.Timer(d)
+func (rn *runner) wait(d time.Duration, done <-chan struct{}) bool {
+	t := rn.clock.Timer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -55,7 +55,6 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 		{"expiry before a claim", claimFirstSQL, []any{0}, "litequeue_jobs_expiry"},
 		{"leases and pauses", nextLeaseSQL, nil, "litequeue_jobs_lease"},
 		{"dead purge count", countDeadSQL, []any{0}, "litequeue_jobs_finished"},
-		{"breaker's failures", breakerFailedSQL, []any{"k", 0}, "litequeue_attempts_breaker"},
 	} {
 		switch tc.name {
 		case "list dead":

@@ -59,7 +59,7 @@ const statsDueKindsSQL = `SELECT DISTINCT kind FROM litequeue_jobs
 
 // A retry is a failed run after which the job went back to pending.
 const statsRetriesSQL = `SELECT kind, error_class, COUNT(*) AS n FROM litequeue_attempts
-	WHERE finished_at > ? AND next_state = 'pending' AND ` + failedSQL + `
+	WHERE finished_at > ? AND next_state = 'pending' AND ` + store.FailedSQL + `
 	GROUP BY kind, error_class ORDER BY n DESC, kind, error_class`
 
 // A death is the run after which the job went dead.

@@ -11,8 +11,8 @@ import (
 // through which every write of litequeue's goes.
 type storage struct {
 	eng   store.Engine
-	reads *store.Pool   // litequeue's own reads, in the engine's dialect
-	w     *store.Writer // nil on a Queue from OpenReadOnly
+	reads *store.Pool             // litequeue's own reads, in the engine's dialect
+	w     *store.Writer[*runNote] // nil on a Queue from OpenReadOnly
 	info  store.Info
 }
 
@@ -20,17 +20,17 @@ type storage struct {
 // or returns ErrReadOnly. fn may run more than once (see store.Writer.Do):
 // it sets its results afresh each time.
 func (s *storage) write(ctx context.Context, fn func(tx store.Execer) error) error {
-	return s.submit(&store.Op{Ctx: ctx, Fn: fn})
+	return s.submit(&store.Op[*runNote]{Ctx: ctx, Fn: fn})
 }
 
 // writeLight is write for a write whose loss in a power cut is harmless
 // (a claim, a lease's renewal: see store.Op.Light).
 func (s *storage) writeLight(ctx context.Context, fn func(tx store.Execer) error) error {
-	return s.submit(&store.Op{Ctx: ctx, Fn: fn, Light: true})
+	return s.submit(&store.Op[*runNote]{Ctx: ctx, Fn: fn, Light: true})
 }
 
 // submit runs op through the writer, or returns ErrReadOnly.
-func (s *storage) submit(op *store.Op) error {
+func (s *storage) submit(op *store.Op[*runNote]) error {
 	if s.readOnly() {
 		return ErrReadOnly
 	}

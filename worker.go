@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/litequeue/litequeue/internal/store"
 )
 
@@ -74,9 +75,15 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 	q.mu.Unlock()
 	defer q.works.Done()
 
-	switch {
-	case q.st.readOnly():
+	if q.st.readOnly() {
 		return ErrReadOnly
+	}
+	return q.run.work(ctx, opts)
+}
+
+// work is Work, once it is admitted.
+func (rn *runner) work(ctx context.Context, opts WorkerOptions) error {
+	switch {
 	case opts.Concurrency < 0:
 		return fmt.Errorf("litequeue: work: Concurrency %d is negative", opts.Concurrency)
 	case opts.ShutdownGrace < 0:
@@ -89,10 +96,10 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 		opts.ShutdownGrace = DefaultShutdownGrace
 	}
 	if opts.Name == "" {
-		opts.Name = q.worker
+		opts.Name = rn.worker
 	}
 	p := &pool{
-		q:        q,
+		rn:       rn,
 		opts:     opts,
 		slots:    make(chan struct{}, opts.Concurrency),
 		done:     make(chan struct{}, opts.Concurrency*leaseFactor),
@@ -101,8 +108,8 @@ func (q *Queue) Work(ctx context.Context, opts WorkerOptions) error {
 		shutdown: make(chan struct{}),
 		abandon:  make(chan struct{}),
 	}
-	p.wk = store.NewWaker(q.wake.fire, p.room)
-	watch, err := q.st.eng.Watch(p.wk)
+	p.wk = store.NewWaker(rn.wake.fire, p.room)
+	watch, err := rn.st.eng.Watch(p.wk)
 	if err != nil {
 		return fmt.Errorf("litequeue: work: %w", err)
 	}
@@ -130,7 +137,7 @@ const (
 
 // pool is the state of one Work call.
 type pool struct {
-	q        *Queue
+	rn       *runner
 	opts     WorkerOptions
 	running  atomic.Int64  // runs started whose end the loop has not yet taken from done
 	slots    chan struct{} // one token per handler running
@@ -191,7 +198,7 @@ func (p *pool) loop(ctx context.Context) {
 	var swept time.Time
 	for {
 		swept = p.sweep(ctx, swept)
-		wake := p.q.wake.wait() // before looking, so that no Enqueue is missed
+		wake := p.rn.wake.wait() // before looking, so that no Enqueue is missed
 		slot := p.firePeriodic(ctx)
 		until, again, stop := p.claimFree(ctx)
 		switch {
@@ -200,7 +207,7 @@ func (p *pool) loop(ctx context.Context) {
 		case again:
 			continue
 		}
-		if until = earlier(earlier(until, slot), swept.Add(sweepEvery)); !until.After(p.q.now()) {
+		if until = earlier(earlier(until, slot), swept.Add(sweepEvery)); !until.After(p.rn.now()) {
 			continue
 		}
 		if !p.sleep(ctx, wake, until) {
@@ -221,13 +228,13 @@ func earlier(a, b time.Time) time.Time {
 // firePeriodic is the scheduler's fire for Work's loop, which logs an error
 // and tries again after errorBackoff.
 func (p *pool) firePeriodic(ctx context.Context) time.Time {
-	q := p.q
-	next, err := q.sched.fire(ctx)
+	rn := p.rn
+	next, err := rn.firePeriodic(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
-			q.opts.Logger.Error("litequeue: work", "err", err)
+			rn.logger.Error("litequeue: work", "err", err)
 		}
-		return q.now().Add(errorBackoff)
+		return rn.now().Add(errorBackoff)
 	}
 	return next
 }
@@ -235,13 +242,13 @@ func (p *pool) firePeriodic(ctx context.Context) time.Time {
 // sweep runs the janitor if it last ran, at swept, sweepEvery ago or more,
 // and returns when it last ran.
 func (p *pool) sweep(ctx context.Context, swept time.Time) time.Time {
-	q := p.q
-	now := q.now()
+	rn := p.rn
+	now := rn.now()
 	if !swept.IsZero() && now.Sub(swept) < sweepEvery && !now.Before(swept) { // Before: the clock went back
 		return swept
 	}
-	if err := q.sweep(ctx); err != nil && ctx.Err() == nil {
-		q.opts.Logger.Error("litequeue: retention", "err", err)
+	if err := rn.sweep(ctx); err != nil && ctx.Err() == nil {
+		rn.logger.Error("litequeue: retention", "err", err)
 	}
 	return now
 }
@@ -250,8 +257,8 @@ func (p *pool) sweep(ctx context.Context, swept time.Time) time.Time {
 // loop does next: look again at once, stop (Work is stopping and cut the
 // claim short), or wait until until at the latest.
 func (p *pool) claimFree(ctx context.Context) (until time.Time, again, stop bool) {
-	q := p.q
-	until = q.now().Add(p.watch.Poll())
+	rn := p.rn
+	until = rn.now().Add(p.watch.Poll())
 	free := p.limit() - int(p.running.Load())
 	if free <= 0 {
 		return until, false, false
@@ -263,12 +270,12 @@ func (p *pool) claimFree(ctx context.Context) (until time.Time, again, stop bool
 		// back, nothing was leased.
 		return time.Time{}, false, true
 	case err != nil:
-		q.opts.Logger.Error("litequeue: work", "err", err)
-		until = q.now().Add(errorBackoff)
+		rn.logger.Error("litequeue: work", "err", err)
+		until = rn.now().Add(errorBackoff)
 	case started > 0 && started < free:
 		return time.Time{}, true, false // more may be due
 	case started == 0 && !next.IsZero():
-		if until = earlier(until, next); !until.After(q.now()) {
+		if until = earlier(until, next); !until.After(rn.now()) {
 			return time.Time{}, true, false // due already
 		}
 	}
@@ -280,17 +287,17 @@ func (p *pool) claimFree(ctx context.Context) (until time.Time, again, stop bool
 // short. With room for a job, it first tells the watch that the loop is
 // idle (see waker). It reports false when ctx is done or the Queue closes.
 func (p *pool) sleep(ctx context.Context, wake <-chan struct{}, until time.Time) bool {
-	q := p.q
+	rn := p.rn
 	if p.room() {
 		p.wk.Idled()
-		if h := q.sleepHook.Load(); h != nil {
+		if h := rn.sleepHook.Load(); h != nil {
 			(*h)(p.opts.Queues, p.running.Load())
 		}
 	}
-	t := q.timerAt(until)
+	t := timerAt(rn.clock, until)
 	select {
 	case <-ctx.Done():
-	case <-q.closing:
+	case <-rn.closing:
 	case <-wake:
 	case <-p.done:
 		p.running.Add(-1)
@@ -299,7 +306,7 @@ func (p *pool) sleep(ctx context.Context, wake <-chan struct{}, until time.Time)
 	case <-t.C:
 	}
 	t.Stop()
-	return ctx.Err() == nil && !q.isClosing()
+	return ctx.Err() == nil && !rn.isClosing()
 }
 
 // reap counts every run that has finished since the last look.
@@ -319,8 +326,8 @@ func (p *pool) reap() {
 // least every pollInterval, it first looks (see look). It returns how many
 // jobs it started and, if none was due, when the next one will be.
 func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time, err error) {
-	q := p.q
-	if now := q.now(); !p.busy || !now.Before(p.lookAt) {
+	rn := p.rn
+	if now := rn.now(); !p.busy || !now.Before(p.lookAt) {
 		claim, err := p.look(ctx, now)
 		if err != nil {
 			return 0, time.Time{}, err
@@ -330,7 +337,7 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 		}
 	}
 	self := &claimer{queues: p.opts.Queues, worker: p.opts.Name}
-	leases, err := q.claim(ctx, *self, free)
+	leases, err := rn.claim(ctx, *self, free)
 	p.busy = len(leases) == free
 	for _, l := range leases {
 		p.running.Add(1)
@@ -344,13 +351,13 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 // clock was not set back since the last look. It rescues what it finds
 // expired, sets p.next, and reports whether a job is due to claim.
 func (p *pool) look(ctx context.Context, now time.Time) (claim bool, err error) {
-	q := p.q
+	rn := p.rn
 	p.lookAt = now.Add(pollInterval)
 	changed, err := p.watch.Changed(ctx)
 	if err != nil {
 		return false, err
 	}
-	kinds := q.reg.count()
+	kinds := rn.reg.count()
 	if !changed && kinds == p.kinds && (p.next.IsZero() || now.Before(p.next)) && !now.Before(p.looked) {
 		return false, nil
 	}
@@ -374,15 +381,15 @@ func (p *pool) look(ctx context.Context, now time.Time) (claim bool, err error) 
 // show, and returns them with when to look again at leases that stay
 // expired (zero: at the next poll or due time).
 func (p *pool) rescued(ctx context.Context, now time.Time) (dueTimes, time.Time, error) {
-	q := p.q
-	due, err := q.nextDue(ctx, p.opts.Queues)
-	if err != nil || !due.needsRescue(now, q.opts.VisibilityTimeout) {
+	rn := p.rn
+	due, err := rn.nextDue(ctx, p.opts.Queues)
+	if err != nil || !due.needsRescue(now, rn.visibility) {
 		return due, time.Time{}, err
 	}
-	if _, err := q.rescue(ctx, &p.seen); err != nil {
+	if _, err := rn.rescue(ctx, &p.seen); err != nil {
 		return due, time.Time{}, err
 	}
-	if due, err = q.nextDue(ctx, p.opts.Queues); err != nil {
+	if due, err = rn.nextDue(ctx, p.opts.Queues); err != nil {
 		return due, time.Time{}, err
 	}
 	if due.lease.Valid && due.lease.Int64 <= store.MS(now) {
@@ -390,7 +397,7 @@ func (p *pool) rescued(ctx context.Context, now time.Time) (dueTimes, time.Time,
 		// seen expired too recently to rescue: look again when the first
 		// of those is confirmed, or at the next poll, not at once.
 		due.lease = sql.NullInt64{}
-		return due, p.seen.ripens(confirmWait(q.opts.VisibilityTimeout)), nil
+		return due, p.seen.ripens(confirmWait(rn.visibility)), nil
 	}
 	return due, time.Time{}, nil
 }
@@ -399,7 +406,7 @@ func (p *pool) rescued(ctx context.Context, now time.Time) (dueTimes, time.Time,
 // one is recorded, until none is due, Work is stopping or the pool leases
 // more than its limit; then it frees its place.
 func (p *pool) run(ctx context.Context, l *lease, self *claimer) {
-	q := p.q
+	rn := p.rn
 	st := steer{
 		slots:    p.slots,
 		stop:     p.stopped,
@@ -407,7 +414,7 @@ func (p *pool) run(ctx context.Context, l *lease, self *claimer) {
 		abandon:  p.abandon,
 		ran:      p.ran,
 		next: func() *claimer {
-			if ctx.Err() != nil || q.isClosing() || p.running.Load() > int64(p.limit()) {
+			if ctx.Err() != nil || rn.isClosing() || p.running.Load() > int64(p.limit()) {
 				return nil
 			}
 			return self
@@ -415,8 +422,8 @@ func (p *pool) run(ctx context.Context, l *lease, self *claimer) {
 	}
 	for l != nil {
 		var err error
-		if l, err = q.execute(ctx, l, st); err != nil {
-			q.opts.Logger.Error("litequeue: work", "err", err)
+		if l, err = rn.execute(ctx, l, st); err != nil {
+			rn.logger.Error("litequeue: work", "err", err)
 		}
 	}
 	p.done <- struct{}{}
@@ -429,7 +436,7 @@ const maxReleaseWait = 5 * time.Second
 // drain waits for the running handlers through the shutdown grace, cancels
 // them, waits for them to return, and abandons those that do not.
 func (p *pool) drain() {
-	q := p.q
+	rn := p.rn
 	if !p.await(p.opts.ShutdownGrace) {
 		close(p.shutdown)
 		if !p.await(min(p.opts.ShutdownGrace, maxReleaseWait)) {
@@ -437,7 +444,7 @@ func (p *pool) drain() {
 			p.await(-1)
 		}
 	}
-	q.opts.Logger.Info("litequeue: worker stopped", "worker", p.opts.Name)
+	rn.logger.Info("litequeue: worker stopped", "worker", p.opts.Name)
 }
 
 // await waits up to d on the injected clock (forever if d < 0) for every
@@ -445,7 +452,7 @@ func (p *pool) drain() {
 func (p *pool) await(d time.Duration) bool {
 	var timeout <-chan time.Time
 	if d >= 0 {
-		t := p.q.clock.Timer(d)
+		t := p.rn.clock.Timer(d)
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -458,4 +465,24 @@ func (p *pool) await(d time.Duration) bool {
 		}
 	}
 	return true
+}
+
+// timerAt arms a timer on the clock c that fires when the clock
+// reads at, or at once if it already does. A clock's timer counts from the
+// moment it is armed; a clock that a test steps ([clock.Mock]) may step
+// between the reading of the time and the arming, and a timer counted from
+// the time read would end that step late: never, if the test then holds
+// the clock at at. So on such a clock timerAt arms again while a step came
+// between, up to three times (a clock that steps on by itself keeps the
+// last timer).
+func timerAt(c clock.Clock, at time.Time) *clock.Timer {
+	_, stepped := c.(interface{ Add(time.Duration) })
+	for try := 1; ; try++ {
+		now := c.Now()
+		t := c.Timer(max(0, at.Sub(now))) // a mock moves back to a timer's end in the past
+		if !stepped || try == 3 || c.Now().Equal(now) {
+			return t
+		}
+		t.Stop()
+	}
 }

@@ -34,8 +34,6 @@ type Engine interface {
 	// each row, which makes it the row of a running job, and writes
 	// those it took (lease returned true) so.
 	Claim(ctx context.Context, tx Execer, q ClaimQuery, lease func(*JobRow) bool) error
-	// AddHistory adds the history rows, in their order.
-	AddHistory(ctx context.Context, tx Execer, rows []*HistoryRow) error
 	// LockKind makes the claimers of kind take turns until tx ends, so
 	// that what one counts of the kind's runs is not changed by another
 	// meanwhile. An engine whose writers take turns anyway takes

@@ -2,7 +2,7 @@ package store
 
 // Commit runs the ops in one batch, as the writer's leader does, and is
 // for the tests of the writer, which need a batch of their choice.
-func (w *Writer) Commit(ops []*Op) {
+func (w *Writer[N]) Commit(ops []*Op[N]) {
 	for _, op := range ops {
 		op.done = make(chan bool, 1)
 	}
@@ -10,10 +10,13 @@ func (w *Writer) Commit(ops []*Op) {
 }
 
 // Err is the result of op after Commit.
-func (op *Op) Err() error { return op.err }
+func (op *Op[N]) Err() error { return op.err }
 
 // The statements that the tests of SQLite's plans check.
 const (
 	SetRowSQL     = setRowSQL
 	SetHeldRowSQL = setHeldRowSQL
 )
+
+// FailedSinceSQL is the breaker's count of failures, for its plan's test.
+const FailedSinceSQL = failedSinceSQL

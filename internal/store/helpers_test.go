@@ -16,7 +16,7 @@ import (
 // with the repository's schema and the given synchronous level ("":
 // full), and a Writer on it; both are closed when the test ends. It also
 // returns a pool on the file for the test's own reads.
-func openFile(tb testing.TB, synchronous string) (*store.Writer, *sqlx.DB) {
+func openFile(tb testing.TB, synchronous string) (*store.Writer[struct{}], *sqlx.DB) {
 	tb.Helper()
 	schema, err := os.ReadFile(filepath.Join("..", "..", "schema.sql"))
 	if err != nil {
@@ -37,5 +37,5 @@ func openFile(tb testing.TB, synchronous string) (*store.Writer, *sqlx.DB) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { conn.Close() })
-	return &store.Writer{Conn: conn, Engine: eng, Wake: func() {}}, info.App
+	return &store.Writer[struct{}]{Conn: conn, Engine: eng, Wake: func() {}}, info.App
 }

@@ -55,3 +55,14 @@ func TestQueryPlans_NoEphemeralPerRow(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryPlans_Breaker checks that a breaker counts a kind's failures
+// through the partial index of failed runs, litequeue_attempts_breaker,
+// whose condition FailedSQL must repeat term for term.
+func TestQueryPlans_Breaker(t *testing.T) {
+	t.Parallel()
+	db := openSchema(t)
+	if p := storetest.PlanOf(t, db, store.FailedSinceSQL, "k", 0); !strings.Contains(p, "INDEX litequeue_attempts_breaker") {
+		t.Errorf("the count of failures does not use litequeue_attempts_breaker:\n%s\nplan: %s", store.FailedSinceSQL, p)
+	}
+}

@@ -34,3 +34,77 @@ func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, e
 	n, err := res.RowsAffected()
 	return n == 1, err
 }
+
+// The ends of the runs that one writer batch commits are settled
+// together (see Writer.settle): a statement costs the file several times
+// the row it writes, and a drain commits a batch of ends per fsync.
+
+// A RunEnd is how a run ended, as decided: the job's row after it and its
+// history row, for the writer to store fenced by the lease that claimed
+// it, with the other ends of its batch.
+type RunEnd[N any] struct {
+	Claimed *JobRow     // the row as claimed: its token and created_at fence the write
+	After   JobRow      // the job's row after the run
+	History *HistoryRow // nil: none
+	// Gated says that the gate counts the end: its kind has a limit or a
+	// breaker (see Steps.Ran).
+	Gated bool
+	// Note is the machinery's own: what it asks of its steps of the
+	// settle (the worker's next job), and what they tell it back.
+	Note N
+	// Held is set by the settle: the fence held, and After and History
+	// are stored. When it did not, the row changed since the claim
+	// (CompleteTx, Cancel, a lost lease), nothing of the end is stored,
+	// and the machinery decides the end again on the row as it is, alone.
+	Held bool
+}
+
+// Steps are what the settle of a batch of run ends asks of the machinery
+// above the store, in the batch's transaction, once it stored the ends:
+// the gate's bookkeeping and the chained claims. A step may run more than
+// once (when the batch runs again), and sets what it tells back afresh.
+type Steps[N any] interface {
+	// Ran tells the gate of the stored ends whose kind it counts.
+	Ran(ctx context.Context, tx Execer, ends []*RunEnd[N]) error
+	// Claim claims the next jobs that the workers of the ends ask for,
+	// once the ends freed their places.
+	Claim(ctx context.Context, tx Execer, ends []*RunEnd[N]) error
+}
+
+// settle stores the run ends of a batch in tx: each job's row, fenced by
+// its run's lease, then the history rows of those whose fence held, in as
+// few statements as can be (see AddHistory), then the steps of the machinery: the
+// gate's bookkeeping of the gated ends, and the chained claims. A job made
+// pending again (a retry, a release) wakes this process's idle loops at
+// the commit.
+func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) error {
+	var history []*HistoryRow
+	var gated []*RunEnd[N]
+	for _, e := range ends {
+		held, err := SetHeldRow(ctx, tx, e.Claimed, &e.After)
+		if err != nil {
+			return err
+		}
+		if e.Held = held; !held {
+			continue
+		}
+		if e.History != nil {
+			history = append(history, e.History)
+		}
+		if e.After.State == "pending" {
+			w.WakeOwn()
+		}
+		if e.Gated {
+			gated = append(gated, e)
+		}
+	}
+	if err := AddHistory(ctx, tx, history); err != nil {
+		return err
+	}
+	if len(gated) > 0 {
+		if err := w.Steps.Ran(ctx, tx, gated); err != nil {
+			return err
+		}
+	}
+	return w.Steps.Claim(ctx, tx, ends)
+}

@@ -27,33 +27,31 @@ import (
 // The writer begins and ends transactions itself, with plain statements on
 // its connection, so that the statements it prepares once are reused by
 // every transaction (database/sql would prepare them anew in each).
-type Writer struct {
+type Writer[N any] struct {
 	Conn   *Conn  // the one connection, used by the leader only
 	Turn   Turn   // orders the commits with the app's WriteTx in the process
 	Engine Engine // begins the transactions, and orders writers across processes
-	// PerBatch, if set, runs once per batch that has writes joined to it,
-	// after the batch's writes and in their transaction, with the joins of
-	// those writes in order (see Op.join): work that the writes of a
-	// batch share, as the workers finishing together share one claim of
-	// their next jobs.
-	PerBatch func(ctx context.Context, tx Execer, joins []any) error
-	// wake wakes the Queue's idle Work loops, after a commit in which a
+	// Steps are the machinery's steps of the settle of a batch's run
+	// ends (see settle.go); needed only by a writer that is given ends.
+	Steps Steps[N]
+	// Wake wakes the Queue's idle Work loops, after a commit in which a
 	// write asked for it (WakeAtCommit).
 	Wake  func()
 	wakes bool // a write of the transaction that runs asked
 
 	mu      sync.Mutex
-	queue   []*Op
+	queue   []*Op[N]
 	leading bool
 }
 
 // An Op is one write for the Writer to run.
-type Op struct {
+type Op[N any] struct {
 	Ctx context.Context
-	Fn  func(tx Execer) error // nil: the op is its Join alone
-	// Join, if not nil, is passed to the writer's PerBatch with the joins
-	// of the other writes in the batch.
-	Join any
+	Fn  func(tx Execer) error // nil: the op is its End alone
+	// End, if not nil, is the end of a run, which the writer settles in
+	// the same transaction, after Fn, with the ends of the other writes
+	// of the batch (see settle.go); it sets End.Held.
+	End *RunEnd[N]
 	// Light marks a write whose loss in a power cut is harmless, so that a
 	// batch of only such writes commits without an fsync (see durable).
 	Light bool
@@ -72,9 +70,9 @@ const maxBatch = 512
 // once (when another write in its batch fails), so it sets its results
 // afresh each time.
 //
-// A non-nil op.Join is passed to PerBatch in the same transaction, after
-// fn, together with the joins of the other writes in the batch.
-func (w *Writer) Do(op *Op) error {
+// A non-nil op.End is settled in the same transaction, after fn,
+// together with the ends of the other writes in the batch.
+func (w *Writer[N]) Do(op *Op[N]) error {
 	op.done = make(chan bool, 1)
 	w.mu.Lock()
 	w.queue = append(w.queue, op)
@@ -92,7 +90,7 @@ func (w *Writer) Do(op *Op) error {
 }
 
 // lead commits one batch that includes op, then passes the lead on.
-func (w *Writer) lead(op *Op) {
+func (w *Writer[N]) lead(op *Op[N]) {
 	// The callers woken by the last commit are about to queue their next
 	// writes: let them, so that they share this commit.
 	runtime.Gosched()
@@ -120,7 +118,7 @@ func (w *Writer) lead(op *Op) {
 }
 
 // commit runs the batch in one transaction and sets each op's err.
-func (w *Writer) commit(batch []*Op) {
+func (w *Writer[N]) commit(batch []*Op[N]) {
 	if err := w.Turn.Take(context.Background()); err != nil {
 		for _, o := range batch {
 			o.err = err
@@ -163,7 +161,7 @@ var errCommit = errors.New("commit")
 // failed returns the writes of the batch that failed in a way that lets
 // them run again, and reports whether one failed because the connection
 // was lost.
-func (w *Writer) failed(batch []*Op) (again []*Op, lost bool) {
+func (w *Writer[N]) failed(batch []*Op[N]) (again []*Op[N], lost bool) {
 	for _, o := range batch {
 		if o.err == nil {
 			continue
@@ -180,7 +178,7 @@ func (w *Writer) failed(batch []*Op) (again []*Op, lost bool) {
 // isolate is set. It reports false when a write of a batch of several
 // failed without isolation: the transaction was rolled back, and the batch
 // must run again isolated.
-func (w *Writer) run(batch []*Op, isolate bool) bool {
+func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 	fail := func(err error) bool {
 		for _, o := range batch {
 			if o.err == nil {
@@ -209,7 +207,7 @@ func (w *Writer) run(batch []*Op, isolate bool) bool {
 		}
 	}
 	if !isolate {
-		if err := w.joined(batch); err != nil {
+		if err := w.settled(batch); err != nil {
 			c.Rollback()
 			if len(batch) == 1 {
 				return fail(err)
@@ -231,14 +229,14 @@ func (w *Writer) run(batch []*Op, isolate bool) bool {
 // transaction that runs commits: for a write that makes jobs claimable
 // which were not (see Queue.wakeIdle). Only a write the writer runs
 // calls it, on the leader's goroutine.
-func (w *Writer) WakeAtCommit() { w.wakes = true }
+func (w *Writer[N]) WakeAtCommit() { w.wakes = true }
 
 // WakeOwn asks that this process's idle Work loops wake at the commit of
 // the transaction that runs, for a write that made a job claimable (a run
 // released at a shutdown, a retry), unless the engine's watch tells them
 // of the commit anyway. Only a write the writer runs calls it, on the
 // leader's goroutine.
-func (w *Writer) WakeOwn() {
+func (w *Writer[N]) WakeOwn() {
 	if !w.Engine.TellsOwn() {
 		w.wakes = true
 	}
@@ -249,7 +247,7 @@ func (w *Writer) WakeOwn() {
 // a shut kind or queue, or moved when one opens: a resume, a run's end
 // under MaxRunning, a breaker's probe ending or a reset. A write the
 // writer runs calls it, on the leader's goroutine.
-func (w *Writer) WakeIdle(ctx context.Context, tx Execer) error {
+func (w *Writer[N]) WakeIdle(ctx context.Context, tx Execer) error {
 	w.WakeOwn()
 	return w.Engine.NotifyAtCommit(ctx, tx)
 }
@@ -261,7 +259,7 @@ func (w *Writer) WakeIdle(ctx context.Context, tx Execer) error {
 // only an earlier expiry, and the holder's later writes are fenced by the
 // token, not the expiry. The next durable commit makes them durable too:
 // an fsync of the WAL covers every frame before it.
-func durable(batch []*Op) bool {
+func durable[N any](batch []*Op[N]) bool {
 	for _, op := range batch {
 		if !op.Light {
 			return true
@@ -270,42 +268,43 @@ func durable(batch []*Op) bool {
 	return false
 }
 
-// joined runs PerBatch for the batch's joins, all at once, turning a
-// panic (PerBatch may call the app's Options.Rand) into an error, as run
-// does for a write: the leader must never unwind with the writer held.
-func (w *Writer) joined(batch []*Op) (err error) {
+// settled settles the ends of the batch's writes, all at once (see
+// settle), turning a panic (a step may call the app's Options.Rand) into
+// an error, as run does for a write: the leader must never unwind with
+// the writer held.
+func (w *Writer[N]) settled(batch []*Op[N]) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("litequeue: write panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	var joins []any
+	var ends []*RunEnd[N]
 	var ctx context.Context
 	for _, op := range batch {
-		if op.Join != nil {
-			joins = append(joins, op.Join)
+		if op.End != nil {
+			ends = append(ends, op.End)
 			ctx = op.Ctx
 		}
 	}
-	if len(joins) == 0 {
+	if len(ends) == 0 {
 		return nil
 	}
-	return w.PerBatch(ctx, w.Conn, joins)
+	return w.settle(ctx, w.Conn, ends)
 }
 
-// runInSavepoint runs op, and PerBatch for its join, inside a savepoint,
+// runInSavepoint runs op, and the settle of its end, inside a savepoint,
 // rolling back to it if either fails, and then forgetting a wake that op
 // asked for (WakeAtCommit). op's own failure is kept in op.err;
 // the returned error is a failure of the savepoint itself, which dooms the
 // whole transaction.
-func (w *Writer) runInSavepoint(op *Op) error {
+func (w *Writer[N]) runInSavepoint(op *Op[N]) error {
 	c := w.Conn
 	if err := c.Exec(`SAVEPOINT litequeue_op`); err != nil {
 		return err
 	}
 	wakes := w.wakes
 	if op.run(c) == nil {
-		op.err = w.joined([]*Op{op})
+		op.err = w.settled([]*Op[N]{op})
 	}
 	if op.err != nil {
 		if err := c.Exec(`ROLLBACK TO litequeue_op`); err != nil {
@@ -318,7 +317,7 @@ func (w *Writer) runInSavepoint(op *Op) error {
 
 // run calls op.Fn, turning a panic into an error so that one bad write
 // cannot take down the leader that runs it for another goroutine.
-func (op *Op) run(tx Execer) (err error) {
+func (op *Op[N]) run(tx Execer) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("litequeue: write panicked: %v\n%s", r, debug.Stack())

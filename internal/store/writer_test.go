@@ -20,8 +20,8 @@ func TestWriter_BatchIsolatesFailures(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	runs := map[string]int{}
-	write := func(v string, fail bool) *store.Op {
-		return &store.Op{Ctx: ctx, Fn: func(tx store.Execer) error {
+	write := func(v string, fail bool) *store.Op[struct{}] {
+		return &store.Op[struct{}]{Ctx: ctx, Fn: func(tx store.Execer) error {
 			runs[v]++
 			if _, err := tx.ExecContext(ctx, `INSERT INTO t (v) VALUES (?)`, v); err != nil {
 				return err
@@ -32,7 +32,7 @@ func TestWriter_BatchIsolatesFailures(t *testing.T) {
 			return nil
 		}}
 	}
-	batch := []*store.Op{write("a", false), write("b", true), write("c", false)}
+	batch := []*store.Op[struct{}]{write("a", false), write("b", true), write("c", false)}
 	w.Commit(batch)
 	for i, want := range []error{nil, boom, nil} {
 		if !errors.Is(batch[i].Err(), want) {
@@ -50,7 +50,7 @@ func TestWriter_BatchIsolatesFailures(t *testing.T) {
 		t.Errorf("runs %v: want each write run twice (plain, then isolated)", runs)
 	}
 
-	lone := []*store.Op{write("d", true)}
+	lone := []*store.Op[struct{}]{write("d", true)}
 	w.Commit(lone)
 	if !errors.Is(lone[0].Err(), boom) || runs["d"] != 1 {
 		t.Fatalf("lone failing write: err %v, runs %d; want boom, run once", lone[0].Err(), runs["d"])
@@ -67,8 +67,8 @@ func TestWriter_WakeAtCommit(t *testing.T) {
 	var wakes int
 	w.Wake = func() { wakes++ } // commit runs on this goroutine
 	boom := errors.New("boom")
-	write := func(wake, fail bool) *store.Op {
-		return &store.Op{Ctx: ctx, Fn: func(store.Execer) error {
+	write := func(wake, fail bool) *store.Op[struct{}] {
+		return &store.Op[struct{}]{Ctx: ctx, Fn: func(store.Execer) error {
 			if wake {
 				w.WakeAtCommit()
 			}
@@ -80,13 +80,13 @@ func TestWriter_WakeAtCommit(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name  string
-		batch []*store.Op
+		batch []*store.Op[struct{}]
 		want  int
 	}{
-		{"asked", []*store.Op{write(false, false), write(true, false)}, 1},
-		{"asked by a write kept beside a failed one", []*store.Op{write(true, false), write(false, true)}, 1},
-		{"asked by the failed write only", []*store.Op{write(false, false), write(true, true)}, 0},
-		{"not asked", []*store.Op{write(false, false)}, 0},
+		{"asked", []*store.Op[struct{}]{write(false, false), write(true, false)}, 1},
+		{"asked by a write kept beside a failed one", []*store.Op[struct{}]{write(true, false), write(false, true)}, 1},
+		{"asked by the failed write only", []*store.Op[struct{}]{write(false, false), write(true, true)}, 0},
+		{"not asked", []*store.Op[struct{}]{write(false, false)}, 0},
 	} {
 		wakes = 0
 		w.Commit(tt.batch)
@@ -107,9 +107,9 @@ func TestWriter_LightBatches(t *testing.T) {
 		ctx := t.Context()
 		level := func(light ...bool) int { // the level a batch of such writes ran at
 			var got int
-			var batch []*store.Op
+			var batch []*store.Op[struct{}]
 			for i, l := range light {
-				op := &store.Op{Ctx: ctx, Light: l, Fn: func(tx store.Execer) error { return nil }}
+				op := &store.Op[struct{}]{Ctx: ctx, Light: l, Fn: func(tx store.Execer) error { return nil }}
 				if i == 0 {
 					op.Fn = func(tx store.Execer) error { return tx.GetContext(ctx, &got, `PRAGMA synchronous`) }
 				}

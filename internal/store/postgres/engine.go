@@ -229,12 +229,6 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 	return err
 }
 
-// addHistory adds one row per statement: the server's statements cost
-// little beside their rows.
-func (e *Engine) AddHistory(ctx context.Context, tx store.Execer, rows []*store.HistoryRow) error {
-	return store.AddHistoryEach(ctx, tx, rows)
-}
-
 // lockKind takes a lock on kind for the rest of tx: PostgreSQL's claimers
 // do not take turns, so two could each count a kind's runs before either
 // wrote its claim.

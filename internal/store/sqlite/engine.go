@@ -272,32 +272,6 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 	return err
 }
 
-// historyChunk is how many rows one statement of addHistory adds. A
-// statement costs the file several times the row it writes; a fixed chunk
-// keeps the statements few in kind, as each is prepared once (see
-// stmtCache), and the rows left over take a statement each.
-const historyChunk = 8
-
-// addHistory adds the rows a chunk of historyChunk at a time (one INSERT
-// of many rows' VALUES), and the rest one at a time.
-func (e *Engine) AddHistory(ctx context.Context, tx store.Execer, rows []*store.HistoryRow) error {
-	var args []any // reused from chunk to chunk
-	for len(rows) >= historyChunk {
-		args = args[:0]
-		for _, h := range rows[:historyChunk] {
-			args = h.Values(args)
-		}
-		if _, err := tx.ExecContext(ctx, addHistorySQL, args...); err != nil {
-			return err
-		}
-		rows = rows[historyChunk:]
-	}
-	return store.AddHistoryEach(ctx, tx, rows)
-}
-
-// addHistorySQL adds historyChunk rows.
-var addHistorySQL = store.InsertAttemptsSQL(historyChunk)
-
 // lockKind takes nothing: the file's writers take turns.
 func (e *Engine) LockKind(context.Context, store.Execer, string) error { return nil }
 

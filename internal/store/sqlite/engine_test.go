@@ -41,9 +41,8 @@ func TestQueryPlans_NoEphemeralPerRow(t *testing.T) {
 	t.Parallel()
 	db := openTemp(t, Config{}).Info().Reads
 	for name, query := range map[string]string{
-		"insert a job":     insertJobSQL,
-		"insert jobs":      insertJobsSQL,
-		"add history rows": addHistorySQL,
+		"insert a job": insertJobSQL,
+		"insert jobs":  insertJobsSQL,
 	} {
 		if ops := storetest.OpcodesOf(t, db, query); slices.Contains(ops, "OpenEphemeral") {
 			t.Errorf("%s builds an ephemeral table:\n%s\nprogram: %s", name, query, strings.Join(ops, " "))
@@ -69,7 +68,7 @@ func TestEngine_WriterHoldsNotifiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	w := &store.Writer{Conn: conn, Engine: e, Wake: func() {}}
+	w := &store.Writer[struct{}]{Conn: conn, Engine: e, Wake: func() {}}
 	watch, err := e.Watch(store.NewWaker(func() {}, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +86,7 @@ func TestEngine_WriterHoldsNotifiers(t *testing.T) {
 	watching := func() int { return watches(t, n) }
 	waitWatching(t, n, 1)
 	inside := -1
-	if err := w.Do(&store.Op{Ctx: t.Context(), Fn: func(store.Execer) error { inside = watching(); return nil }}); err != nil {
+	if err := w.Do(&store.Op[struct{}]{Ctx: t.Context(), Fn: func(store.Execer) error { inside = watching(); return nil }}); err != nil {
 		t.Fatal(err)
 	}
 	if inside != 0 {

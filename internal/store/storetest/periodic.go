@@ -152,12 +152,12 @@ func testFireSlotAtOnce(t *testing.T, f *Fixture) {
 	s := quarterly("quarter")
 	registerSchedule(t, f, s, slot0, slot0)
 	slot := slot0 + quarter
-	writers := []*store.Writer{f.Writer, f.OtherWriter(t)}
+	writers := []*store.Writer[struct{}]{f.Writer, f.OtherWriter(t)}
 	fired := make([]int64, 8) // by firing, the job it inserted
 	var wg sync.WaitGroup
 	for i := range fired {
 		wg.Go(func() {
-			err := writers[i%len(writers)].Do(&store.Op{Ctx: ctx, Fn: func(tx store.Execer) (err error) {
+			err := writers[i%len(writers)].Do(&store.Op[struct{}]{Ctx: ctx, Fn: func(tx store.Execer) (err error) {
 				fired[i], err = fireSlot(ctx, f.Engine, tx, s, slot)
 				return err
 			}})

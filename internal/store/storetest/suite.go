@@ -14,12 +14,12 @@ import (
 type Fixture struct {
 	Engine store.Engine
 	Reads  *store.Pool
-	Writer *store.Writer
+	Writer *store.Writer[struct{}]
 }
 
 // Write runs fn in a write transaction of the fixture's writer.
 func (f *Fixture) Write(ctx context.Context, fn func(tx store.Execer) error) error {
-	return f.Writer.Do(&store.Op{Ctx: ctx, Fn: fn})
+	return f.Writer.Do(&store.Op[struct{}]{Ctx: ctx, Fn: fn})
 }
 
 // NewFixture is the fixture on eng, whose statements and connection it
@@ -36,14 +36,14 @@ func NewFixture(tb testing.TB, eng store.Engine) *Fixture {
 		reads.CloseStmts()
 		conn.Close()
 	})
-	return &Fixture{Engine: eng, Reads: reads, Writer: &store.Writer{Engine: eng, Conn: conn, Wake: func() {}}}
+	return &Fixture{Engine: eng, Reads: reads, Writer: &store.Writer[struct{}]{Engine: eng, Conn: conn, Wake: func() {}}}
 }
 
 // OtherWriter returns a writer of its own on the engine, on a connection
 // of the app's pool, as another process has: its transactions and the
 // fixture writer's take turns on a file, and run side by side on a
 // server. Its statements and connection are closed when the test ends.
-func (f *Fixture) OtherWriter(tb testing.TB) *store.Writer {
+func (f *Fixture) OtherWriter(tb testing.TB) *store.Writer[struct{}] {
 	tb.Helper()
 	info := f.Engine.Info()
 	conn, err := store.NewConn(context.Background(), info.App, info.Dialect)
@@ -51,7 +51,7 @@ func (f *Fixture) OtherWriter(tb testing.TB) *store.Writer {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { conn.Close() })
-	return &store.Writer{Engine: f.Engine, Conn: conn, Wake: func() {}}
+	return &store.Writer[struct{}]{Engine: f.Engine, Conn: conn, Wake: func() {}}
 }
 
 // Run runs the suite that every engine passes, each case on a new,
@@ -60,6 +60,9 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 	for name, test := range map[string]func(*testing.T, *Fixture){
 		"AddHistory": testAddHistory,
 		"InsertJobs": testInsertJobs,
+		"Pauses":     testPauses,
+		"Starts":     testStarts,
+		"Breakers":   testBreakers,
 
 		"RegisterSchedule": testRegisterSchedule,
 		"ClaimSlot":        testClaimSlot,
@@ -87,7 +90,7 @@ func insertJob(t *testing.T, f *Fixture) int64 {
 	return ids[0]
 }
 
-// testAddHistory: AddHistory adds every row, in order, with its text as
+// testAddHistory: store.AddHistory adds every row, in order, with its text as
 // it was (invalid UTF-8 and NUL bytes included, which a server's text
 // stores as U+FFFD), for any number of rows: none, one, and past the
 // file's chunk of 8 rows a statement.
@@ -108,7 +111,7 @@ func testAddHistory(t *testing.T, f *Fixture) {
 				JobID: id, Kind: "k", Next: "pending",
 			})
 		}
-		if err := f.Write(ctx, func(tx store.Execer) error { return f.Engine.AddHistory(ctx, tx, rows) }); err != nil {
+		if err := f.Write(ctx, func(tx store.Execer) error { return store.AddHistory(ctx, tx, rows) }); err != nil {
 			t.Fatalf("%d rows: %v", n, err)
 		}
 		var got []store.AttemptRow
