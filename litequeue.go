@@ -42,7 +42,7 @@ type Queue struct {
 	works   sync.WaitGroup // running Work calls
 	calls   sync.WaitGroup // other public calls in progress
 
-	periodic periodics // schedules registered with Periodic: see periodic.go
+	sched *scheduler // the schedules registered with Periodic
 
 }
 
@@ -163,10 +163,11 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect), info: info}
 	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
+	q.sched = newScheduler(q.st, q.clock, q.enq, q.events, q.wake)
 	q.run = &runner{st: q.st, reg: q.reg, gate: q.gate, events: q.events, draws: q.draws, clock: q.clock,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
 		closing: q.closing, held: make(map[int64]*lease),
-		sweep: q.sweep, firePeriodic: q.firePeriodic, rescue: q.rescue, nextDue: q.nextDue, expireDue: q.expireDue}
+		sweep: q.sweep, firePeriodic: q.sched.fire, rescue: q.rescue, nextDue: q.nextDue, expireDue: q.expireDue}
 	q.acts = &acts{st: q.st, clock: q.clock, events: q.events, wake: q.wake, worker: q.worker, logger: opts.Logger}
 	if info.Writes == nil {
 		return q, nil // read-only

@@ -39,23 +39,41 @@ func NewFixture(tb testing.TB, eng store.Engine) *Fixture {
 	return &Fixture{Engine: eng, Reads: reads, Writer: &store.Writer[struct{}]{Engine: eng, Conn: conn, Wake: func() {}}}
 }
 
+// OtherWriter returns a writer of its own on the engine, on a connection
+// of the app's pool, as another process has: its transactions and the
+// fixture writer's take turns on a file, and run side by side on a
+// server. Its statements and connection are closed when the test ends.
+func (f *Fixture) OtherWriter(tb testing.TB) *store.Writer[struct{}] {
+	tb.Helper()
+	info := f.Engine.Info()
+	conn, err := store.NewConn(context.Background(), info.App, info.Dialect)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return &store.Writer[struct{}]{Engine: f.Engine, Conn: conn, Wake: func() {}}
+}
+
 // Run runs the suite that every engine passes, each case on a new,
 // empty database that open returns.
 func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 	for name, test := range map[string]func(*testing.T, *Fixture){
-		"AddHistory":    testAddHistory,
-		"InsertJobs":    testInsertJobs,
-		"Pauses":        testPauses,
-		"Starts":        testStarts,
-		"Breakers":      testBreakers,
-		"ListJobs":      testListJobs,
-		"JobByID":       testJobByID,
-		"DeleteJob":     testDeleteJob,
-		"RequestCancel": testRequestCancel,
-		"DeadJobs":      testDeadJobs,
-		"Keys":          testKeys,
-		"CountByState":  testCountByState,
-		"Failures":      testFailures,
+		"AddHistory":       testAddHistory,
+		"InsertJobs":       testInsertJobs,
+		"Pauses":           testPauses,
+		"Starts":           testStarts,
+		"Breakers":         testBreakers,
+		"ListJobs":         testListJobs,
+		"JobByID":          testJobByID,
+		"DeleteJob":        testDeleteJob,
+		"RequestCancel":    testRequestCancel,
+		"DeadJobs":         testDeadJobs,
+		"Keys":             testKeys,
+		"CountByState":     testCountByState,
+		"Failures":         testFailures,
+		"RegisterSchedule": testRegisterSchedule,
+		"ClaimSlot":        testClaimSlot,
+		"FireSlotAtOnce":   testFireSlotAtOnce,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
