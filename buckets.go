@@ -17,16 +17,6 @@ type FailureCount struct {
 	Retries, Deaths  int
 }
 
-// failuresSQL counts what statsRetriesSQL and statsDeathsSQL count, per
-// minute as well: a retry is a failed run after which the job went back
-// to pending, a death any run after which it went dead.
-const failuresSQL = `SELECT (finished_at / 60000) * 60000 AS minute, kind, error_class,
-	SUM(CASE WHEN next_state = 'pending' THEN 1 ELSE 0 END) AS retries,
-	SUM(CASE WHEN next_state = 'dead' THEN 1 ELSE 0 END) AS deaths
-	FROM litequeue_attempts
-	WHERE finished_at > ? AND (next_state = 'dead' OR (next_state = 'pending' AND ` + store.FailedSQL + `))
-	GROUP BY minute, kind, error_class ORDER BY minute, kind, error_class`
-
 // FailuresLastHour returns the retries and deaths of the last hour — the
 // runs that finished after now−1h on the injected clock, those that [Stats]
 // counts in [Stats.RetriesLastHour] and [Stats.DeathsLastHour] — per minute
@@ -39,14 +29,8 @@ func (q *Queue) FailuresLastHour(ctx context.Context) ([]FailureCount, error) {
 		return nil, err
 	}
 	defer leave()
-	var rows []struct {
-		Minute  int64  `db:"minute"`
-		Kind    string `db:"kind"`
-		Class   string `db:"error_class"`
-		Retries int    `db:"retries"`
-		Deaths  int    `db:"deaths"`
-	}
-	if err := q.st.reads.SelectContext(ctx, &rows, failuresSQL, store.MS(q.now().Add(-time.Hour))); err != nil {
+	rows, err := store.FailuresSince(ctx, q.st.reads, store.MS(q.now().Add(-time.Hour)))
+	if err != nil {
 		return nil, fmt.Errorf("litequeue: failures of the last hour: %w", err)
 	}
 	out := make([]FailureCount, len(rows))

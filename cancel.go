@@ -7,8 +7,6 @@ import (
 	"github.com/litequeue/litequeue/internal/store"
 )
 
-const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND state = 'running'`
-
 // Cancel stops a job for good. A pending job — also one scheduled or
 // waiting to retry — becomes cancelled at once, with no history row, and
 // fires job.cancelled. For a running job Cancel records the request and
@@ -21,12 +19,16 @@ const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND 
 // returns [ErrNotFound] for an ID that names no job, and an error naming
 // the state of a job that has already finished.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	running := false
-	err := q.actOn(ctx, "cancel", id, false, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+	err = q.acts.on(ctx, "cancel", id, false, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
 		switch running = State(row.State) == Running; State(row.State) {
 		case Running:
-			_, err := tx.ExecContext(ctx, requestCancelSQL, id)
-			return Event{}, err
+			return Event{}, store.RequestCancel(ctx, tx, id)
 		case Pending:
 			d := cancelPending(row, now)
 			err := storeDecision(ctx, tx, &d)

@@ -2,7 +2,6 @@ package litequeue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -30,11 +29,16 @@ const replayBatch = 500
 // running job holds the dead job's [UniqueKey]: a replay never makes two
 // live jobs with one key.
 func (q *Queue) Replay(ctx context.Context, id int64) error {
-	return q.actOn(ctx, "replay", id, true, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return q.acts.on(ctx, "replay", id, true, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
 		if State(row.State) != Dead {
 			return Event{}, &stateError{op: "replay", id: id, state: State(row.State)}
 		}
-		return q.replay(ctx, tx, row, now)
+		return q.acts.replay(ctx, tx, row, now)
 	})
 }
 
@@ -63,74 +67,19 @@ func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: the filter's state is %s, not dead", f.State)
 	}
 	f.State = Dead
-	query, args := f.query("id", true)
-	var ids []int64
-	if err := q.st.reads.SelectContext(ctx, &ids, query, args...); err != nil {
+	ids, err := store.JobIDs(ctx, q.st.reads, f.stored())
+	if err != nil {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
 	}
 	replayed := 0
 	for batch := range slices.Chunk(ids, replayBatch) {
-		n, err := q.replayIDs(ctx, batch)
+		n, err := q.acts.replayIDs(ctx, batch)
 		replayed += n
 		if err != nil {
 			return replayed, fmt.Errorf("litequeue: replay dead jobs: %w", err)
 		}
 	}
 	return replayed, nil
-}
-
-const deadByIDSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
-	WHERE id IN (?) AND state = 'dead' ORDER BY id /*FOR UPDATE*/`
-
-// replayIDs replays, in one transaction, the jobs with the given IDs that
-// are still dead, skipping those whose unique key a live job holds, then
-// wakes the workers and fires the events. It returns how many it replayed.
-func (q *Queue) replayIDs(ctx context.Context, ids []int64) (int, error) {
-	var events []Event
-	err := q.st.write(ctx, func(tx store.Execer) error {
-		events = events[:0]
-		now := q.now()
-		var rows []store.JobRow
-		if err := store.SelectIn(ctx, tx, &rows, deadByIDSQL, ids); err != nil {
-			return err
-		}
-		for i := range rows {
-			ev, err := q.replay(ctx, tx, &rows[i], now)
-			var ke *keyHeldError
-			if errors.As(err, &ke) {
-				q.opts.Logger.Warn("litequeue: replay skipped a dead job", "err", err)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			events = append(events, ev)
-		}
-		return nil
-	})
-	if err != nil || len(events) == 0 {
-		return 0, err
-	}
-	q.wake.fire()
-	q.events.emit(events...)
-	return len(events), nil
-}
-
-// replay puts the dead job in row back as pending at now and records the
-// replay in its history, unless a live job holds its unique key
-// (*keyHeldError). It returns the event to fire after the commit.
-func (q *Queue) replay(ctx context.Context, tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
-	if row.UniqueKey.Valid {
-		live, err := store.LiveByKey(ctx, tx, row.UniqueKey.String)
-		if err != nil {
-			return Event{}, err
-		}
-		if live != nil {
-			return Event{}, &keyHeldError{id: row.ID, key: row.UniqueKey.String, live: live.ID}
-		}
-	}
-	d := makeDue(row, OutcomeReplayed, 0, q.worker, now)
-	return d.event, storeDecision(ctx, tx, &d)
 }
 
 // PurgeDead deletes, with their history, the dead jobs that have been dead
@@ -154,8 +103,6 @@ func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, er
 	return n, nil
 }
 
-const countDeadSQL = `SELECT COUNT(*) FROM litequeue_jobs WHERE state = 'dead' AND finished_at <= ?`
-
 // CountDead returns how many jobs [Queue.PurgeDead](ctx, olderThan) would
 // delete now: a dry run.
 func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, error) {
@@ -167,8 +114,8 @@ func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, er
 	if olderThan < 0 {
 		return 0, fmt.Errorf("litequeue: count dead jobs: negative age %v", olderThan)
 	}
-	var n int
-	if err := q.st.reads.GetContext(ctx, &n, countDeadSQL, store.MS(q.now().Add(-olderThan))); err != nil {
+	n, err := store.CountDead(ctx, q.st.reads, store.MS(q.now().Add(-olderThan)))
+	if err != nil {
 		return 0, fmt.Errorf("litequeue: count dead jobs: %w", err)
 	}
 	return n, nil

@@ -26,6 +26,6 @@ func (q *Queue) NextDue(ctx context.Context) (time.Time, bool, error) {
 		return time.Time{}, false, err
 	}
 	next := store.MinNull(due.pending, due.lease)
-	next = store.MinNull(next, q.nextPeriodic())
+	next = store.MinNull(next, q.sched.next())
 	return store.NullTime(next), next.Valid, nil
 }

@@ -9,14 +9,6 @@ import (
 	"github.com/litequeue/litequeue/internal/store"
 )
 
-// historySQL orders a job's rows by ID, the order they were written. A
-// job's runs never overlap (a run's row is written when it ends, and the
-// next run starts after that), so this is the order the runs started, also
-// when the clock went back between them and their StartedAt times say
-// otherwise.
-const historySQL = `SELECT attempt, started_at, finished_at, outcome, error, error_class, delay, worker
-	FROM litequeue_attempts WHERE job_id = ? ORDER BY id`
-
 // History returns the job's history, oldest first, in the order its runs
 // started, across replays: one row per run and one per replay. The order is
 // that of the runs, not of their [Attempt.StartedAt] times, which a clock
@@ -33,8 +25,8 @@ func (q *Queue) History(ctx context.Context, id int64) ([]Attempt, error) {
 		return nil, err
 	}
 	defer leave()
-	var rows []store.AttemptRow
-	if err := q.st.reads.SelectContext(ctx, &rows, historySQL, id); err != nil {
+	rows, err := store.History(ctx, q.st.reads, id)
+	if err != nil {
 		return nil, fmt.Errorf("litequeue: history of job %d: %w", id, err)
 	}
 	attempts := make([]Attempt, len(rows))

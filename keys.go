@@ -17,11 +17,6 @@ import (
 // check, the app's write, its key and (with CompleteTx) the job's
 // completion commit together.
 
-const seenSQL = `SELECT COUNT(*) FROM litequeue_keys WHERE key = ? AND expires_at > ?`
-
-const markSQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
-	ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at`
-
 // Seen reports whether key was marked and has not expired: a key marked at
 // T with ttl D is seen while the injected clock reads before T+D. Expiry is
 // kept in whole milliseconds, rounded up: a key may be seen for up to a
@@ -33,7 +28,7 @@ func (q *Queue) Seen(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	defer leave()
-	return q.seen(ctx, q.st.reads, key)
+	return seen(ctx, q.st.reads, key, q.now())
 }
 
 // SeenTx is [Queue.Seen] inside the caller's transaction, begun on
@@ -49,19 +44,19 @@ func (q *Queue) SeenTx(ctx context.Context, tx *sqlx.Tx, key string) (bool, erro
 		return false, err
 	}
 	defer leave()
-	return q.seen(ctx, q.appTx(tx), key)
+	return seen(ctx, q.appTx(tx), key, q.now())
 }
 
-// seen runs Seen's query on db.
-func (q *Queue) seen(ctx context.Context, db store.Execer, key string) (bool, error) {
+// seen is Seen's answer at now, read on db.
+func seen(ctx context.Context, db store.Execer, key string, now time.Time) (bool, error) {
 	if key == "" {
 		return false, errors.New("litequeue: seen: empty key")
 	}
-	var n int
-	if err := db.GetContext(ctx, &n, seenSQL, key, store.MS(q.now())); err != nil {
+	ok, err := store.KeySeen(ctx, db, key, now)
+	if err != nil {
 		return false, fmt.Errorf("litequeue: seen %q: %w", key, err)
 	}
-	return n > 0, nil
+	return ok, nil
 }
 
 // Mark records key until ttl from now on the injected clock. Marking a key
@@ -77,7 +72,7 @@ func (q *Queue) Mark(ctx context.Context, key string, ttl time.Duration) error {
 		return err
 	}
 	err = q.st.write(ctx, func(tx store.Execer) error {
-		return mark(ctx, tx, key, q.now().Add(ttl))
+		return store.MarkKey(ctx, tx, key, q.now().Add(ttl))
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: mark %q: %w", key, err)
@@ -97,7 +92,7 @@ func (q *Queue) MarkTx(ctx context.Context, tx *sqlx.Tx, key string, ttl time.Du
 	if err := checkKey(key, ttl); err != nil {
 		return err
 	}
-	if err := mark(ctx, q.appTx(tx), key, q.now().Add(ttl)); err != nil {
+	if err := store.MarkKey(ctx, q.appTx(tx), key, q.now().Add(ttl)); err != nil {
 		return fmt.Errorf("litequeue: mark %q: %w", key, err)
 	}
 	return nil
@@ -112,10 +107,4 @@ func checkKey(key string, ttl time.Duration) error {
 		return fmt.Errorf("litequeue: mark %q: ttl %v is not positive", key, ttl)
 	}
 	return nil
-}
-
-// mark records key until expires in tx.
-func mark(ctx context.Context, tx store.Execer, key string, expires time.Time) error {
-	_, err := tx.ExecContext(ctx, markSQL, key, store.MSUp(expires))
-	return err
 }

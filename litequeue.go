@@ -37,6 +37,7 @@ type Queue struct {
 	res    *rescuer
 	agenda *agenda
 	run    *runner
+	acts   *acts
 
 	mu      sync.RWMutex
 	closed  bool
@@ -44,7 +45,7 @@ type Queue struct {
 	works   sync.WaitGroup // running Work calls
 	calls   sync.WaitGroup // other public calls in progress
 
-	periodic periodics // schedules registered with Periodic: see periodic.go
+	sched *scheduler // the schedules registered with Periodic
 
 }
 
@@ -169,11 +170,13 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	q.agenda = &agenda{st: q.st, reg: q.reg, gate: q.gate, clock: q.clock}
 	q.res = &rescuer{st: q.st, clock: q.clock, gate: q.gate, events: q.events, wake: q.wake,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout}
+	q.sched = newScheduler(q.st, q.clock, q.enq, q.events, q.wake)
 	q.run = &runner{st: q.st, reg: q.reg, gate: q.gate, events: q.events, draws: q.draws, clock: q.clock,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
 		closing: q.closing, held: make(map[int64]*lease),
-		sweep: q.jan.sweep, firePeriodic: q.firePeriodic, rescue: q.res.rescue, nextDue: q.agenda.read, expireDue: expireDue}
+		sweep: q.jan.sweep, firePeriodic: q.sched.fire, rescue: q.res.rescue, nextDue: q.agenda.read, expireDue: expireDue}
 	q.res.held = q.run // the rescuer leaves alone the leases the runner holds
+	q.acts = &acts{st: q.st, clock: q.clock, events: q.events, wake: q.wake, worker: q.worker, logger: opts.Logger}
 	if info.Writes == nil {
 		return q, nil // read-only
 	}
@@ -265,40 +268,6 @@ func (q *Queue) enter(ctx context.Context) (leave func(), err error) {
 	}
 	q.calls.Add(1)
 	return q.calls.Done, nil
-}
-
-// actOn runs act, one of the operator's acts on a job (Cancel, Replay,
-// RunNow, Delete), in a write transaction on the job's row as it is then,
-// and fires the event act returns, if any, after the commit (waking idle
-// workers first if wake). act may run more than once (see writer.do): it
-// sets its results afresh each time. A missing job is ErrNotFound, and
-// every error names op and the ID (see jobError).
-func (q *Queue) actOn(ctx context.Context, op string, id int64, wake bool, act func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error)) error {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer leave()
-	var ev Event
-	err = q.st.write(ctx, func(tx store.Execer) error {
-		var row store.JobRow
-		if err := tx.GetContext(ctx, &row, jobByIDSQL, id); err != nil {
-			return err
-		}
-		var err error
-		ev, err = act(tx, &row, q.now())
-		return err
-	})
-	if err != nil {
-		return jobError(op, id, err)
-	}
-	if ev.Type != "" {
-		if wake {
-			q.wake.fire()
-		}
-		q.events.emit(ev)
-	}
-	return nil
 }
 
 // isClosing reports whether Close has begun.

@@ -30,7 +30,7 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer leave()
-	if _, err := q.firePeriodic(ctx); err != nil {
+	if _, err := q.sched.fire(ctx); err != nil {
 		return 0, err
 	}
 	runs, err := q.run.runDue(ctx)

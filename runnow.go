@@ -17,7 +17,12 @@ import (
 // naming the state of a job that is running or finished ([Queue.Replay]
 // puts a dead job back).
 func (q *Queue) RunNow(ctx context.Context, id int64) error {
-	return q.actOn(ctx, "run now", id, true, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return q.acts.on(ctx, "run now", id, true, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
 		switch {
 		case State(row.State) != Pending:
 			return Event{}, &stateError{op: "run now", id: id, state: State(row.State)}

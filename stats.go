@@ -2,7 +2,6 @@ package litequeue
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"time"
@@ -49,24 +48,6 @@ type ErrorCount struct {
 	Count            int
 }
 
-const statsJobsSQL = `SELECT queue, state,
-	CASE WHEN state = 'pending' AND run_at <= ? THEN 1 ELSE 0 END AS due,
-	COUNT(*) AS n, MIN(run_at) AS oldest
-	FROM litequeue_jobs GROUP BY queue, state, due`
-
-const statsDueKindsSQL = `SELECT DISTINCT kind FROM litequeue_jobs
-	WHERE state = 'pending' AND run_at <= ? ORDER BY kind`
-
-// A retry is a failed run after which the job went back to pending.
-const statsRetriesSQL = `SELECT kind, error_class, COUNT(*) AS n FROM litequeue_attempts
-	WHERE finished_at > ? AND next_state = 'pending' AND ` + store.FailedSQL + `
-	GROUP BY kind, error_class ORDER BY n DESC, kind, error_class`
-
-// A death is the run after which the job went dead.
-const statsDeathsSQL = `SELECT kind, error_class, COUNT(*) AS n FROM litequeue_attempts
-	WHERE finished_at > ? AND next_state = 'dead'
-	GROUP BY kind, error_class ORDER BY n DESC, kind, error_class`
-
 // Stats returns the queue's figures at now on the injected clock, read in
 // one snapshot of the file with GROUP BY queries. "The last hour" is the
 // runs that finished after now−1h.
@@ -76,60 +57,58 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, err
 	}
 	defer leave()
-	s, err := q.stats(ctx, q.now())
+	var s Stats
+	now := q.now()
+	err = q.st.reads.Snapshot(ctx, func(tx store.Execer) (err error) {
+		s, err = readStats(ctx, tx, now, q.reg, q.gate)
+		return err
+	})
 	if err != nil {
 		return Stats{}, fmt.Errorf("litequeue: stats: %w", err)
 	}
 	return s, nil
 }
 
-func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
-	// A read-only transaction begins DEFERRED: one snapshot, no write lock.
-	tx, err := q.st.reads.Begin(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return Stats{}, err
-	}
-	defer tx.Rollback()
+// readStats reads the figures at now in tx, one snapshot of the database:
+// the kinds without a handler are those that reg has none for, the pauses
+// and breakers those of g.
+func readStats(ctx context.Context, tx store.Execer, now time.Time, reg *registry, g *gate) (s Stats, err error) {
 	if s.Queues, err = queueStats(ctx, tx, now); err != nil {
 		return Stats{}, err
 	}
-	if s.Unhandled, err = q.unhandled(ctx, tx, now); err != nil {
+	due, err := store.DueKinds(ctx, tx, store.MS(now))
+	if err != nil {
 		return Stats{}, err
 	}
+	s.Unhandled = unhandled(due, reg.kinds())
 	hourAgo := store.MS(now.Add(-time.Hour))
-	if s.RetriesLastHour, err = errorCounts(ctx, tx, statsRetriesSQL, hourAgo); err != nil {
+	retries, err := store.RetriesSince(ctx, tx, hourAgo)
+	if err != nil {
 		return Stats{}, err
 	}
-	if s.DeathsByClassLastHour, err = errorCounts(ctx, tx, statsDeathsSQL, hourAgo); err != nil {
+	s.RetriesLastHour = errorCounts(retries)
+	deaths, err := store.DeathsSince(ctx, tx, hourAgo)
+	if err != nil {
 		return Stats{}, err
 	}
+	s.DeathsByClassLastHour = errorCounts(deaths)
 	s.DeathsLastHour = map[string]int{}
 	for _, d := range s.DeathsByClassLastHour {
 		s.DeathsLastHour[d.Kind] += d.Count
 	}
-	if s.Paused, err = q.gate.pauses(ctx, tx); err != nil {
+	if s.Paused, err = g.pauses(ctx, tx); err != nil {
 		return Stats{}, err
 	}
-	if s.Breakers, err = q.gate.breakerStats(ctx, tx); err != nil {
+	if s.Breakers, err = g.breakerStats(ctx, tx); err != nil {
 		return Stats{}, err
 	}
 	return s, nil
 }
 
-// stateGroup is a row of statsJobsSQL: the jobs of one queue in one state,
-// the pending ones split into due and not.
-type stateGroup struct {
-	Queue  string        `db:"queue"`
-	State  State         `db:"state"`
-	Due    bool          `db:"due"`
-	N      int           `db:"n"`
-	Oldest sql.NullInt64 `db:"oldest"`
-}
-
 // queueStats counts the jobs of each queue by state at now.
 func queueStats(ctx context.Context, tx store.Execer, now time.Time) (map[string]QueueStats, error) {
-	var groups []stateGroup
-	if err := tx.SelectContext(ctx, &groups, statsJobsSQL, store.MS(now)); err != nil {
+	groups, err := store.CountByState(ctx, tx, store.MS(now))
+	if err != nil {
 		return nil, err
 	}
 	queues := map[string]QueueStats{}
@@ -142,59 +121,46 @@ func queueStats(ctx context.Context, tx store.Execer, now time.Time) (map[string
 }
 
 // add counts the group g in its state's field.
-func (qs *QueueStats) add(g stateGroup, now time.Time) {
-	switch {
+func (qs *QueueStats) add(g store.StateCount, now time.Time) {
+	switch state := State(g.State); {
 	case g.Due:
 		qs.Due = g.N
 		qs.OldestDue = now.Sub(store.NullTime(g.Oldest))
-	case g.State == Pending:
+	case state == Pending:
 		qs.Scheduled = g.N
-	case g.State == Running:
+	case state == Running:
 		qs.Running = g.N
-	case g.State == Dead:
+	case state == Dead:
 		qs.Dead = g.N
-	case g.State == Completed:
+	case state == Completed:
 		qs.Completed = g.N
-	case g.State == Discarded:
+	case state == Discarded:
 		qs.Discarded = g.N
-	case g.State == Cancelled:
+	case state == Cancelled:
 		qs.Cancelled = g.N
-	case g.State == Expired:
+	case state == Expired:
 		qs.Expired = g.N
 	}
 }
 
-// unhandled returns the kinds that have due jobs at now and no handler on
-// q, sorted.
-func (q *Queue) unhandled(ctx context.Context, tx store.Execer, now time.Time) ([]string, error) {
-	var kinds []string
-	if err := tx.SelectContext(ctx, &kinds, statsDueKindsSQL, store.MS(now)); err != nil {
-		return nil, err
-	}
-	handled := q.reg.kinds()
-	unhandled := []string{}
-	for _, k := range kinds {
+// unhandled returns the kinds of due, sorted, that are not in handled,
+// sorted; never nil.
+func unhandled(due, handled []string) []string {
+	kinds := []string{}
+	for _, k := range due {
 		if _, ok := slices.BinarySearch(handled, k); !ok {
-			unhandled = append(unhandled, k)
+			kinds = append(kinds, k)
 		}
 	}
-	return unhandled, nil
+	return kinds
 }
 
-// errorCounts runs query, a count of runs per kind and error class since
-// the Unix millisecond since, and returns its rows; never nil.
-func errorCounts(ctx context.Context, tx store.Execer, query string, since int64) ([]ErrorCount, error) {
-	var rows []struct {
-		Kind  string `db:"kind"`
-		Class string `db:"error_class"`
-		N     int    `db:"n"`
-	}
-	if err := tx.SelectContext(ctx, &rows, query, since); err != nil {
-		return nil, err
-	}
+// errorCounts returns the store's counts of runs per kind and error
+// class as ErrorCounts; never nil.
+func errorCounts(rows []store.ClassCount) []ErrorCount {
 	counts := make([]ErrorCount, len(rows))
 	for i, r := range rows {
 		counts[i] = ErrorCount{Kind: r.Kind, ErrorClass: r.Class, Count: r.N}
 	}
-	return counts, nil
+	return counts
 }

@@ -30,8 +30,6 @@ func storeRow(ctx context.Context, tx store.Execer, d *decision) error {
 	return store.SetRow(ctx, tx, &d.after)
 }
 
-const jobByIDSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs WHERE id = ? /*FOR UPDATE*/`
-
 // holder reads the row of job — a leased job, as its handler got it — and
 // checks that the lease token is still the current one on a running job;
 // else ErrLeaseLost. A job already completed under the same token
@@ -44,8 +42,8 @@ const jobByIDSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs WHERE id
 // migrated from version 2 may hold a job that got the ID of a job purged
 // before the upgrade.
 func holder(ctx context.Context, tx store.Execer, job *Job) (row *store.JobRow, done bool, err error) {
-	row = new(store.JobRow)
-	if err := tx.GetContext(ctx, row, jobByIDSQL, job.ID); err != nil {
+	row, err = store.LockJob(ctx, tx, job.ID)
+	if err != nil {
 		if errors.Is(err, store.ErrNoRows) {
 			return nil, false, ErrLeaseLost
 		}

@@ -225,7 +225,7 @@ func earlier(a, b time.Time) time.Time {
 	return a
 }
 
-// firePeriodic is Queue.firePeriodic for Work's loop, which logs an error
+// firePeriodic is the scheduler's fire for Work's loop, which logs an error
 // and tries again after errorBackoff.
 func (p *pool) firePeriodic(ctx context.Context) time.Time {
 	rn := p.rn

@@ -151,6 +151,18 @@ func (p *Pool) Begin(ctx context.Context, opts *sql.TxOptions) (*AppTx, error) {
 	return &AppTx{t, p.d}, nil
 }
 
+// Snapshot runs fn in a read-only transaction on the pool, which it rolls
+// back when fn returns: fn's reads see one snapshot of the database and
+// take no write lock (on the file, a DEFERRED BEGIN).
+func (p *Pool) Snapshot(ctx context.Context, fn func(tx Execer) error) error {
+	tx, err := p.Begin(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
 // CloseStmts releases the statements the pool prepared; the pool itself
 // is closed by whoever opened it.
 func (p *Pool) CloseStmts() error { return p.stmts.close() }

@@ -16,7 +16,14 @@ func (op *Op[N]) Err() error { return op.err }
 const (
 	SetRowSQL     = setRowSQL
 	SetHeldRowSQL = setHeldRowSQL
+	CountDeadSQL  = countDeadSQL
 )
 
 // FailedSinceSQL is the breaker's count of failures, for its plan's test.
 const FailedSinceSQL = failedSinceSQL
+
+// Query is the SELECT that ListJobs (ordered) or CountJobs runs for f,
+// with its arguments.
+func (f JobFilter) Query(columns string, ordered bool) (string, []any) {
+	return f.query(columns, ordered)
+}

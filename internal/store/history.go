@@ -68,3 +68,20 @@ func AddHistoryRow(ctx context.Context, tx Execer, h *HistoryRow) error {
 	_, err := tx.ExecContext(ctx, insertAttemptSQL, h.Values(nil)...)
 	return err
 }
+
+// historySQL orders a job's rows by ID, the order they were written. A
+// job's runs never overlap (a run's row is written when it ends, and the
+// next run starts after that), so this is the order the runs started, also
+// when the clock went back between them and their StartedAt times say
+// otherwise.
+const historySQL = `SELECT attempt, started_at, finished_at, outcome, error, error_class, delay, worker
+	FROM litequeue_attempts WHERE job_id = ? ORDER BY id`
+
+// History reads on db the history rows of the job with the given ID, in
+// the order the job's runs started (see historySQL); none for an ID that
+// names no job.
+func History(ctx context.Context, db Execer, jobID int64) ([]AttemptRow, error) {
+	var rows []AttemptRow
+	err := db.SelectContext(ctx, &rows, historySQL, jobID)
+	return rows, err
+}

@@ -6,9 +6,9 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-// SelectIn runs a query whose (?) lists take slices, on the pool or in a
+// selectIn runs a query whose (?) lists take slices, on the pool or in a
 // transaction.
-func SelectIn(ctx context.Context, db Execer, dest any, query string, args ...any) error {
+func selectIn(ctx context.Context, db Execer, dest any, query string, args ...any) error {
 	query, args, err := sqlx.In(query, args...)
 	if err != nil {
 		return err

@@ -83,7 +83,7 @@ type Finished struct {
 func FinishedJobs(ctx context.Context, db Execer, c Class, states []string, cutoff int64, limit int) ([]Finished, error) {
 	var found []Finished
 	query, args := c.finishedJobs(states, cutoff, limit)
-	err := SelectIn(ctx, db, &found, query, args...)
+	err := selectIn(ctx, db, &found, query, args...)
 	return found, err
 }
 
@@ -98,7 +98,7 @@ const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
 // many it deleted.
 func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string, cutoff int64) (int, error) {
 	var deleted []int64
-	if err := SelectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
+	if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
 		return 0, err
 	}
 	if len(deleted) == 0 {
@@ -124,6 +124,6 @@ func ExpiredKeys(ctx context.Context, db Execer, now int64, limit int) ([]string
 // returns how many it deleted.
 func DeleteExpiredKeys(ctx context.Context, tx Execer, keys []string, now int64) (int, error) {
 	var deleted []string
-	err := SelectIn(ctx, tx, &deleted, deleteKeysSQL, keys, now)
+	err := selectIn(ctx, tx, &deleted, deleteKeysSQL, keys, now)
 	return len(deleted), err
 }

@@ -39,6 +39,21 @@ func NewFixture(tb testing.TB, eng store.Engine) *Fixture {
 	return &Fixture{Engine: eng, Reads: reads, Writer: &store.Writer[struct{}]{Engine: eng, Conn: conn, Wake: func() {}}}
 }
 
+// OtherWriter returns a writer of its own on the engine, on a connection
+// of the app's pool, as another process has: its transactions and the
+// fixture writer's take turns on a file, and run side by side on a
+// server. Its statements and connection are closed when the test ends.
+func (f *Fixture) OtherWriter(tb testing.TB) *store.Writer[struct{}] {
+	tb.Helper()
+	info := f.Engine.Info()
+	conn, err := store.NewConn(context.Background(), info.App, info.Dialect)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	return &store.Writer[struct{}]{Engine: f.Engine, Conn: conn, Wake: func() {}}
+}
+
 // Run runs the suite that every engine passes, each case on a new,
 // empty database that open returns.
 func Run(t *testing.T, open func(t *testing.T) *Fixture) {
@@ -53,11 +68,22 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"LockExpired":    testLockExpired,
 		"DueTimes":       testDueTimes,
 
-		"AddHistory": testAddHistory,
-		"InsertJobs": testInsertJobs,
-		"Pauses":     testPauses,
-		"Starts":     testStarts,
-		"Breakers":   testBreakers,
+		"AddHistory":       testAddHistory,
+		"InsertJobs":       testInsertJobs,
+		"Pauses":           testPauses,
+		"Starts":           testStarts,
+		"Breakers":         testBreakers,
+		"ListJobs":         testListJobs,
+		"JobByID":          testJobByID,
+		"DeleteJob":        testDeleteJob,
+		"RequestCancel":    testRequestCancel,
+		"DeadJobs":         testDeadJobs,
+		"Keys":             testKeys,
+		"CountByState":     testCountByState,
+		"Failures":         testFailures,
+		"RegisterSchedule": testRegisterSchedule,
+		"ClaimSlot":        testClaimSlot,
+		"FireSlotAtOnce":   testFireSlotAtOnce,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -84,7 +110,8 @@ func insertJob(t *testing.T, f *Fixture) int64 {
 // testAddHistory: store.AddHistory adds every row, in order, with its text as
 // it was (invalid UTF-8 and NUL bytes included, which a server's text
 // stores as U+FFFD), for any number of rows: none, one, and past the
-// file's chunk of 8 rows a statement.
+// file's chunk of 8 rows a statement; History reads a job's rows back in
+// that order, and none of another job's.
 func testAddHistory(t *testing.T, f *Fixture) {
 	ctx := t.Context()
 	for _, n := range []int{0, 1, 7, 8, 19} {
@@ -105,9 +132,8 @@ func testAddHistory(t *testing.T, f *Fixture) {
 		if err := f.Write(ctx, func(tx store.Execer) error { return store.AddHistory(ctx, tx, rows) }); err != nil {
 			t.Fatalf("%d rows: %v", n, err)
 		}
-		var got []store.AttemptRow
-		if err := f.Reads.SelectContext(ctx, &got, `SELECT attempt, started_at, finished_at, outcome, error, error_class, delay, worker
-			FROM litequeue_attempts WHERE job_id = ? ORDER BY id`, id); err != nil {
+		got, err := store.History(ctx, f.Reads, id)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != n {

@@ -1,0 +1,33 @@
+package store
+
+import "context"
+
+// The writes of the operator's acts on one job that no decision makes
+// (see the root's cancel.go and delete.go): a cancel request, a delete.
+
+const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND state = 'running'`
+
+const (
+	deleteJobSQL        = `DELETE FROM litequeue_jobs WHERE id = ?`
+	deleteJobHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id = ?`
+)
+
+// RequestCancel records in tx that the running job with the given ID is
+// asked to stop; its holder sees the request at its next lease renewal
+// (SetHeldRow no longer holds it). A job that is not running is left as
+// it is.
+func RequestCancel(ctx context.Context, tx Execer, id int64) error {
+	_, err := tx.ExecContext(ctx, requestCancelSQL, id)
+	return err
+}
+
+// DeleteJob deletes in tx the job with the given ID and its history, and
+// nothing else: its idempotency keys stay, and no other job ever gets
+// its ID (AUTOINCREMENT on the file, an identity column on a server).
+func DeleteJob(ctx context.Context, tx Execer, id int64) error {
+	if _, err := tx.ExecContext(ctx, deleteJobSQL, id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, deleteJobHistorySQL, id)
+	return err
+}
