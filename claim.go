@@ -72,29 +72,20 @@ func (rn *runner) Claim(ctx context.Context, tx store.Execer, ends []*store.RunE
 	return nil
 }
 
-// claimFirstSQL tells what a claim has to do before it claims, both
-// nearly always nothing: expire the pending jobs whose expiry has come, and
-// read the pauses. One statement costs the claim less than the two it
-// saves.
-const claimFirstSQL = `SELECT EXISTS (` + anyExpirySQL + `) AS expiring, ` + store.AnyPausedSQL + ` AS paused`
-
 // beforeClaim does in tx what comes before a claim at now (see
-// claimFirstSQL): it expires the pending jobs whose expiry has come, as
+// store.BeforeClaim): it expires the pending jobs whose expiry has come, as
 // worker, and returns their events, and whether anything is paused, for
 // the gate.
 func (rn *runner) beforeClaim(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, bool, error) {
-	var first struct {
-		Expiring bool `db:"expiring"`
-		Paused   bool `db:"paused"`
-	}
-	if err := tx.GetContext(ctx, &first, claimFirstSQL, store.MS(now)); err != nil {
+	expiring, paused, err := store.BeforeClaim(ctx, tx, store.MS(now))
+	if err != nil {
 		return nil, false, fmt.Errorf("look for expiries and pauses: %w", err)
 	}
-	if !first.Expiring {
-		return nil, first.Paused, nil
+	if !expiring {
+		return nil, paused, nil
 	}
 	expired, err := rn.expireDue(ctx, tx, worker, now)
-	return expired, first.Paused, err
+	return expired, paused, err
 }
 
 // claimTx leases up to limit due jobs in tx at time now, of the kinds and

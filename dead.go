@@ -96,7 +96,7 @@ func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, er
 	if olderThan < 0 {
 		return 0, fmt.Errorf("litequeue: purge dead jobs: negative age %v", olderThan)
 	}
-	n, err := q.purgeJobs(ctx, []State{Dead}, olderThan)
+	n, err := q.jan.purge(ctx, []State{Dead}, olderThan)
 	if err != nil {
 		return n, fmt.Errorf("litequeue: purge dead jobs: %w", err)
 	}

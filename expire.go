@@ -55,25 +55,13 @@ func (h *handler) checkExpiry() *FieldError {
 	return nil
 }
 
-// dueExpirySQL finds pending jobs whose expiry has come, through the
-// expiry index: with none, one empty probe. The row lock keeps a server's
-// claim in another transaction from taking a row this one expires.
-const dueExpirySQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_expiry
-	WHERE state = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?
-	ORDER BY expires_at, id LIMIT ` + store.LimitParam + ` /*FOR UPDATE SKIP LOCKED*/`
-
-// anyExpirySQL tells whether a pending job's expiry has come, without a
-// lock.
-const anyExpirySQL = `SELECT id FROM litequeue_jobs
-	WHERE state = 'pending' AND expires_at IS NOT NULL AND expires_at <= ? LIMIT 1`
-
 // expireBatch bounds the jobs one statement of expireTx reads.
 const expireBatch = purgeBatch
 
 // expireDue expires in tx every pending job whose expiry is at or before
 // now, as worker, and returns their job.expired events, to fire after the
 // commit. The claim calls it before it claims, in its transaction.
-func (q *Queue) expireDue(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, error) {
+func expireDue(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, error) {
 	var events []Event
 	for {
 		got, err := expireTx(ctx, tx, worker, now, expireBatch)
@@ -87,8 +75,8 @@ func (q *Queue) expireDue(ctx context.Context, tx store.Execer, worker string, n
 // expireTx expires in tx up to limit pending jobs whose expiry is at or
 // before now, and returns their events.
 func expireTx(ctx context.Context, tx store.Execer, worker string, now time.Time, limit int) ([]Event, error) {
-	var rows []store.JobRow
-	if err := tx.SelectContext(ctx, &rows, dueExpirySQL, store.MS(now), limit); err != nil {
+	rows, err := store.DueExpiries(ctx, tx, store.MS(now), limit)
+	if err != nil {
 		return nil, fmt.Errorf("expire: %w", err)
 	}
 	events := make([]Event, 0, len(rows))
@@ -106,22 +94,22 @@ func expireTx(ctx context.Context, tx store.Execer, worker string, now time.Time
 // expiry has come, of any kind, in transactions of at most expireBatch
 // jobs, firing job.expired after each commit, and returns how many. With
 // nothing to expire it only reads.
-func (q *Queue) expireSweep(ctx context.Context) (int, error) {
+func (j *janitor) expireSweep(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		var found []int64
-		if err := q.st.reads.SelectContext(ctx, &found, anyExpirySQL, store.MS(q.now())); err != nil || len(found) == 0 {
+		due, err := store.ExpiryDue(ctx, j.st.reads, store.MS(j.clock.Now()))
+		if err != nil || !due {
 			return total, err
 		}
 		var events []Event
-		err := q.st.write(ctx, func(tx store.Execer) (err error) {
-			events, err = expireTx(ctx, tx, q.worker, q.now(), expireBatch)
+		err = j.st.write(ctx, func(tx store.Execer) (err error) {
+			events, err = expireTx(ctx, tx, j.worker, j.clock.Now(), expireBatch)
 			return err
 		})
 		if err != nil {
 			return total, err
 		}
-		q.events.emit(events...)
+		j.events.emit(events...)
 		total += len(events)
 		if len(events) < expireBatch {
 			return total, nil

@@ -26,7 +26,7 @@ func RescueLook(ctx context.Context, q *Queue, during func()) (int, error) {
 	defer seen.end()
 	n := 0
 	err := q.st.write(ctx, func(tx store.Execer) error {
-		events, _, _, err := q.rescueSome(ctx, tx, &seen, nil, nil)
+		events, _, _, err := q.res.rescueSome(ctx, tx, &seen, nil, nil)
 		if err != nil {
 			return err
 		}

@@ -55,9 +55,9 @@ type admission struct {
 // admit reads, in tx at now, what the claims of the given kinds may take.
 // claiming says that a claim follows in tx, which then locks each kind it
 // caps (see lockKinds). paused says whether anything is paused, as the
-// caller read it (store.AnyPausedSQL) with a read it makes anyway: if not, the
-// gate reads no pauses, unless it waited for locks, during which a pause
-// may have committed.
+// caller read it with a read it makes anyway (store.BeforeClaim,
+// store.ReadLeaseTimes): if not, the gate reads no pauses, unless it
+// waited for locks, during which a pause may have committed.
 func (g *gate) admit(ctx context.Context, tx store.Execer, kinds []string, now time.Time, claiming, paused bool) (*admission, error) {
 	a := &admission{kinds: kinds, anyPaused: paused}
 	if claiming && !g.st.eng.Serial() {

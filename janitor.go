@@ -2,9 +2,10 @@ package litequeue
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
-	"github.com/jmoiron/sqlx"
+	"github.com/benbjohnson/clock"
 	"github.com/litequeue/litequeue/internal/store"
 )
 
@@ -29,165 +30,153 @@ const purgeBatch = 1000
 const sweepEvery = time.Minute
 
 // finishedStates are the terminal states kept for KeepFinished.
-var finishedStates = []State{Completed, Discarded, Cancelled, Expired}
+var finishedStates = []string{string(Completed), string(Discarded), string(Cancelled), string(Expired)}
+
+// A janitor keeps a Queue's database tidy: it expires the pending jobs
+// whose expiry has come (see expire.go), purges what retention no longer
+// keeps, and has the engine give the room back. It holds no state of its
+// own between calls.
+type janitor struct {
+	st      *storage
+	clock   clock.Clock
+	events  *emitter
+	logger  *slog.Logger
+	worker  string      // the name the expiries record
+	classes []keepClass // the finished jobs by the TTLs that apply to them
+}
+
+// newJanitor returns the janitor of the database st, which keeps the
+// finished jobs as opts (resolved) say.
+func newJanitor(st *storage, clk clock.Clock, events *emitter, worker string, opts *Options) *janitor {
+	return &janitor{st: st, clock: clk, events: events, logger: opts.Logger, worker: worker,
+		classes: keepClasses(opts.Retention, opts.KeepFinished, opts.DeadTTL)}
+}
 
 // sweep expires the pending jobs whose expiry has come (see expire.go),
 // of every kind, and purges what retention no longer keeps: dead jobs
 // after DeadTTL, other finished jobs after KeepFinished, and expired
 // idempotency keys.
-func (q *Queue) sweep(ctx context.Context) error {
-	expired, err := q.expireSweep(ctx)
+func (j *janitor) sweep(ctx context.Context) error {
+	expired, err := j.expireSweep(ctx)
 	if err != nil {
 		return err
 	}
 	if expired > 0 {
-		q.opts.Logger.Info("litequeue: expired jobs not started by their expiry", "jobs", expired)
+		j.logger.Info("litequeue: expired jobs not started by their expiry", "jobs", expired)
 	}
-	var dead, finished int
-	for _, c := range keepClasses(q.opts.Retention, q.opts.KeepFinished, q.opts.DeadTTL) {
-		n, err := q.purgeClass(ctx, []State{Dead}, c.deadTTL, c)
-		if err != nil {
-			return err
-		}
-		dead += n
-		if n, err = q.purgeClass(ctx, finishedStates, c.keepFinished, c); err != nil {
-			return err
-		}
-		finished += n
+	dead, finished, err := j.purgeFinished(ctx)
+	if err != nil {
+		return err
 	}
-	keys, err := q.purgeKeys(ctx)
+	keys, err := j.purgeKeys(ctx)
 	if err != nil {
 		return err
 	}
 	if dead+finished+keys > 0 {
-		q.opts.Logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
+		j.logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
 	}
-	return q.st.eng.Compact(ctx, q.st.write)
+	return j.st.eng.Compact(ctx, j.st.write)
 }
 
-// expiredJobsSQL is followed by the class's condition, if any, and
-// purgeLimitSQL.
-const expiredJobsSQL = `SELECT id,
-	(SELECT COUNT(*) FROM litequeue_attempts a WHERE a.job_id = j.id) AS history
-	FROM litequeue_jobs j WHERE state IN (?) AND finished_at <= ?`
+// purgeFinished purges, class by class, the dead jobs past their DeadTTL
+// and the other finished jobs past their KeepFinished, and returns how
+// many of each it deleted.
+func (j *janitor) purgeFinished(ctx context.Context) (dead, finished int, err error) {
+	deadStates := []string{string(Dead)}
+	for _, c := range j.classes {
+		n, err := j.purgeClass(ctx, deadStates, c.deadTTL, c.jobs)
+		dead += n
+		if err != nil {
+			return dead, finished, err
+		}
+		n, err = j.purgeClass(ctx, finishedStates, c.keepFinished, c.jobs)
+		finished += n
+		if err != nil {
+			return dead, finished, err
+		}
+	}
+	return dead, finished, nil
+}
 
-const purgeLimitSQL = ` LIMIT ?`
-
-const deleteJobsSQL = `DELETE FROM litequeue_jobs
-	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id`
-
-const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
-
-// purgeJobs deletes, with their history, the jobs in the given terminal
+// purge deletes, with their history, the jobs in the given terminal
 // states that finished at least age ago, and returns how many it deleted.
-func (q *Queue) purgeJobs(ctx context.Context, states []State, age time.Duration) (int, error) {
-	return q.purgeClass(ctx, states, age, keepClass{})
+func (j *janitor) purge(ctx context.Context, states []State, age time.Duration) (int, error) {
+	names := make([]string, len(states))
+	for i, s := range states {
+		names[i] = string(s)
+	}
+	return j.purgeClass(ctx, names, age, store.Class{})
 }
 
-// purgeClass is purgeJobs for the jobs of class c; it deletes none for an
+// purgeClass is purge for the jobs of class c; it deletes none for an
 // age of KeepForever.
-func (q *Queue) purgeClass(ctx context.Context, states []State, age time.Duration, c keepClass) (int, error) {
+func (j *janitor) purgeClass(ctx context.Context, states []string, age time.Duration, c store.Class) (int, error) {
 	if age == KeepForever {
 		return 0, nil
 	}
-	query := expiredJobsSQL
-	if c.cond != "" {
-		query += " AND " + c.cond
-	}
-	query += purgeLimitSQL
 	total := 0
 	for {
-		cutoff := store.MS(q.now().Add(-age))
-		var found []struct {
-			ID      int64 `db:"id"`
-			History int   `db:"history"`
-		}
-		args := append(append([]any{states, cutoff}, c.args...), purgeBatch)
-		if err := selectIn(ctx, q.st.reads, &found, query, args...); err != nil {
+		cutoff := store.MS(j.clock.Now().Add(-age))
+		found, err := store.FinishedJobs(ctx, j.st.reads, c, states, cutoff, purgeBatch)
+		if err != nil {
 			return total, err
 		}
-		// Take jobs while they and their history fit in one batch.
-		var ids []int64
-		for rows := 0; len(ids) < len(found); {
-			rows += 1 + found[len(ids)].History
-			if rows > purgeBatch && len(ids) > 0 {
-				break
-			}
-			ids = append(ids, found[len(ids)].ID)
-		}
+		ids := fitBatch(found, purgeBatch)
 		if len(ids) == 0 {
 			return total, nil
 		}
-		var deleted []int64
-		err := q.st.write(ctx, func(tx store.Execer) error {
-			deleted = deleted[:0]
+		var deleted int
+		err = j.st.write(ctx, func(tx store.Execer) (err error) {
 			// The conditions again: a dead job may have been replayed since.
-			if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
-				return err
-			}
-			if len(deleted) == 0 {
-				return nil
-			}
-			return execIn(ctx, tx, deleteHistorySQL, deleted)
+			deleted, err = store.DeleteFinished(ctx, tx, ids, states, cutoff)
+			return err
 		})
 		if err != nil {
 			return total, err
 		}
-		total += len(deleted)
+		total += deleted
 		if len(ids) == len(found) && len(found) < purgeBatch {
 			return total, nil
 		}
 	}
 }
 
-const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`
-
-const deleteKeysSQL = `DELETE FROM litequeue_keys WHERE key IN (?) AND expires_at <= ? RETURNING key`
+// fitBatch returns the IDs of the first of the jobs found that fit, with
+// their history, in one transaction of at most rows rows; at least the
+// first job's, however long its history.
+func fitBatch(found []store.Finished, rows int) []int64 {
+	var ids []int64
+	for n := 0; len(ids) < len(found); {
+		n += 1 + found[len(ids)].History
+		if n > rows && len(ids) > 0 {
+			break
+		}
+		ids = append(ids, found[len(ids)].ID)
+	}
+	return ids
+}
 
 // purgeKeys deletes the expired idempotency keys and returns how many.
-func (q *Queue) purgeKeys(ctx context.Context) (int, error) {
+func (j *janitor) purgeKeys(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		now := store.MS(q.now())
-		var keys []string
-		if err := q.st.reads.SelectContext(ctx, &keys, expiredKeysSQL, now, purgeBatch); err != nil {
+		now := store.MS(j.clock.Now())
+		keys, err := store.ExpiredKeys(ctx, j.st.reads, now, purgeBatch)
+		if err != nil || len(keys) == 0 {
 			return total, err
 		}
-		if len(keys) == 0 {
-			return total, nil
-		}
-		var deleted []string
-		err := q.st.write(ctx, func(tx store.Execer) error {
-			deleted = deleted[:0]
+		var deleted int
+		err = j.st.write(ctx, func(tx store.Execer) (err error) {
 			// The expiry again: Mark may have extended a key since.
-			return selectIn(ctx, tx, &deleted, deleteKeysSQL, keys, now)
+			deleted, err = store.DeleteExpiredKeys(ctx, tx, keys, now)
+			return err
 		})
 		if err != nil {
 			return total, err
 		}
-		total += len(deleted)
+		total += deleted
 		if len(keys) < purgeBatch {
 			return total, nil
 		}
 	}
-}
-
-// selectIn runs a query whose (?) lists take slices, on the pool or in a
-// transaction.
-func selectIn(ctx context.Context, db store.Execer, dest any, query string, args ...any) error {
-	query, args, err := sqlx.In(query, args...)
-	if err != nil {
-		return err
-	}
-	return db.SelectContext(ctx, dest, query, args...)
-}
-
-// execIn runs a statement whose (?) lists take slices.
-func execIn(ctx context.Context, db store.Execer, query string, args ...any) error {
-	query, args, err := sqlx.In(query, args...)
-	if err != nil {
-		return err
-	}
-	_, err = db.ExecContext(ctx, query, args...)
-	return err
 }

@@ -33,6 +33,9 @@ type Queue struct {
 	wake   *signal // wakes idle Work loops
 	gate   *gate
 	enq    *enqueuer
+	jan    *janitor
+	res    *rescuer
+	agenda *agenda
 	run    *runner
 	acts   *acts
 
@@ -163,11 +166,16 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect), info: info}
 	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
+	q.jan = newJanitor(q.st, q.clock, q.events, q.worker, &q.opts)
+	q.agenda = &agenda{st: q.st, reg: q.reg, gate: q.gate, clock: q.clock}
+	q.res = &rescuer{st: q.st, clock: q.clock, gate: q.gate, events: q.events, wake: q.wake,
+		logger: opts.Logger, visibility: opts.VisibilityTimeout}
 	q.sched = newScheduler(q.st, q.clock, q.enq, q.events, q.wake)
 	q.run = &runner{st: q.st, reg: q.reg, gate: q.gate, events: q.events, draws: q.draws, clock: q.clock,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
 		closing: q.closing, held: make(map[int64]*lease),
-		sweep: q.sweep, firePeriodic: q.sched.fire, rescue: q.rescue, nextDue: q.nextDue, expireDue: q.expireDue}
+		sweep: q.jan.sweep, firePeriodic: q.sched.fire, rescue: q.res.rescue, nextDue: q.agenda.read, expireDue: expireDue}
+	q.res.held = q.run // the rescuer leaves alone the leases the runner holds
 	q.acts = &acts{st: q.st, clock: q.clock, events: q.events, wake: q.wake, worker: q.worker, logger: opts.Logger}
 	if info.Writes == nil {
 		return q, nil // read-only

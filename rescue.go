@@ -2,9 +2,10 @@ package litequeue
 
 import (
 	"context"
-	"errors"
+	"log/slog"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/litequeue/litequeue/internal/store"
 )
 
@@ -16,27 +17,37 @@ import (
 // sightings), and on a server a row it held would turn away the live
 // holder's renewal (renewSQL skips a row held elsewhere) at the moment the
 // renewal proves the holder alive. Only a lease it rescues does it take,
-// as it saw it (lockExpiredSQL).
-const expiredSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
-	WHERE state = 'running' AND lease_until <= ?
-	ORDER BY lease_until LIMIT ` + store.LimitParam
-
-// lockExpiredSQL takes the row of an expired lease the look found, if it
-// is as the look found it: not renewed, settled or rescued since, and not
-// held by another transaction (which is settling or rescuing it).
-const lockExpiredSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
-	WHERE id = ? AND token = ? AND lease_until = ? AND state = 'running' /*FOR UPDATE SKIP LOCKED*/`
+// as it saw it (store.LockExpired).
 
 // rescueBatch bounds the expired leases one rescue transaction handles.
 const rescueBatch = 256
 
-const clampLeasesSQL = `UPDATE litequeue_jobs SET lease_until = ?
-	WHERE state = 'running' AND lease_until > ?`
+// A rescuer turns a Queue's expired leases into lease_expired attempts.
+// It leaves alone the leases that the Queue's own runs hold (held).
+type rescuer struct {
+	st         *storage
+	clock      clock.Clock
+	gate       *gate // counts the rescued runs' ends
+	events     *emitter
+	wake       *signal // the Queue's idle Work loops, woken for the jobs it rescued
+	logger     *slog.Logger
+	visibility time.Duration // Options.VisibilityTimeout
+	held       holdings
+}
+
+// holdings are the leases a Queue's runs hold (see runner.hold): alive,
+// in this process, and renewed by their holders.
+type holdings interface {
+	// holds reports whether a run holds the job's lease under the token.
+	holds(id, token int64) bool
+	// holding returns how many leases the runs hold.
+	holding() int
+}
 
 // rescue turns every expired lease into a lease_expired attempt: back to
 // pending after the delay the claimer chose, or dead if it was the last
 // try. It needs no handler. It returns how many jobs it rescued. It leaves
-// alone the leases this Queue's own runs hold (see hold).
+// alone the leases this Queue's own runs hold (see holdings).
 //
 // A lease that ends further ahead than VisibilityTimeout from now can only
 // come from a clock that went back (a device that booted in 1970 and then
@@ -46,7 +57,7 @@ const clampLeasesSQL = `UPDATE litequeue_jobs SET lease_until = ?
 //
 // With sightings (Work), a lease is rescued only once it has been seen
 // expired for confirmWait (see sightings); without (RunDue), at once.
-func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
+func (r *rescuer) rescue(ctx context.Context, seen *sightings) (int, error) {
 	if seen != nil {
 		seen.begin()
 		defer seen.end()
@@ -55,22 +66,22 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 	for {
 		var events, gated []Event
 		more := false
-		err := q.st.write(ctx, func(tx store.Execer) (err error) {
-			events, gated, more, err = q.rescueSome(ctx, tx, seen, events[:0], gated[:0])
+		err := r.st.write(ctx, func(tx store.Execer) (err error) {
+			events, gated, more, err = r.rescueSome(ctx, tx, seen, events[:0], gated[:0])
 			return err
 		})
 		if err != nil {
 			return total, err
 		}
 		for _, ev := range events {
-			q.opts.Logger.Warn("litequeue: rescued an expired lease", "job", ev.Job.ID, "kind", ev.Job.Kind, "state", ev.Job.State)
+			r.logger.Warn("litequeue: rescued an expired lease", "job", ev.Job.ID, "kind", ev.Job.Kind, "state", ev.Job.State)
 		}
-		q.events.emit(events...)
-		q.gate.emitRan(gated)
+		r.events.emit(events...)
+		r.gate.emitRan(gated)
 		total += len(events)
 		if !more || len(events) == 0 {
 			if total > 0 {
-				q.wake.fire()
+				r.wake.fire()
 			}
 			return total, nil
 		}
@@ -79,62 +90,53 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 
 // rescueSome rescues, in tx, up to rescueBatch expired leases, having cut
 // the leases that lie too far ahead. It appends their events to events,
-// and those of the gate (see Queue.ran) to gated, and reports whether more
+// and those of the gate (see gate.ran) to gated, and reports whether more
 // may be expired.
-func (q *Queue) rescueSome(ctx context.Context, tx store.Execer, seen *sightings, events, gated []Event) ([]Event, []Event, bool, error) {
-	now := q.now()
-	limit := store.MS(now.Add(q.opts.VisibilityTimeout))
-	if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {
+func (r *rescuer) rescueSome(ctx context.Context, tx store.Execer, seen *sightings, events, gated []Event) ([]Event, []Event, bool, error) {
+	now := r.clock.Now()
+	if err := store.ClampLeases(ctx, tx, store.MS(now.Add(r.visibility))); err != nil {
 		return events, gated, false, err
 	}
 	// Room for the rows that are skipped: those of our own leases, and
 	// those seen expired too recently to rescue.
-	batch := rescueBatch + q.run.holding() + seen.waiting()
-	var rows []store.JobRow
-	if err := tx.SelectContext(ctx, &rows, expiredSQL, store.MS(now), batch); err != nil {
+	batch := rescueBatch + r.held.holding() + seen.waiting()
+	rows, err := store.ExpiredLeases(ctx, tx, store.MS(now), batch)
+	if err != nil {
 		return events, gated, false, err
 	}
 	for i := range rows {
-		r := &rows[i]
-		if q.run.holds(r.ID, r.Token) {
+		row := &rows[i]
+		if r.held.holds(row.ID, row.Token) {
 			continue
 		}
-		if seen != nil && !seen.confirmed(r, now, confirmWait(q.opts.VisibilityTimeout)) {
+		if seen != nil && !seen.confirmed(row, now, confirmWait(r.visibility)) {
 			continue
 		}
-		r, err := lockExpired(ctx, tx, r)
+		ev, more, ok, err := r.rescueOne(ctx, tx, row, now)
 		if err != nil {
 			return events, gated, false, err
 		}
-		if r == nil {
-			continue
+		if ok {
+			events, gated = append(events, ev), append(gated, more...)
 		}
-		d := decide(r, end{kind: endExpired, started: store.FromMS(r.StartedAt), worker: r.Worker}, now)
-		if err := storeDecision(ctx, tx, &d); err != nil {
-			return events, gated, false, err
-		}
-		events = append(events, d.event)
-		more, err := q.gate.ran(ctx, tx, &d, now)
-		if err != nil {
-			return events, gated, false, err
-		}
-		gated = append(gated, more...)
 	}
 	return events, gated, len(rows) == batch, nil
 }
 
-// lockExpired takes the row of the expired lease seen as r, and returns it
-// as it is; nil if it changed since, or another transaction holds it.
-func lockExpired(ctx context.Context, tx store.Execer, r *store.JobRow) (*store.JobRow, error) {
-	row := new(store.JobRow)
-	err := tx.GetContext(ctx, row, lockExpiredSQL, r.ID, r.Token, r.LeaseUntil)
-	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+// rescueOne rescues in tx at now the expired lease seen as row, if it is
+// still as seen, and returns the job's event and the gate's; ok is false,
+// and nothing is written, if the row changed since or another transaction
+// holds it.
+func (r *rescuer) rescueOne(ctx context.Context, tx store.Execer, row *store.JobRow, now time.Time) (ev Event, gated []Event, ok bool, err error) {
+	if row, err = store.LockExpired(ctx, tx, row); err != nil || row == nil {
+		return Event{}, nil, false, err
 	}
-	if err != nil {
-		return nil, err
+	d := decide(row, end{kind: endExpired, started: store.FromMS(row.StartedAt), worker: row.Worker}, now)
+	if err := storeDecision(ctx, tx, &d); err != nil {
+		return Event{}, nil, false, err
 	}
-	return row, nil
+	gated, err = r.gate.ran(ctx, tx, &d, now)
+	return d.event, gated, true, err
 }
 
 // sightings are the expired leases a Work loop has seen and not yet

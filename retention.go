@@ -2,8 +2,9 @@ package litequeue
 
 import (
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // KeepForever, as [Options.KeepFinished], [Options.DeadTTL] or a field of a
@@ -119,22 +120,12 @@ func (r Retention) overlaps(s Retention) bool {
 	return (r.Queue == "" || s.Queue == "" || r.Queue == s.Queue) && (r.Kind == "" || s.Kind == "" || r.Kind == s.Kind)
 }
 
-// match is the SQL condition for the jobs r names, with its arguments.
-func (r Retention) match() (string, []any) {
-	switch r.rank() {
-	case 3:
-		return "(queue = ? AND kind = ?)", []any{r.Queue, r.Kind}
-	case 2:
-		return "kind = ?", []any{r.Kind}
-	}
-	return "queue = ?", []any{r.Queue}
-}
+// scope names the jobs r is for.
+func (r Retention) scope() store.Scope { return store.Scope{Queue: r.Queue, Kind: r.Kind} }
 
-// A keepClass is the finished jobs one pair of TTLs applies to: those
-// that cond, fixed SQL with ? parameters args, matches ("" for all).
+// A keepClass is the finished jobs one pair of TTLs applies to.
 type keepClass struct {
-	cond                  string
-	args                  []any
+	jobs                  store.Class
 	keepFinished, deadTTL time.Duration
 }
 
@@ -143,21 +134,16 @@ type keepClass struct {
 // no rule matches, kept for the defaults.
 func keepClasses(rules []Retention, keepFinished, deadTTL time.Duration) []keepClass {
 	classes := make([]keepClass, 0, len(rules)+1)
+	all := make([]store.Scope, 0, len(rules))
 	for _, r := range rules {
-		cond, args := r.match()
+		var specific []store.Scope
 		for _, s := range rules {
 			if s.rank() > r.rank() && r.overlaps(s) {
-				c, a := s.match()
-				cond, args = cond+" AND NOT "+c, append(args, a...)
+				specific = append(specific, s.scope())
 			}
 		}
-		classes = append(classes, keepClass{cond: cond, args: args, keepFinished: r.KeepFinished, deadTTL: r.DeadTTL})
+		classes = append(classes, keepClass{jobs: store.ClassOf(r.scope(), specific...), keepFinished: r.KeepFinished, deadTTL: r.DeadTTL})
+		all = append(all, r.scope())
 	}
-	var others []string
-	var args []any
-	for _, r := range rules {
-		c, a := r.match()
-		others, args = append(others, "NOT "+c), append(args, a...)
-	}
-	return append(classes, keepClass{cond: strings.Join(others, " AND "), args: args, keepFinished: keepFinished, deadTTL: deadTTL})
+	return append(classes, keepClass{jobs: store.ClassOf(store.Scope{}, all...), keepFinished: keepFinished, deadTTL: deadTTL})
 }

@@ -37,7 +37,7 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 	if err != nil {
 		return runs, err
 	}
-	if err := q.sweep(ctx); err != nil {
+	if err := q.jan.sweep(ctx); err != nil {
 		return runs, fmt.Errorf("litequeue: retention: %w", err)
 	}
 	return runs, nil

@@ -20,10 +20,10 @@ const (
 	pausesSQL = `SELECT scope, name, since FROM litequeue_paused ORDER BY scope DESC, name`
 )
 
-// AnyPausedSQL, a column of a read that a claim or an idle worker makes
+// anyPausedSQL, a column of a read that a claim or an idle worker makes
 // anyway, tells whether anything is paused, so that the pauses are read
 // only when there are some.
-const AnyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
+const anyPausedSQL = `EXISTS (SELECT 1 FROM litequeue_paused)`
 
 // Pause pauses the queue or kind name of scope since the given time,
 // and reports whether it was not paused already (a second pause keeps

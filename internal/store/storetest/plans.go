@@ -35,6 +35,21 @@ func PlanOf(tb testing.TB, db *sqlx.DB, query string, args ...any) string {
 	return strings.Join(plan, "; ")
 }
 
+// ReadsIndex fails the test, naming the query as what, unless SQLite's
+// plan of the query on db reads index and sorts nothing: a query that
+// reads an index in the order it needs stops at its LIMIT, where one that
+// sorts (a TEMP B-TREE) reads every match first.
+func ReadsIndex(tb testing.TB, db *sqlx.DB, what, index, query string, args ...any) {
+	tb.Helper()
+	p := PlanOf(tb, db, query, args...)
+	if !strings.Contains(p, "INDEX "+index) {
+		tb.Errorf("%s: the plan does not use %s:\n%s\nplan: %s", what, index, query, p)
+	}
+	if strings.Contains(p, "TEMP B-TREE") {
+		tb.Errorf("%s: the query sorts every match instead of reading an index in order:\n%s\nplan: %s", what, query, p)
+	}
+}
+
 // OpcodesOf returns the opcodes of the program SQLite compiles query to
 // on db.
 func OpcodesOf(tb testing.TB, db *sqlx.DB, query string) []string {

@@ -58,6 +58,16 @@ func (f *Fixture) OtherWriter(tb testing.TB) *store.Writer[struct{}] {
 // empty database that open returns.
 func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 	for name, test := range map[string]func(*testing.T, *Fixture){
+		// Retention, expiry, rescue and the due times (upkeep.go).
+		"FinishedJobs":   testFinishedJobs,
+		"DeleteFinished": testDeleteFinished,
+		"PurgeKeys":      testPurgeKeys,
+		"Expiries":       testExpiries,
+		"BeforeClaim":    testBeforeClaim,
+		"ExpiredLeases":  testExpiredLeases,
+		"LockExpired":    testLockExpired,
+		"DueTimes":       testDueTimes,
+
 		"AddHistory":       testAddHistory,
 		"InsertJobs":       testInsertJobs,
 		"Pauses":           testPauses,

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Due times' statements: when a worker next has something to do, read
+// cheaply enough to poll, through indexes. Which kinds and queues a worker
+// may take the root decides (its gate).
+
+const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?`
+
+// nextLeaseSQL reads the earliest and latest lease expiry, and whether
+// anything is paused; nextLeaseOnlySQL, for a file of an older schema
+// without pauses (see Info.Flow), only the first two.
+const (
+	nextLeaseSQL     = leaseTimes + `, ` + anyPausedSQL + ` AS paused` + leaseRows
+	nextLeaseOnlySQL = leaseTimes + leaseRows
+
+	leaseTimes = `SELECT MIN(lease_until) AS earliest, MAX(lease_until) AS latest`
+	leaseRows  = ` FROM litequeue_jobs WHERE state = 'running'`
+)
+
+// LeaseTimes are the earliest and latest lease expiries of the running
+// jobs (NULL: none runs), and whether anything is paused.
+type LeaseTimes struct {
+	Earliest sql.NullInt64 `db:"earliest"`
+	Latest   sql.NullInt64 `db:"latest"`
+	Paused   bool          `db:"paused"`
+}
+
+// ReadLeaseTimes reads the LeaseTimes, in one read through the lease
+// index. flow says that the database has the tables of flow control
+// (Info.Flow); without them nothing is paused.
+func ReadLeaseTimes(ctx context.Context, db Execer, flow bool) (LeaseTimes, error) {
+	var t LeaseTimes
+	query := nextLeaseSQL
+	if !flow {
+		query = nextLeaseOnlySQL
+	}
+	err := db.GetContext(ctx, &t, query)
+	return t, err
+}
+
+// NextPending returns the earliest RunAt of a pending job of kind, on one
+// of the queues (nil: any) and on none of paused; NULL if there is none.
+// It is one lookup in the claim index.
+func NextPending(ctx context.Context, db Execer, kind string, queues, paused []string) (sql.NullInt64, error) {
+	var t sql.NullInt64
+	query, args := nextPendingSQL, []any{kind}
+	if len(queues) > 0 {
+		query, args = query+` AND queue IN (?)`, append(args, queues)
+	}
+	if len(paused) > 0 {
+		query, args = query+` AND queue NOT IN (?)`, append(args, paused)
+	}
+	if len(args) > 1 {
+		var err error
+		if query, args, err = sqlx.In(query, args...); err != nil {
+			return t, err
+		}
+	}
+	err := db.GetContext(ctx, &t, query, args...)
+	return t, err
+}

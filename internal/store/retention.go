@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"strings"
+)
+
+// Retention's statements: the janitor finds what to delete with reads that
+// take no lock (FinishedJobs, ExpiredKeys), so that with nothing to delete
+// it writes nothing, and deletes what it found in transactions of its own
+// (DeleteFinished, DeleteExpiredKeys), which check the conditions again.
+// How many rows each transaction deletes, and which TTL applies to which
+// jobs, the root decides.
+
+// A Scope names jobs by where they run: those of one queue, of one kind,
+// or of one kind on one queue ("": any). The zero Scope names every job.
+type Scope struct {
+	Queue string
+	Kind  string
+}
+
+// cond is the SQL condition for the jobs s names, with its arguments.
+func (s Scope) cond() (string, []any) {
+	switch {
+	case s.Kind != "" && s.Queue != "":
+		return "(queue = ? AND kind = ?)", []any{s.Queue, s.Kind}
+	case s.Kind != "":
+		return "kind = ?", []any{s.Kind}
+	}
+	return "queue = ?", []any{s.Queue}
+}
+
+// A Class is the jobs of one Scope that none of some others names: those
+// one pair of TTLs applies to. The zero Class is every job.
+type Class struct {
+	cond string // "" for every job
+	args []any
+}
+
+// ClassOf is the class of the jobs in (the zero Scope: every job) names
+// and none of out does.
+func ClassOf(in Scope, out ...Scope) Class {
+	var parts []string
+	var args []any
+	if in != (Scope{}) {
+		c, a := in.cond()
+		parts, args = append(parts, c), append(args, a...)
+	}
+	for _, s := range out {
+		c, a := s.cond()
+		parts, args = append(parts, "NOT "+c), append(args, a...)
+	}
+	return Class{cond: strings.Join(parts, " AND "), args: args}
+}
+
+// finishedJobsSQL is followed by the class's condition, if any, and
+// purgeLimitSQL.
+const finishedJobsSQL = `SELECT id,
+	(SELECT COUNT(*) FROM litequeue_attempts a WHERE a.job_id = j.id) AS history
+	FROM litequeue_jobs j WHERE state IN (?) AND finished_at <= ?`
+
+const purgeLimitSQL = ` LIMIT ?`
+
+// finishedJobs is the read of FinishedJobs, with its arguments.
+func (c Class) finishedJobs(states []string, cutoff int64, limit int) (string, []any) {
+	query := finishedJobsSQL
+	if c.cond != "" {
+		query += " AND " + c.cond
+	}
+	return query + purgeLimitSQL, append(append([]any{states, cutoff}, c.args...), limit)
+}
+
+// A Finished job is one that retention may purge, with how many history
+// rows it has.
+type Finished struct {
+	ID      int64 `db:"id"`
+	History int   `db:"history"`
+}
+
+// FinishedJobs returns up to limit jobs of class c in one of the states
+// that finished at or before cutoff, with the size of their history. It
+// takes no lock: on the read pool, it reads without holding up writers.
+func FinishedJobs(ctx context.Context, db Execer, c Class, states []string, cutoff int64, limit int) ([]Finished, error) {
+	var found []Finished
+	query, args := c.finishedJobs(states, cutoff, limit)
+	err := selectIn(ctx, db, &found, query, args...)
+	return found, err
+}
+
+const deleteJobsSQL = `DELETE FROM litequeue_jobs
+	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id`
+
+const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
+
+// DeleteFinished deletes in tx, with their history, those of the jobs ids
+// that are still in one of the states and finished at or before cutoff (a
+// dead job may have been replayed since it was found), and returns how
+// many it deleted.
+func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string, cutoff int64) (int, error) {
+	var deleted []int64
+	if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
+		return 0, err
+	}
+	if len(deleted) == 0 {
+		return 0, nil
+	}
+	return len(deleted), execIn(ctx, tx, deleteHistorySQL, deleted)
+}
+
+const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`
+
+const deleteKeysSQL = `DELETE FROM litequeue_keys WHERE key IN (?) AND expires_at <= ? RETURNING key`
+
+// ExpiredKeys returns up to limit idempotency keys that have expired at
+// now. It takes no lock.
+func ExpiredKeys(ctx context.Context, db Execer, now int64, limit int) ([]string, error) {
+	var keys []string
+	err := db.SelectContext(ctx, &keys, expiredKeysSQL, now, limit)
+	return keys, err
+}
+
+// DeleteExpiredKeys deletes in tx those of the keys that are still
+// expired at now (Mark may have extended one since they were found), and
+// returns how many it deleted.
+func DeleteExpiredKeys(ctx context.Context, tx Execer, keys []string, now int64) (int, error) {
+	var deleted []string
+	err := selectIn(ctx, tx, &deleted, deleteKeysSQL, keys, now)
+	return len(deleted), err
+}
