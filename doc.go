@@ -248,7 +248,8 @@
 //
 // [Queue.Periodic] registers a named schedule that enqueues a job at each
 // of its slots: a 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI",
-// parsed by github.com/robfig/cron/v3), a descriptor (@hourly, @daily …)
+// parsed by github.com/robfig/cron/v3; a day of the week of 7 is Sunday,
+// as 0 is, as in cron(8)), a descriptor (@hourly, @daily …)
 // or "@every 90s", whose slots are the multiples of the interval since
 // the Unix epoch, so that every process computes the same ones.
 //

@@ -106,8 +106,8 @@ func (ps *periodics) list() []*periodic {
 // Periodic registers the schedule name: a job of kind with payload at
 // each slot of spec, exactly one per slot however many Queues — in one
 // process or many — register the same name on the file, with no leader.
-// spec is a standard 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI"),
-// a descriptor (@hourly, @daily or @midnight, @weekly, @monthly, @yearly)
+// spec is a standard 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI";
+// a day of the week of 7 is Sunday, as in cron(8)), a descriptor (@hourly, @daily or @midnight, @weekly, @monthly, @yearly)
 // or "@every D" with D of at least [MinPeriodicEvery], whose slots are the
 // multiples of D since the Unix epoch. The spec is read in UTC unless
 // [PeriodicIn] says otherwise; on the days the clock changes, it follows
