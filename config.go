@@ -79,7 +79,9 @@ import (
 // "litequeue.toml:10: retry.payments: max_tries 80 is over the limit of 50",
 // and the error wraps a *[FieldError].
 // A file that is not valid TOML gives "<file>:<line>: <problem>", where the
-// problem names the key if there is one.
+// problem names the key if there is one; a value that TOML cannot hold, such
+// as an integer beyond int64, gives "<file>:<line>: <key>: <value>:
+// <problem>".
 // A file that cannot be read gives the error of [os.ReadFile], which names
 // the path.
 func LoadConfig(path string) (Options, error) {
@@ -89,7 +91,7 @@ func LoadConfig(path string) (Options, error) {
 	}
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
-		return Options{}, tomlError(path, err)
+		return Options{}, tomlError(path, data, err)
 	}
 	c := &configReader{path: path, lines: keyLines(data)}
 	o := c.options(doc)
@@ -116,16 +118,22 @@ func LoadConfig(path string) (Options, error) {
 	return o, nil
 }
 
-// tomlError turns an error of the TOML decoder into "<file>:<line>:
-// <problem>". Its problems name the key themselves where there is one, as
-// in "key base is already defined".
-func tomlError(path string, err error) error {
+// tomlError turns an error of the TOML decoder about data into
+// "<file>:<line>: <problem>". Its problems name the key themselves where
+// there is one, as in "key base is already defined"; a problem with a
+// value, such as an integer that int64 cannot hold, is given the key and
+// the value: "<file>:<line>: <key>: <value>: <problem>".
+func tomlError(path string, data []byte, err error) error {
 	var de *toml.DecodeError
 	if !errors.As(err, &de) {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	line, _ := de.Position()
-	return fmt.Errorf("%s:%d: %s", path, line, strings.TrimPrefix(de.Error(), "toml: "))
+	line, column := de.Position()
+	problem := strings.TrimPrefix(de.Error(), "toml: ")
+	if key, value := valueAt(data, line, column); key != "" {
+		return fmt.Errorf("%s:%d: %s: %s: %s", path, line, key, value, problem)
+	}
+	return fmt.Errorf("%s:%d: %s", path, line, problem)
 }
 
 // configReader turns a decoded litequeue.toml into Options, collecting

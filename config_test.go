@@ -224,6 +224,19 @@ func TestLoadConfig_Errors(t *testing.T) {
 		{"negative days", "[retry]\nceiling = \"-1d\"\n",
 			`:2: retry.ceiling: duration "-1d" is negative`},
 
+		// Integers that int64 cannot hold: the decoder's problem, with the
+		// key and the value.
+		{"integer overflow", "[retry]\nbase = \"1s\"\nmax_tries = 99999999999999999999\n",
+			`:3: retry.max_tries: 99999999999999999999: decimal number is too large to fit in a 64-bit signed integer`},
+		{"negative overflow", "[queue]\nmax_payload = -9_999_999_999_999_999_999 # bytes\n",
+			`:2: queue.max_payload: -9_999_999_999_999_999_999: decimal number is too large to fit in a 64-bit signed integer`},
+		{"hexadecimal overflow", "[kinds.report]\nmax_running = 0xfffffffffffffffff\n",
+			`:2: kinds.report.max_running: 0xfffffffffffffffff: hexadecimal number is too large to fit in a 64-bit signed integer`},
+		{"overflow in inline table", "retry = { base = \"1s\", max_tries = 99999999999999999999 }\n",
+			`:1: retry.max_tries: 99999999999999999999: decimal number is too large to fit in a 64-bit signed integer`},
+		{"overflow in array of tables", "[[retention]]\nqueue = \"a\"\n[[retention]]\nkind = \"b\"\ndead_ttl = [1, 99999999999999999999]\n",
+			`:5: retention[1].dead_ttl: 99999999999999999999: decimal number is too large to fit in a 64-bit signed integer`},
+
 		// Zero values: in Options they mean "unset", which a file says by
 		// omitting the key.
 		{"zero max_tries", "[retry]\nmax_tries = 0 # no retries?\n",
