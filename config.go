@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -82,10 +85,12 @@ import (
 // problem names the key if there is one; a value that TOML cannot hold, such
 // as an integer beyond int64, gives "<file>:<line>: <key>: <value>:
 // <problem>".
-// A file that cannot be read gives the error of [os.ReadFile], which names
-// the path.
+// LoadConfig reads only a regular file (or a symbolic link to one) of at
+// most [ConfigSizeLimit] bytes: a directory, a FIFO, a device and a larger
+// file are refused, naming the path, before anything is read. A file that
+// cannot be read gives the error of the [os] call, which names the path.
 func LoadConfig(path string) (Options, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if err != nil {
 		return Options{}, err
 	}
@@ -116,6 +121,57 @@ func LoadConfig(path string) (Options, error) {
 		return Options{}, err
 	}
 	return o, nil
+}
+
+// ConfigSizeLimit is the largest litequeue.toml, in bytes, that
+// [LoadConfig] reads.
+const ConfigSizeLimit = 1 << 20
+
+// readConfig returns the content of the config file at path, which must be
+// a regular file (a symbolic link to one will do) of at most
+// ConfigSizeLimit bytes. What is not is refused before it is read, or, for
+// a device, opened: a FIFO would block the open until a writer came, and a
+// device may read forever. The open does not block either, and the file
+// opened is checked again, in case another was put in its place.
+func readConfig(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkConfigFile(path, fi); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := checkConfigFile(path, fi); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, ConfigSizeLimit+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > ConfigSizeLimit {
+		return nil, fmt.Errorf("%s: the file is over the limit of %d bytes", path, ConfigSizeLimit)
+	}
+	return data, nil
+}
+
+// checkConfigFile refuses a config file at path, described by fi, that is
+// not a regular file or is over ConfigSizeLimit.
+func checkConfigFile(path string, fi fs.FileInfo) error {
+	switch {
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s: it is %s, not a regular file", path, fileType(fi.Mode()))
+	case fi.Size() > ConfigSizeLimit:
+		return fmt.Errorf("%s: the file of %d bytes is over the limit of %d bytes", path, fi.Size(), ConfigSizeLimit)
+	}
+	return nil
 }
 
 // tomlError turns an error of the TOML decoder about data into

@@ -333,6 +333,30 @@ func TestLoadConfig_Missing(t *testing.T) {
 	}
 }
 
+// TestLoadConfig_NotAFile loads a config from a directory and from files
+// over and at the limit of 1 MiB: only the file at the limit is read.
+func TestLoadConfig_NotAFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := litequeue.LoadConfig(dir); err == nil || err.Error() != dir+": it is a directory, not a regular file" {
+		t.Errorf("LoadConfig(a directory) = %v, want it refused as a directory", err)
+	}
+	const limit = 1 << 20
+	comments := func(size int) string {
+		line := "# " + strings.Repeat("x", 61) + "\n" // 64 bytes
+		text := "[retry]\nmax_tries = 3\n"
+		text += strings.Repeat(line, (size-len(text))/len(line))
+		return text + strings.Repeat("#", size-len(text))
+	}
+	big := writeConfig(t, comments(limit+1))
+	if _, err := litequeue.LoadConfig(big); err == nil || err.Error() != big+": the file of 1048577 bytes is over the limit of 1048576 bytes" {
+		t.Errorf("LoadConfig(a file of 1 MiB + 1 byte) = %v, want it refused, naming the limit", err)
+	}
+	if o, err := litequeue.LoadConfig(writeConfig(t, comments(limit))); err != nil || o.Retry.MaxTries != 3 {
+		t.Errorf("LoadConfig(a file of 1 MiB) = max_tries %d, %v; want 3, nil", o.Retry.MaxTries, err)
+	}
+}
+
 // TestLoadConfig_Kinds reads each key of a [kinds.NAME] table, written as
 // tables, dotted keys and inline tables: a breaker = true takes the
 // defaults, and a breaker table's omitted keys too.
