@@ -19,7 +19,9 @@
 // instead runs every job that is due now, from the caller's goroutine.
 // [JSON] adapts a function of typed arguments into a Handler. With the
 // default [Options.Synchronous], "full", an enqueue that returned survives a
-// power loss.
+// power loss. Kinds and queues ([OnQueue]) are names: 1…[NameLimit] bytes
+// of UTF-8 without control characters, which a terminal, a web page and a
+// Prometheus label can all show.
 //
 // A job is pending (a [Job.RunAt] in the future means scheduled, or waiting
 // to retry), running (leased by a worker), or finished: completed, dead,

@@ -93,6 +93,10 @@ func (o *Options) resolveKinds() []*kindError {
 	var errs []*kindError
 	kinds := make(map[string]KindOptions, len(o.Kinds))
 	for _, kind := range sortedKeys(o.Kinds) {
+		if err := checkName("kind", kind); err != nil {
+			errs = append(errs, &kindError{Kind: kind, Err: err})
+			continue
+		}
 		k, err := o.Kinds[kind].resolve()
 		if err != nil {
 			err.Kind = kind

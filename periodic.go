@@ -128,7 +128,8 @@ func (ps *periodics) list() []*periodic {
 // definition is stored. A [Queue] whose own spec, location or kind for the
 // name is no longer the stored one fires nothing for it (in a rolling
 // deploy, the new version's schedule takes over). It refuses, registering
-// nothing: an empty name, a name this Queue registered already, a spec
+// nothing: a name, kind or queue that is not a name (see [NameLimit]), a
+// name this Queue registered already, a spec
 // that does not parse (with the parser's complaint) or never fires, a nil
 // location, an "@every" below a second, an unknown [Missed], and the
 // enqueue options and payload that [Queue.Enqueue] would refuse, or that
@@ -193,6 +194,9 @@ func (q *Queue) newPeriodic(name, spec, kind string, payload any, opts []Periodi
 	}
 	if name == "" {
 		return nil, errors.New("empty name")
+	}
+	if err := checkName("name", name); err != nil {
+		return nil, err
 	}
 	switch cfg.missed {
 	case CatchUpOne, SkipMissed:
