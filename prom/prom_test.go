@@ -27,17 +27,25 @@ import (
 	"github.com/litequeue/litequeue/prom"
 )
 
-// TestCollector scrapes a queue with a job in each state that matters and
-// a retry and a death in the last hour, on a mock clock.
-func TestCollector(t *testing.T) {
-	t.Parallel()
+// openMock opens a queue on a new file, on a mock clock at 2026-03-01
+// 09:00 UTC and without jitter, and closes it at the end of the test.
+func openMock(t *testing.T) (*litequeue.Queue, *clock.Mock) {
+	t.Helper()
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{Clock: clk, Rand: func() float64 { return 0.5 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Close()
+	t.Cleanup(func() { q.Close() })
+	return q, clk
+}
+
+// TestCollector scrapes a queue with a job in each state that matters and
+// a retry and a death in the last hour, on a mock clock.
+func TestCollector(t *testing.T) {
+	t.Parallel()
+	q, clk := openMock(t)
 	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error {
 		if string(job.Payload) == `"bad"` {
 			return litequeue.Permanent(errors.New("bad address"))
@@ -106,13 +114,7 @@ litequeue_unhandled_kinds{kind="render"} 1
 // is logged once.
 func TestCollector_BadNames(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewMock()
-	clk.Set(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
-	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{Clock: clk, Rand: func() float64 { return 0.5 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	q, clk := openMock(t)
 	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error { return errors.New("try later") })
 	ctx := t.Context()
 	for _, kind := range []string{"send", "send", "render"} {
