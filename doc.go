@@ -19,7 +19,9 @@
 // instead runs every job that is due now, from the caller's goroutine.
 // [JSON] adapts a function of typed arguments into a Handler. With the
 // default [Options.Synchronous], "full", an enqueue that returned survives a
-// power loss.
+// power loss. Kinds and queues ([OnQueue]) are names: 1…[NameLimit] bytes
+// of UTF-8 without control characters, which a terminal, a web page and a
+// Prometheus label can all show.
 //
 // A job is pending (a [Job.RunAt] in the future means scheduled, or waiting
 // to retry), running (leased by a worker), or finished: completed, dead,
@@ -248,7 +250,8 @@
 //
 // [Queue.Periodic] registers a named schedule that enqueues a job at each
 // of its slots: a 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI",
-// parsed by github.com/robfig/cron/v3), a descriptor (@hourly, @daily …)
+// parsed by github.com/robfig/cron/v3; a day of the week of 7 is Sunday,
+// as 0 is, as in cron(8)), a descriptor (@hourly, @daily …)
 // or "@every 90s", whose slots are the multiples of the interval since
 // the Unix epoch, so that every process computes the same ones.
 //

@@ -65,9 +65,9 @@ type Options struct {
 	// Kinds holds the flow control of kinds by name — limits, expiry and
 	// breaker (see [KindOptions]) — that [Queue.Handle] starts each
 	// kind's handler from, before its own HandlerOptions, which win field
-	// by field. [Open] refuses an empty kind and a field out of the limits
-	// its [HandlerOption] has, with an error that names the kind and wraps
-	// a *[FieldError]. nil: none.
+	// by field. [Open] refuses a kind that is not a name (see [NameLimit])
+	// and a field out of the limits its [HandlerOption] has, with an error
+	// that names the kind and wraps a *[FieldError]. nil: none.
 	Kinds map[string]KindOptions
 
 	// Synchronous is SQLite's synchronous setting: "full" makes every

@@ -106,8 +106,8 @@ func (ps *periodics) list() []*periodic {
 // Periodic registers the schedule name: a job of kind with payload at
 // each slot of spec, exactly one per slot however many Queues — in one
 // process or many — register the same name on the file, with no leader.
-// spec is a standard 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI"),
-// a descriptor (@hourly, @daily or @midnight, @weekly, @monthly, @yearly)
+// spec is a standard 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI";
+// a day of the week of 7 is Sunday, as in cron(8)), a descriptor (@hourly, @daily or @midnight, @weekly, @monthly, @yearly)
 // or "@every D" with D of at least [MinPeriodicEvery], whose slots are the
 // multiples of D since the Unix epoch. The spec is read in UTC unless
 // [PeriodicIn] says otherwise; on the days the clock changes, it follows
@@ -128,7 +128,8 @@ func (ps *periodics) list() []*periodic {
 // definition is stored. A [Queue] whose own spec, location or kind for the
 // name is no longer the stored one fires nothing for it (in a rolling
 // deploy, the new version's schedule takes over). It refuses, registering
-// nothing: an empty name, a name this Queue registered already, a spec
+// nothing: a name, kind or queue that is not a name (see [NameLimit]), a
+// name this Queue registered already, a spec
 // that does not parse (with the parser's complaint) or never fires, a nil
 // location, an "@every" below a second, an unknown [Missed], and the
 // enqueue options and payload that [Queue.Enqueue] would refuse, or that
@@ -193,6 +194,9 @@ func (q *Queue) newPeriodic(name, spec, kind string, payload any, opts []Periodi
 	}
 	if name == "" {
 		return nil, errors.New("empty name")
+	}
+	if err := checkName("name", name); err != nil {
+		return nil, err
 	}
 	switch cfg.missed {
 	case CatchUpOne, SkipMissed:
