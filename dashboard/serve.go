@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -25,6 +26,9 @@ type ServeOptions struct {
 	Addr string
 	// Token, if set, is required of every request (see [Options.Token]).
 	Token string
+	// AllowedHosts are the Host values, besides loopback, that the
+	// dashboard answers without a token (see [Options.AllowedHosts]).
+	AllowedHosts []string
 	// AllowWrites enables replay, cancel and purge.
 	AllowWrites bool
 	// Policies, Clock and Logger are as in [Options].
@@ -54,18 +58,14 @@ const (
 // serving: a refused or unusable address. It is the body of a command
 // such as `litequeue serve`.
 func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
-	addr := opts.Addr
-	if addr == "" {
-		addr = DefaultAddr
-	}
-	if err := checkAddr(addr, opts.Token != ""); err != nil {
+	if err := opts.Check(); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", opts.addr())
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	srv := newServer(New(q, Options{Token: opts.Token, AllowWrites: opts.AllowWrites,
+	srv := newServer(New(q, Options{Token: opts.Token, AllowedHosts: opts.AllowedHosts, AllowWrites: opts.AllowWrites,
 		Policies: opts.Policies, Clock: opts.Clock, Logger: opts.Logger}))
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr())
@@ -84,6 +84,27 @@ func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
 		err = errors.Join(err, e)
 	}
 	return err
+}
+
+// Check returns the error [Serve] would return for o before it listens:
+// an address it refuses, or an allowed host that is no host name or
+// address. A command checks its flags with it before it opens the queue.
+func (o ServeOptions) Check() error {
+	if err := checkAddr(o.addr(), o.Token != ""); err != nil {
+		return err
+	}
+	if _, err := parseHosts(o.AllowedHosts); err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}
+
+// addr is the address to listen on.
+func (o ServeOptions) addr() string {
+	if o.Addr == "" {
+		return DefaultAddr
+	}
+	return o.Addr
 }
 
 // newServer returns the server of h, with its timeouts and limits.
@@ -105,10 +126,7 @@ func checkAddr(addr string, token bool) error {
 	if err != nil {
 		return fmt.Errorf("dashboard: address %q: %w", addr, err)
 	}
-	if token || host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if token || isLoopback(strings.ToLower(host)) {
 		return nil
 	}
 	shown := host

@@ -18,6 +18,12 @@ func (c *cli) serve(fs *flagSet) runFunc {
 	addr := fs.String("addr", dashboard.DefaultAddr, "listen on `host:port`; an address beyond loopback needs --token")
 	token := fs.String("token", "", "require this `token` of every request (default $LITEQUEUE_TOKEN)")
 	writes := fs.Bool("allow-writes", false, "allow replay, cancel and purge from the pages")
+	var hosts []string
+	fs.Func("allow-host", "without a token, answer requests for this `host` too (e.g. a reverse proxy's name; repeat for more): "+
+		"else only localhost and loopback addresses", func(s string) error {
+		hosts = append(hosts, s)
+		return nil
+	})
 	return func(ctx context.Context, _ []string) error {
 		if *token == "" {
 			*token = c.getenv("LITEQUEUE_TOKEN")
@@ -36,7 +42,7 @@ func (c *cli) serve(fs *flagSet) runFunc {
 		}
 		defer q.Close()
 		return dashboard.Serve(ctx, q, dashboard.ServeOptions{
-			Addr: *addr, Token: *token, AllowWrites: *writes, Policies: policies, Clock: c.clock,
+			Addr: *addr, Token: *token, AllowedHosts: hosts, AllowWrites: *writes, Policies: policies, Clock: c.clock,
 			Ready: func(a net.Addr) { fmt.Fprintf(c.stderr, "litequeue: serving http://%s/\n", a) },
 		})
 	}

@@ -30,62 +30,116 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// served is a "serve" command running on a goroutine.
+type served struct {
+	base   string        // the URL it says it serves, ending in /
+	stderr *lockedBuffer // what it wrote on stderr so far
+	stop   func() int    // interrupts it and returns its exit status
+}
+
+// startServe runs "serve" with args on c and waits until it says where it
+// listens. The test fails if it exits first; it is stopped at the end of
+// the test if the test did not stop it.
+func startServe(t *testing.T, c *cli, args ...string) *served {
+	t.Helper()
+	s := &served{stderr: &lockedBuffer{}}
+	c.stdout, c.stderr = io.Discard, s.stderr
+	ctx, interrupt := context.WithCancel(t.Context())
+	exited := make(chan struct{})
+	var code int
+	go func() {
+		defer close(exited)
+		code = c.run(ctx, append([]string{"serve"}, args...))
+	}()
+	s.stop = func() int {
+		interrupt()
+		select {
+		case <-exited:
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not return after the interrupt")
+			return -1
+		}
+	}
+	t.Cleanup(func() { s.stop() })
+
+	addrRE := regexp.MustCompile(`serving (http://[^/]+/)`)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m := addrRE.FindStringSubmatch(s.stderr.String()); m != nil {
+			s.base = m[1]
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never said where it listens; stderr:\n%s", s.stderr.String())
+		}
+		select {
+		case <-exited:
+			t.Fatalf("serve exited %d before serving; stderr:\n%s", code, s.stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// fetch sends one request to the served dashboard, through the Host host
+// if it is set, and returns its status and body.
+func (s *served) fetch(t *testing.T, method, path, host string, body io.Reader) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.base+strings.TrimPrefix(path, "/"), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
 // TestServe runs "serve" on the fixture's file: it says where it listens,
 // serves the overview read-only, refuses a write, and exits 0 once
 // interrupted.
 func TestServe(t *testing.T) {
 	fx := newFixture(t)
-	c := fx.cli("")
-	var stderr lockedBuffer
-	c.stdout, c.stderr = io.Discard, &stderr
-	ctx, stop := context.WithCancel(t.Context())
-	defer stop()
-	exit := make(chan int, 1)
-	go func() { exit <- c.run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}) }()
+	s := startServe(t, fx.cli(""), "--addr", "127.0.0.1:0")
+	if code, body := s.fetch(t, http.MethodGet, "/", "", nil); code != http.StatusOK || !strings.Contains(body, "Overview") {
+		t.Fatalf("GET / = %d, body without the overview:\n%.300s", code, body)
+	}
+	code, body := s.fetch(t, http.MethodPost, "/dead/replay", "", strings.NewReader("id=1"))
+	if code != http.StatusForbidden || !strings.Contains(body, "read-only") {
+		t.Fatalf("a write without --allow-writes answered %d %q, want 403, read-only", code, body)
+	}
+	if code := s.stop(); code != exitOK {
+		t.Fatalf("serve exited %d after the interrupt, want 0; stderr:\n%s", code, s.stderr.String())
+	}
+}
 
-	addrRE := regexp.MustCompile(`serving (http://127\.0\.0\.1:\d+/)`)
-	var base string
-	deadline := time.Now().Add(10 * time.Second)
-	for base == "" {
-		if m := addrRE.FindStringSubmatch(stderr.String()); m != nil {
-			base = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("serve never said where it listens; stderr:\n%s", stderr.String())
+// TestServe_AnswersOnlyItsHosts: without a token, serve answers a Host of
+// loopback and those of --allow-host; a page on a rebound name gets 421.
+func TestServe_AnswersOnlyItsHosts(t *testing.T) {
+	fx := newFixture(t)
+	s := startServe(t, fx.cli(""), "--addr", "127.0.0.1:0", "--allow-host", "queue.example.com", "--allow-host", "ops.example.com:8443")
+	for host, want := range map[string]int{
+		"rebind.attacker.example": http.StatusMisdirectedRequest,
+		"queue.example.com":       http.StatusOK,
+		"ops.example.com:8443":    http.StatusOK,
+		"ops.example.com":         http.StatusMisdirectedRequest,
+		"localhost":               http.StatusOK,
+	} {
+		if code, _ := s.fetch(t, http.MethodGet, "/jobs", host, nil); code != want {
+			t.Errorf("GET /jobs through Host %s: %d, want %d", host, code, want)
 		}
-		select {
-		case code := <-exit:
-			t.Fatalf("serve exited %d before serving; stderr:\n%s", code, stderr.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-
-	resp, err := http.Get(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Overview") {
-		t.Fatalf("GET / = %d, body without the overview:\n%.300s", resp.StatusCode, body)
-	}
-	resp, err = http.Post(base+"dead/replay", "application/x-www-form-urlencoded", strings.NewReader("id=1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "read-only") {
-		t.Fatalf("a write without --allow-writes answered %d %q, want 403, read-only", resp.StatusCode, body)
-	}
-
-	stop()
-	select {
-	case code := <-exit:
-		if code != exitOK {
-			t.Fatalf("serve exited %d after the interrupt, want 0; stderr:\n%s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not return after the interrupt")
 	}
 }
 
