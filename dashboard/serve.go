@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,12 +120,16 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
-// checkAddr refuses a listening address that is not loopback, unless a
-// token guards the dashboard.
+// checkAddr refuses a listening address that is not host:port with a
+// port number, or that is not loopback unless a token guards the
+// dashboard.
 func checkAddr(addr string, token bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("dashboard: address %q: %w", addr, err)
+		return fmt.Errorf("dashboard: address %q: %w (want host:port, such as %s)", addr, err, DefaultAddr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("dashboard: address %q: port %q is not a number from 0 to 65535 (0: any free port)", addr, port)
 	}
 	if token || isLoopback(strings.ToLower(host)) {
 		return nil
@@ -133,5 +138,5 @@ func checkAddr(addr string, token bool) error {
 	if shown == "" {
 		shown = "every interface"
 	}
-	return fmt.Errorf("dashboard: address %q listens on %s, not only loopback: set a token (--token) to serve it beyond this machine, or listen on %s", addr, shown, DefaultAddr)
+	return fmt.Errorf("dashboard: address %q listens on %s, not only loopback: set a token to serve it beyond this machine, or listen on %s", addr, shown, DefaultAddr)
 }

@@ -28,6 +28,11 @@ func (c *cli) serve(fs *flagSet) runFunc {
 		if *token == "" {
 			*token = c.getenv("LITEQUEUE_TOKEN")
 		}
+		opts := dashboard.ServeOptions{Addr: *addr, Token: *token, AllowedHosts: hosts, AllowWrites: *writes, Clock: c.clock,
+			Ready: func(a net.Addr) { fmt.Fprintf(c.stderr, "litequeue: serving http://%s/\n", a) }}
+		if err := opts.Check(); err != nil {
+			return fs.usageError(err)
+		}
 		open := c.openRead
 		if *writes {
 			open = c.openWrite
@@ -41,10 +46,8 @@ func (c *cli) serve(fs *flagSet) runFunc {
 			return err
 		}
 		defer q.Close()
-		return dashboard.Serve(ctx, q, dashboard.ServeOptions{
-			Addr: *addr, Token: *token, AllowedHosts: hosts, AllowWrites: *writes, Policies: policies, Clock: c.clock,
-			Ready: func(a net.Addr) { fmt.Fprintf(c.stderr, "litequeue: serving http://%s/\n", a) },
-		})
+		opts.Policies = policies
+		return dashboard.Serve(ctx, q, opts)
 	}
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -143,12 +145,42 @@ func TestServe_AnswersOnlyItsHosts(t *testing.T) {
 	}
 }
 
-// TestServe_RefusesOpenAddressWithoutToken: an address beyond loopback is
-// refused before anything listens, unless a token is set.
+// TestServe_RefusesOpenAddressWithoutToken: an address beyond loopback
+// without a token, an address that is no host:port, and an allowed host
+// that is no host are usage errors, exit 2 with the usage line, refused
+// before the file is opened (the --db named here does not exist). An
+// address that is fine but taken is a runtime error, exit 1.
 func TestServe_RefusesOpenAddressWithoutToken(t *testing.T) {
+	c := func() *cli {
+		c := testCLI("")
+		c.db = filepath.Join(t.TempDir(), "missing.db")
+		return c
+	}
+	for _, tt := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--addr", "0.0.0.0:0"}, "set a token"},
+		{[]string{"--addr", ":8080"}, "every interface"},
+		{[]string{"--addr", "192.0.2.1:8080"}, "192.0.2.1"},
+		{[]string{"--addr", "localhost"}, `address "localhost"`},
+		{[]string{"--addr", "127.0.0.1:99999"}, `port "99999"`},
+		{[]string{"--addr", "127.0.0.1:http"}, `port "http"`},
+		{[]string{"--allow-host", "https://queue.example.com"}, `"https://queue.example.com"`},
+	} {
+		r := runCLI(t, c(), append([]string{"serve"}, tt.args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tt.says) || !strings.Contains(r.stderr, "usage: litequeue serve") {
+			t.Errorf("serve %v: exit %d, stderr %q; want 2, saying %q, with the usage line", tt.args, r.code, r.stderr, tt.says)
+		}
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
 	fx := newFixture(t)
-	r := runCLI(t, fx.cli(""), "serve", "--addr", "0.0.0.0:0")
-	if r.code == exitOK || !strings.Contains(r.stderr, "token") {
-		t.Fatalf("serve --addr 0.0.0.0:0 = exit %d, stderr %q; want a failure that names the token", r.code, r.stderr)
+	r := runCLI(t, fx.cli(""), "serve", "--addr", taken.Addr().String())
+	if r.code != exitFailure || !strings.Contains(r.stderr, "address already in use") {
+		t.Errorf("serve on a taken port: exit %d, stderr %q; want 1, saying it is in use", r.code, r.stderr)
 	}
 }
