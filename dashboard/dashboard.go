@@ -250,8 +250,21 @@ func (h *handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 		http.Redirect(w, r, h.opts.Prefix+u.RequestURI(), http.StatusSeeOther)
 		return false
 	}
+	h.refusedToken(r)
 	http.Error(w, "unauthorized: this dashboard needs its token", http.StatusUnauthorized)
 	return false
+}
+
+// refusedToken logs a request refused for its token, never the token
+// it gave: a wrong one as a warning, none at Info (a browser without the
+// cookie yet).
+func (h *handler) refusedToken(r *http.Request) {
+	_, noCookie := r.Cookie(tokenCookie)
+	level, msg := slog.LevelInfo, "litequeue dashboard: refused a request without the token"
+	if r.Header.Get("Authorization") != "" || noCookie == nil || r.URL.Query().Has("token") {
+		level, msg = slog.LevelWarn, "litequeue dashboard: refused a request with a wrong token"
+	}
+	h.opts.Logger.Log(r.Context(), level, msg, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 }
 
 // isToken compares s with the token in constant time.
@@ -264,6 +277,7 @@ func (h *handler) isToken(s string) bool {
 func (h *handler) write(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !h.opts.AllowWrites {
+			h.opts.Logger.Info("litequeue dashboard: refused a write: read-only", "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, "forbidden: this dashboard is read-only", http.StatusForbidden)
 			return
 		}
@@ -276,6 +290,8 @@ func (h *handler) write(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(h.csrf)) != 1 {
+			// A form from before a restart, most often: its token was another.
+			h.opts.Logger.Info("litequeue dashboard: refused a write without the form's CSRF token", "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, "forbidden: the form's CSRF token is missing or wrong (reload the page)", http.StatusForbidden)
 			return
 		}

@@ -36,6 +36,11 @@ type ServeOptions struct {
 	Policies map[string]litequeue.Policy
 	Clock    clock.Clock
 	Logger   *slog.Logger
+	// AccessLog, if set, logs every request through Logger at Info once
+	// it is answered: its method, path, query (without a token), status,
+	// size, duration and client. false: only errors, panics and refused
+	// requests are logged.
+	AccessLog bool
 	// Ready, if set, is called with the address Serve listens on once it
 	// does: the port it was given, if Addr's was 0.
 	Ready func(addr net.Addr)
@@ -66,8 +71,12 @@ func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	srv := newServer(New(q, Options{Token: opts.Token, AllowedHosts: opts.AllowedHosts, AllowWrites: opts.AllowWrites,
-		Policies: opts.Policies, Clock: opts.Clock, Logger: opts.Logger}))
+	h := New(q, Options{Token: opts.Token, AllowedHosts: opts.AllowedHosts, AllowWrites: opts.AllowWrites,
+		Policies: opts.Policies, Clock: opts.Clock, Logger: opts.Logger})
+	if opts.AccessLog && opts.Logger != nil {
+		h = logRequests(h, opts.Logger)
+	}
+	srv := newServer(h)
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr())
 	}
@@ -86,6 +95,49 @@ func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
 	}
 	return err
 }
+
+// logRequests returns h, logging each request at Info once it is
+// answered.
+func logRequests(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		lw := &loggedWriter{ResponseWriter: w}
+		h.ServeHTTP(lw, r)
+		query := r.URL.Query()
+		if query.Has("token") {
+			query.Set("token", "redacted")
+		}
+		log.Info("litequeue dashboard: request", "method", r.Method, "path", r.URL.Path, "query", query.Encode(),
+			"status", lw.code, "bytes", lw.bytes, "duration", time.Since(start), "remote", r.RemoteAddr)
+	})
+}
+
+// loggedWriter is a ResponseWriter that keeps the status and the size of
+// the answer, for the access log.
+type loggedWriter struct {
+	http.ResponseWriter
+	code  int
+	bytes int64
+}
+
+func (w *loggedWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *loggedWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *loggedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Check returns the error [Serve] would return for o before it listens:
 // an address it refuses, or an allowed host that is no host name or
