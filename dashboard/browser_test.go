@@ -245,3 +245,29 @@ func waitBrowser(t *testing.T, ctx context.Context, what, script string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestBrowser_LongErrorScrolls opens the page of a job whose error is
+// long: each error shows in a block of bounded height that scrolls, so
+// that the history stays in view.
+func TestBrowser_LongErrorScrolls(t *testing.T) {
+	q, srv, _ := hugeErrors(t, 1, 3)
+	jobs, err := q.List(t.Context(), litequeue.Filter{State: litequeue.Dead})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("dead jobs: %v, %v", jobs, err)
+	}
+	ctx := browser(t)
+	visit(t, ctx, "open the job", chromedp.Navigate(srv.URL+"/jobs/"+itoa(jobs[0].ID)), chromedp.WaitVisible(chromedp.CSS("table.history")))
+	blocks := read(t, ctx, "measure the error blocks", chromedp.Evaluate[[]struct {
+		Height, ScrollHeight float64
+		Overflow             string
+	}](`[...document.querySelectorAll("pre.error")].map(e => ({Height: e.clientHeight, ScrollHeight: e.scrollHeight, Overflow: getComputedStyle(e).overflowY}))`))
+	if len(blocks) != 4 {
+		t.Fatalf("%d error blocks, want 4: the last error and the 3 runs", len(blocks))
+	}
+	for i, b := range blocks {
+		if b.Height > 400 || b.ScrollHeight <= b.Height || b.Overflow != "auto" {
+			t.Errorf("error block %d: %v px high of %v, overflow %q; want at most 400 px that scroll", i, b.Height, b.ScrollHeight, b.Overflow)
+		}
+	}
+	screenshot(t, ctx, "long-error", false)
+}
