@@ -88,28 +88,43 @@ func deadFilter(v url.Values) litequeue.Filter {
 // confirmReplay serves GET /dead/replay: how many dead jobs the filter
 // matches, and a form to replay them.
 func (h *handler) confirmReplay(w http.ResponseWriter, r *http.Request) {
-	f := deadFilter(r.URL.Query())
-	n, err := h.q.Count(r.Context(), f)
+	h.askReplay(w, r, deadFilter(r.URL.Query()), http.StatusOK, "")
+}
+
+// askReplay counts the dead jobs of f and answers with status and a
+// form to replay those counted: the tally, to be given back. changed, if
+// any, says why it asks again.
+func (h *handler) askReplay(w http.ResponseWriter, r *http.Request, f litequeue.Filter, status int, changed string) {
+	t, err := h.q.TallyReplay(r.Context(), f)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	h.render(w, http.StatusOK, "confirm", map[string]any{
-		"Title":  "Replay dead jobs",
-		"Action": "/dead/replay",
-		"Ask":    fmt.Sprintf("Replay %d dead %s%s?", n, plural(n, "job", "jobs"), describeFilter(f)),
-		"Button": fmt.Sprintf("Replay %d", n),
-		"Fields": map[string]string{"queue": f.Queue, "kind": f.Kind, "error": f.ErrorContains},
-		"None":   n == 0,
-		"Writes": h.opts.AllowWrites,
-		"CSRF":   h.csrf,
+	h.confirm(w, status, t, map[string]any{
+		"Title":   "Replay dead jobs",
+		"Action":  "/dead/replay",
+		"Changed": changed,
+		"Ask":     fmt.Sprintf("Replay %d dead %s%s?", t.Jobs, plural(t.Jobs, "job", "jobs"), describeFilter(f)),
+		"Button":  fmt.Sprintf("Replay %d", t.Jobs),
+		"Fields":  map[string]string{"queue": f.Queue, "kind": f.Kind, "error": f.ErrorContains},
 	})
 }
 
-// replayDead serves POST /dead/replay: replays the dead jobs of the filter.
+// replayDead serves POST /dead/replay: replays the dead jobs of the filter
+// that the form's tally counted, or asks again if they are no longer as
+// many.
 func (h *handler) replayDead(w http.ResponseWriter, r *http.Request) {
 	f := deadFilter(r.PostForm)
-	n, err := h.q.ReplayDead(r.Context(), f)
+	t, err := formTally(r.PostForm)
+	if err != nil {
+		h.problem(w, err)
+		return
+	}
+	n, err := h.q.ReplayTallied(r.Context(), f, t)
+	if te, ok := errors.AsType[*litequeue.TallyError](err); ok {
+		h.askReplay(w, r, f, http.StatusConflict, changedSince(te, "replayed"))
+		return
+	}
 	if err != nil {
 		h.fail(w, fmt.Errorf("replayed %d, then: %w", n, err))
 		return
@@ -136,37 +151,86 @@ func (h *handler) confirmPurge(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, err)
 		return
 	}
-	n, err := h.q.CountDead(r.Context(), d)
+	h.askPurge(w, r, d, http.StatusOK, "")
+}
+
+// askPurge counts the jobs dead for d or more and answers with status and
+// a form to delete those counted, as askReplay does.
+func (h *handler) askPurge(w http.ResponseWriter, r *http.Request, d time.Duration, status int, changed string) {
+	t, err := h.q.TallyPurge(r.Context(), d)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	h.render(w, http.StatusOK, "confirm", map[string]any{
-		"Title":  "Purge dead jobs",
-		"Action": "/dead/purge",
-		"Ask":    fmt.Sprintf("Delete %d %s dead for %s or more, with %s history? This cannot be undone.", n, plural(n, "job", "jobs"), litequeue.FormatDuration(d), plural(n, "its", "their")),
-		"Button": fmt.Sprintf("Delete %d", n),
-		"Fields": map[string]string{"older": r.URL.Query().Get("older")},
-		"None":   n == 0,
-		"Writes": h.opts.AllowWrites,
-		"CSRF":   h.csrf,
+	h.confirm(w, status, t, map[string]any{
+		"Title":   "Purge dead jobs",
+		"Action":  "/dead/purge",
+		"Changed": changed,
+		"Ask": fmt.Sprintf("Delete %d %s dead for %s or more, with %s history? This cannot be undone.",
+			t.Jobs, plural(t.Jobs, "job", "jobs"), litequeue.FormatDuration(d), plural(t.Jobs, "its", "their")),
+		"Button": fmt.Sprintf("Delete %d", t.Jobs),
+		"Fields": map[string]string{"older": litequeue.FormatDuration(d)},
 	})
 }
 
-// purgeDead serves POST /dead/purge.
+// purgeDead serves POST /dead/purge: deletes the jobs dead for the age
+// that the form's tally counted, or asks again if they are no longer as
+// many.
 func (h *handler) purgeDead(w http.ResponseWriter, r *http.Request) {
 	d, err := purgeAge(r.PostForm)
 	if err != nil {
 		h.problem(w, err)
 		return
 	}
-	n, err := h.q.PurgeDead(r.Context(), d)
+	t, err := formTally(r.PostForm)
+	if err != nil {
+		h.problem(w, err)
+		return
+	}
+	n, err := h.q.PurgeTallied(r.Context(), d, t)
+	if te, ok := errors.AsType[*litequeue.TallyError](err); ok {
+		h.askPurge(w, r, d, http.StatusConflict, changedSince(te, "deleted"))
+		return
+	}
 	if err != nil {
 		h.fail(w, fmt.Errorf("purged %d, then: %w", n, err))
 		return
 	}
 	h.render(w, http.StatusOK, "message", map[string]any{"Title": "Purged",
 		"Message": fmt.Sprintf("Deleted %d dead %s, dead for %s or more.", n, plural(n, "job", "jobs"), litequeue.FormatDuration(d))})
+}
+
+// confirm renders the confirmation of a bulk action, data, for the jobs
+// that t counted; its form carries t.
+func (h *handler) confirm(w http.ResponseWriter, status int, t litequeue.Tally, data map[string]any) {
+	fields := data["Fields"].(map[string]string)
+	fields["jobs"] = strconv.Itoa(t.Jobs)
+	fields["max"] = strconv.FormatInt(t.MaxID, 10)
+	data["None"] = t.Jobs == 0
+	data["Writes"] = h.opts.AllowWrites
+	data["CSRF"] = h.csrf
+	h.render(w, status, "confirm", data)
+}
+
+// formTally reads the tally that a bulk action's form carries: what the
+// person confirmed.
+func formTally(v url.Values) (litequeue.Tally, error) {
+	jobs, err := strconv.Atoi(v.Get("jobs"))
+	if err != nil || jobs < 0 {
+		return litequeue.Tally{}, badRequest("jobs=%q is not the count of jobs you confirmed (reload the confirmation)", v.Get("jobs"))
+	}
+	maxID, err := strconv.ParseInt(v.Get("max"), 10, 64)
+	if err != nil || maxID < 0 {
+		return litequeue.Tally{}, badRequest("max=%q is not the highest job ID you confirmed (reload the confirmation)", v.Get("max"))
+	}
+	return litequeue.Tally{Jobs: jobs, MaxID: maxID}, nil
+}
+
+// changedSince says that the jobs changed between the count and the act,
+// which did nothing (done: "replayed", "deleted").
+func changedSince(te *litequeue.TallyError, done string) string {
+	return fmt.Sprintf("The dead jobs changed after they were counted: %d match now, not the %d counted. Nothing was %s; here is the new count.",
+		te.Got, te.Want, done)
 }
 
 // describeFilter says what a filter of dead jobs selects, after "jobs".

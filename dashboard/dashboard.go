@@ -17,7 +17,10 @@
 // The handler is read-only unless [Options.AllowWrites] is set: then a
 // job can be replayed or cancelled, and the dead letters replayed by
 // filter or purged by age, each by a POST form that carries a CSRF token;
-// GET never changes anything. With [Options.Token] set, every request must
+// GET never changes anything. A replay or a purge of many acts only on the
+// jobs its confirmation counted (see [litequeue.Tally]): if jobs died or
+// grew old enough in between, it does nothing and asks again with the new
+// count. With [Options.Token] set, every request must
 // carry the token: in the Authorization header as a bearer token, or once
 // as ?token=, which sets a cookie. Every value from the file (payload,
 // kind, queue, error text) is escaped, and the Content-Security-Policy

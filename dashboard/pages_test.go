@@ -183,7 +183,7 @@ func TestDead_ReplayEveryMatch(t *testing.T) {
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	_, page := get(t, srv.URL+"/dead/replay?kind=report.build&error=refused")
 	contains(t, "the confirmation", page, `Replay 6 dead jobs of kind &#34;report.build&#34; whose error contains &#34;refused&#34;?`, "Replay 6")
-	code, body := post(t, srv.URL+"/dead/replay", url.Values{"csrf": {csrf(t, page)}, "kind": {"report.build"}, "error": {"refused"}})
+	code, body := post(t, srv.URL+"/dead/replay", formOf(t, page))
 	if code != http.StatusOK || !strings.Contains(body, "Replayed 6 dead jobs") {
 		t.Fatalf("POST the replay: %d:\n%s", code, body)
 	}
@@ -203,7 +203,7 @@ func TestDead_PurgeOlderThan(t *testing.T) {
 	// The emails that died at minutes 0, 10, 20 and 30 of the hour, and the
 	// reports, whose last try is a minute after their first, of 0, 10 and 20.
 	contains(t, "the confirmation", page, "Delete 7 jobs dead for 30m or more, with their history?", "Delete 7")
-	code, body := post(t, srv.URL+"/dead/purge", url.Values{"csrf": {csrf(t, page)}, "older": {"30m"}})
+	code, body := post(t, srv.URL+"/dead/purge", formOf(t, page))
 	if code != http.StatusOK || !strings.Contains(body, "Deleted 7 dead jobs") {
 		t.Fatalf("POST the purge: %d:\n%s", code, body)
 	}
