@@ -97,46 +97,68 @@ func (q *Queue) purgeClass(ctx context.Context, states []State, age time.Duratio
 	total := 0
 	for {
 		cutoff := ms(q.now().Add(-age))
-		var found []struct {
-			ID      int64 `db:"id"`
-			History int   `db:"history"`
-		}
+		var found []purgeRow
 		args := append(append([]any{states, cutoff}, c.args...), purgeBatch)
 		if err := selectIn(ctx, q.db, &found, query, args...); err != nil {
 			return total, err
 		}
-		// Take jobs while they and their history fit in one batch.
-		var ids []int64
-		for rows := 0; len(ids) < len(found); {
-			rows += 1 + found[len(ids)].History
-			if rows > purgeBatch && len(ids) > 0 {
-				break
-			}
-			ids = append(ids, found[len(ids)].ID)
-		}
+		ids := nextBatch(found)
 		if len(ids) == 0 {
 			return total, nil
 		}
-		var deleted []int64
-		err := q.write(ctx, func(tx execer) error {
-			deleted = deleted[:0]
-			// The conditions again: a dead job may have been replayed since.
-			if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
-				return err
-			}
-			if len(deleted) == 0 {
-				return nil
-			}
-			return execIn(ctx, tx, deleteHistorySQL, deleted)
-		})
+		n, err := q.deleteBatch(ctx, ids, states, cutoff)
+		total += n
 		if err != nil {
 			return total, err
 		}
-		total += len(deleted)
 		if len(ids) == len(found) && len(found) < purgeBatch {
 			return total, nil
 		}
 	}
+}
+
+// purgeRow is a job that a purge found, with the number of its history
+// rows.
+type purgeRow struct {
+	ID      int64 `db:"id"`
+	History int   `db:"history"`
+}
+
+// nextBatch returns the IDs of the first jobs found that fit, with their
+// history, in one batch of purgeBatch rows: at least one, unless there
+// are none.
+func nextBatch(found []purgeRow) []int64 {
+	var ids []int64
+	for rows := 0; len(ids) < len(found); {
+		rows += 1 + found[len(ids)].History
+		if rows > purgeBatch && len(ids) > 0 {
+			break
+		}
+		ids = append(ids, found[len(ids)].ID)
+	}
+	return ids
+}
+
+// deleteBatch deletes in one transaction, with their history, those of
+// the jobs ids that are still in the given states and finished at or
+// before cutoff (Unix ms), and returns how many it deleted.
+func (q *Queue) deleteBatch(ctx context.Context, ids []int64, states []State, cutoff int64) (int, error) {
+	var deleted []int64
+	err := q.write(ctx, func(tx execer) error {
+		deleted = deleted[:0]
+		// The conditions again: a dead job may have been replayed since.
+		if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
+			return err
+		}
+		if len(deleted) == 0 {
+			return nil
+		}
+		return execIn(ctx, tx, deleteHistorySQL, deleted)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(deleted), nil
 }
 
 const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`
