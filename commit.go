@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // writer runs every write litequeue makes, on one connection, and commits
@@ -73,21 +74,40 @@ const maxBatch = 512
 //
 // A non-nil op.join is passed to perBatch in the same transaction, after
 // fn, together with the joins of the other writes in the batch.
+//
+// A write that failed because the server went away (see engine.lost) runs
+// again after a wait (see outage), for up to ServerRetry within op.ctx,
+// and then fails with ErrServerGone; unless its COMMIT was cut off, which
+// may have taken effect (errCommit): that one fails at once, with
+// ErrCommitUnknown too.
 func (w *writer) do(op *writeOp) error {
+	var o outage
+	for w.once(op); w.eng.lost(op.err); w.once(op) {
+		if errors.Is(op.err, errCommit) {
+			return &goneError{err: op.err, commit: true}
+		}
+		if !o.wait(op.ctx) {
+			return o.gone(op.ctx, op.err)
+		}
+	}
+	return op.err
+}
+
+// once runs op in a batch, once, and sets op.err.
+func (w *writer) once(op *writeOp) {
 	op.done = make(chan bool, 1)
 	w.mu.Lock()
 	w.queue = append(w.queue, op)
 	if w.leading {
 		w.mu.Unlock()
 		if lead := <-op.done; !lead {
-			return op.err
+			return
 		}
 	} else {
 		w.leading = true
 		w.mu.Unlock()
 	}
 	w.lead(op)
-	return op.err
 }
 
 // lead commits one batch that includes op, then passes the lead on.
@@ -310,4 +330,55 @@ func (op *writeOp) run(tx execer) (err error) {
 		return nil
 	}
 	return op.fn(tx)
+}
+
+// ServerRetry is how long a call of a [Queue] on a PostgreSQL server that
+// found the server away is tried again, from its first failure, before it
+// fails with [ErrServerGone]: long enough for a restart or a failover. The
+// waits between tries grow from 50ms to 1s, on the real clock whatever
+// [Options.Clock] is.
+const ServerRetry = 10 * time.Second
+
+// The waits of an outage: the first, and the longest.
+const (
+	outageFirstWait = 50 * time.Millisecond
+	outageMaxWait   = time.Second
+)
+
+// An outage paces the tries of one call while the server is away: its
+// waits double from outageFirstWait up to outageMaxWait, for ServerRetry
+// in all from the first failure. The zero value is an outage that has not
+// begun.
+type outage struct {
+	since time.Time     // the first failure, on the real clock
+	next  time.Duration // the next wait
+}
+
+// wait waits before the next try of a call that found the server away,
+// and reports true; or false, once the call has tried for ServerRetry or
+// ctx is done.
+func (o *outage) wait(ctx context.Context) bool {
+	now := time.Now()
+	if o.since.IsZero() {
+		o.since, o.next = now, outageFirstWait
+	}
+	left := ServerRetry - now.Sub(o.since)
+	if left <= 0 || ctx.Err() != nil {
+		return false
+	}
+	t := time.NewTimer(min(o.next, left))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	}
+	o.next = min(2*o.next, outageMaxWait)
+	return true
+}
+
+// gone is the error of a call whose last try failed with err, the server
+// being away, and that tried no more (see wait).
+func (o *outage) gone(ctx context.Context, err error) error {
+	return &goneError{err: err, ctx: ctx.Err(), tried: time.Since(o.since)}
 }

@@ -31,7 +31,53 @@ var (
 	// ErrReadOnly is returned by every method that writes, on a [Queue]
 	// opened with [OpenReadOnly].
 	ErrReadOnly = errors.New("litequeue: queue opened read-only")
+
+	// ErrServerGone is returned, wrapped, by a call of a [Queue] on a
+	// PostgreSQL server that failed because the server went away: the
+	// connection was lost, the server shut down or was starting up, or
+	// could not be reached. Such a call is tried again for up to
+	// [ServerRetry] first (within its context), so a restart or a failover
+	// that short costs no error. Nothing of the call was written, unless
+	// the error is also [ErrCommitUnknown].
+	ErrServerGone = errors.New("litequeue: the server went away")
+
+	// ErrCommitUnknown is returned, wrapped with [ErrServerGone], by a
+	// write whose connection was lost during its COMMIT: it may have taken
+	// effect or not, and litequeue does not run it again, which could do
+	// it twice. An Enqueue with a [UniqueKey] can be repeated safely;
+	// otherwise look before doing it again.
+	ErrCommitUnknown = errors.New("litequeue: the commit's outcome is unknown")
 )
+
+// goneError is ErrServerGone: a call's last error, from a server that
+// went away, and why the call tried no more.
+type goneError struct {
+	err    error         // the last try's
+	ctx    error         // the call's context's error, if it ended the tries
+	tried  time.Duration // how long the call was tried again
+	commit bool          // the COMMIT failed: ErrCommitUnknown, and not tried again
+}
+
+func (e *goneError) Error() string {
+	switch {
+	case e.commit:
+		return fmt.Sprintf("the server went away during COMMIT, which may or may not have taken effect: %v", e.err)
+	case e.ctx != nil:
+		return fmt.Sprintf("the server went away, and the call's context ended (%v) after %v of tries: %v", e.ctx, e.tried.Round(time.Millisecond), e.err)
+	}
+	return fmt.Sprintf("the server went away, and was not back after %v of tries: %v", e.tried.Round(time.Millisecond), e.err)
+}
+
+func (e *goneError) Is(target error) bool {
+	return target == ErrServerGone || e.commit && target == ErrCommitUnknown
+}
+
+func (e *goneError) Unwrap() []error {
+	if e.ctx != nil {
+		return []error{e.ctx, e.err}
+	}
+	return []error{e.err}
+}
 
 // errNilContext is returned by every method that takes a context, given a
 // nil one.

@@ -95,7 +95,7 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	q := newQueue("", opts)
 	d := new(dialect)
 	q.eng, q.dialect, q.jobs, q.flow = eng, d, jobColumns, true
-	q.db = &dbPool{DB: db, d: d}
+	q.db = &dbPool{DB: db, d: d, lost: eng.lost}
 	q.app, q.wdb = db, db
 	if err := q.openWriter(ctx, eng); err != nil {
 		return nil, err

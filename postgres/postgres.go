@@ -20,6 +20,15 @@
 //   - A failed write that the server rolled back whole (a deadlock, a lost
 //     connection before the commit) is run again; Work logs the loss of a
 //     connection and carries on with another.
+//   - When the server goes away (a restart, a failover, a lost
+//     connection), the Queue's own calls — Enqueue, the reads, and Work's
+//     claims, renewals and results — are tried again, with waits from
+//     50ms growing to 1s, for up to litequeue.ServerRetry (10s) within
+//     their context, so that an outage that short costs no error; then
+//     they fail with litequeue.ErrServerGone. A write whose COMMIT was cut
+//     off is not run again: it may have taken effect, and its error is
+//     also litequeue.ErrCommitUnknown. The app's own transactions
+//     (EnqueueTx, MarkTx, CompleteTx, WriteTx) are the app's to try again.
 //   - There is no file: OpenReadOnly, the file checks, Health's file
 //     figures, the WAL, Options.Checkpoint, the vacuum and Queue.Backup
 //     (which returns an error) have no counterpart, and text that
@@ -145,7 +154,7 @@ func lost(err error) bool {
 	var ce *pgconn.ConnectError
 	var pe *pgconn.PgError
 	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, pgconn.ErrConnClosed),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.As(err, &ne), errors.As(err, &ce):
 		return true
