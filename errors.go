@@ -42,9 +42,11 @@ var (
 	ErrServerGone = errors.New("litequeue: the server went away")
 
 	// ErrCommitUnknown is returned, wrapped with [ErrServerGone], by a
-	// write whose connection was lost during its COMMIT: it may have taken
-	// effect or not, and litequeue does not run it again, which could do
-	// it twice. An Enqueue with a [UniqueKey] can be repeated safely;
+	// write whose connection was lost during its COMMIT, when the server
+	// could not tell, within [ServerRetry], whether the COMMIT took effect
+	// (one that tells it did not is run again). The write may have taken
+	// effect or not, and litequeue does not run it again, which could do it
+	// twice. An Enqueue with a [UniqueKey] can be repeated safely;
 	// otherwise look before doing it again.
 	ErrCommitUnknown = errors.New("litequeue: the commit's outcome is unknown")
 )

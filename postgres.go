@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -168,6 +169,35 @@ func (e *pgEngine) begin(c *stmtConn, durable bool) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	return nil
+}
+
+// pgXactSQL names the transaction that is about to commit, if it wrote:
+// should the connection be lost during its COMMIT, pgXactStatusSQL tells,
+// once the server is back, whether the COMMIT took effect.
+const (
+	pgXactSQL       = `SELECT CAST(pg_current_xact_id_if_assigned() AS text)`
+	pgXactStatusSQL = `SELECT pg_xact_status(CAST(? AS xid8))`
+)
+
+func (e *pgEngine) commit(c *stmtConn) error {
+	var xid sql.NullString
+	if err := c.GetContext(context.Background(), &xid, pgXactSQL); err != nil {
+		return err // before the COMMIT: the transaction rolls back
+	}
+	err := c.exec(`COMMIT`)
+	switch {
+	case err == nil:
+		return nil
+	case !e.lost(err):
+		return fmt.Errorf("%w: %w", errCommit, err)
+	case !xid.Valid:
+		return err // it wrote nothing: as good as rolled back
+	}
+	return &commitLost{err: err, ask: func(ctx context.Context) (string, error) {
+		var status sql.NullString
+		err := e.db.GetContext(ctx, &status, e.db.Rebind(pgXactStatusSQL), xid.String)
+		return status.String, err
+	}}
 }
 
 // pgClaimSQL takes, in claim order, due jobs that no other transaction

@@ -26,8 +26,9 @@
 //     50ms growing to 1s, for up to litequeue.ServerRetry (10s) within
 //     their context, so that an outage that short costs no error; then
 //     they fail with litequeue.ErrServerGone. A write whose COMMIT was cut
-//     off is not run again: it may have taken effect, and its error is
-//     also litequeue.ErrCommitUnknown. The app's own transactions
+//     off is not run again until the server, once back, says that the
+//     COMMIT did not take effect (pg_xact_status); if it cannot say, the
+//     error is also litequeue.ErrCommitUnknown. The app's own transactions
 //     (EnqueueTx, MarkTx, CompleteTx, WriteTx) are the app's to try again.
 //   - There is no file: OpenReadOnly, the file checks, Health's file
 //     figures, the WAL, Options.Checkpoint, the vacuum and Queue.Backup
