@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -124,15 +123,7 @@ func runCounter(t *testing.T, q *litequeue.Queue) func(id int64) int {
 		mu.Unlock()
 		return nil
 	})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Work: %v", err)
-		}
-	})
+	runWork(t, q, litequeue.WorkerOptions{})
 	return func(id int64) int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -211,11 +202,7 @@ func TestEnqueue_CommitAborted(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
 	q := open(t, dsn, clock.NewMock())
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	admin := adminDB(t, dsn)
 	if _, err := admin.Exec(`CREATE SEQUENCE slow_commits;
 		CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
@@ -258,12 +245,7 @@ func TestEnqueue_CommitAborted(t *testing.T) {
 // connection of its own.
 func tableJobs(t *testing.T, dsn string) []int64 {
 	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT id FROM litequeue_jobs ORDER BY id`)
+	rows, err := adminDB(t, dsn).Query(`SELECT id FROM litequeue_jobs ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
