@@ -51,6 +51,26 @@ var (
 	ErrCommitUnknown = errors.New("litequeue: the commit's outcome is unknown")
 )
 
+// ClockSkewError is the error of a claim, a rescue or a retention sweep
+// that a [Queue] on a PostgreSQL server refused because its clock
+// ([Options.Clock]), by which it times them, reads further from the
+// server's than [Options.MaxClockSkew] allows. [Queue.RunDue] returns it,
+// wrapped; [Queue.Work] logs it and claims again once the clock is back
+// within the bound. Read it with errors.As.
+type ClockSkewError struct {
+	Skew  time.Duration // the clock's reading minus the server's: negative when it is behind
+	Bound time.Duration // the largest skew allowed, either way
+}
+
+func (e *ClockSkewError) Error() string {
+	way := "ahead of"
+	if e.Skew < 0 {
+		way = "behind"
+	}
+	return fmt.Sprintf("clock skew: the clock reads %v %s the server's, past the bound of %v (Options.MaxClockSkew): "+
+		"no job is claimed, rescued or purged until it is back within", e.Skew.Abs(), way, e.Bound)
+}
+
 // goneError is ErrServerGone: a call's last error, from a server that
 // went away, and why the call tried no more.
 type goneError struct {

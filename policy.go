@@ -132,7 +132,8 @@ type FieldError struct {
 	// Field is the field as litequeue.toml names it: "policy"
 	// ([Policy.Backoff]), "base", "ceiling", "max_tries" or "jitter" of a
 	// [Policy]; "visibility_timeout", "dead_ttl", "keep_finished",
-	// "synchronous", "checkpoint" or "max_payload" of [Options].
+	// "synchronous", "checkpoint", "max_payload" or "max_clock_skew" of
+	// [Options].
 	Field string
 
 	// Value is the value refused, of the field's type.

@@ -98,6 +98,10 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	q.eng, q.dialect, q.jobs, q.flow = eng, d, jobColumns, true
 	q.db = &dbPool{DB: db, d: d, lost: eng.lost}
 	q.app, q.wdb = db, db
+	q.skew = newClockCheck(opts, eng.now)
+	if err := q.skew.check(ctx, q.db); err != nil && !errors.As(err, new(*ClockSkewError)) {
+		return nil, err // a skew is logged, and refuses claims, not Open
+	}
 	if err := q.openWriter(ctx, eng); err != nil {
 		return nil, err
 	}
@@ -198,6 +202,20 @@ func (e *pgEngine) commit(c *stmtConn) error {
 		err := e.db.GetContext(ctx, &status, e.db.Rebind(pgXactStatusSQL), xid.String)
 		return status.String, err
 	}}
+}
+
+// pgNowSQL reads the server's clock, in microseconds: clock_timestamp, not
+// now, which is when the transaction began.
+const pgNowSQL = `SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS bigint)`
+
+// now reads the server's clock in tx, for the check of the Queue's clock
+// (see clockCheck).
+func (e *pgEngine) now(ctx context.Context, tx execer) (time.Time, error) {
+	var us int64
+	if err := tx.GetContext(ctx, &us, pgNowSQL); err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMicro(us), nil
 }
 
 // pgClaimSQL takes, in claim order, due jobs that no other transaction

@@ -35,9 +35,17 @@
 //     (which returns an error) have no counterpart, and text that
 //     PostgreSQL cannot hold (a NUL byte, invalid UTF-8) is stored with
 //     U+FFFD in its place.
-//   - Times are milliseconds from the injected clock, as in the file: every
-//     process on one database must use the same clock (a mock clock only
-//     in tests).
+//   - Times are milliseconds from the injected clock, as in the file, and
+//     each process times the leases it takes and ends, and its purges, by
+//     its own clock: the machines' clocks must agree. A Queue measures the
+//     skew of its clock against the server's at Open and, while it
+//     claims, at most once a minute, and logs it; past
+//     Options.MaxClockSkew (by default a quarter of VisibilityTimeout,
+//     which leases absorb: see the litequeue package doc) it claims,
+//     rescues and purges nothing, and RunDue returns, and Work logs, a
+//     *litequeue.ClockSkewError, until the clock is back within. A mock
+//     clock (clock.Mock) is checked only when MaxClockSkew is set: the
+//     Queues of a test share one, whatever the server's time.
 package postgres
 
 import (
