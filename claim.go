@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -63,6 +64,9 @@ func (q *Queue) serveClaims(ctx context.Context, tx execer, asks []*claimAsk, no
 	for _, c := range claimers {
 		same := byClaimer[c]
 		leases, expired, err := q.claimTx(ctx, tx, *c, len(same), now)
+		if errors.As(err, new(*ClockSkewError)) {
+			return nil // no claim, not a failed write: the claimer's loop claims again, and reports it
+		}
 		if err != nil {
 			return err
 		}
@@ -109,6 +113,9 @@ func (q *Queue) claimTx(ctx context.Context, tx execer, c claimer, limit int, no
 	kinds := q.kinds()
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil, nil
+	}
+	if err := q.skew.check(ctx, tx); err != nil {
+		return nil, nil, err
 	}
 	expired, paused, err := q.beforeClaim(ctx, tx, c.worker, now)
 	if err != nil {

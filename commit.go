@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // writer runs every write litequeue makes, on one connection, and commits
@@ -73,21 +74,55 @@ const maxBatch = 512
 //
 // A non-nil op.join is passed to perBatch in the same transaction, after
 // fn, together with the joins of the other writes in the batch.
+//
+// A write that failed because the server went away (see engine.lost) runs
+// again after a wait (see outage), for up to ServerRetry within op.ctx,
+// and then fails with ErrServerGone. A write whose COMMIT was cut off is
+// never run again before the server, once back, has said that the COMMIT
+// did not take effect (see commitLost); one that it cannot tell of fails
+// with ErrCommitUnknown too.
 func (w *writer) do(op *writeOp) error {
+	var o outage
+	w.once(op)
+	for w.eng.lost(op.err) {
+		if !o.wait(op.ctx) {
+			return o.gone(op.ctx, op.err)
+		}
+		var cl *commitLost
+		if !errors.As(op.err, &cl) {
+			w.once(op) // its transaction rolled back whole
+			continue
+		}
+		status, err := cl.outcome(op.ctx)
+		switch {
+		case err != nil && w.eng.lost(err), err == nil && status == "in progress":
+			// asked again after the next wait
+		case err == nil && status == "committed":
+			op.err = nil
+		case err == nil && status == "aborted":
+			w.once(op)
+		default:
+			return &goneError{err: op.err, commit: true}
+		}
+	}
+	return op.err
+}
+
+// once runs op in a batch, once, and sets op.err.
+func (w *writer) once(op *writeOp) {
 	op.done = make(chan bool, 1)
 	w.mu.Lock()
 	w.queue = append(w.queue, op)
 	if w.leading {
 		w.mu.Unlock()
 		if lead := <-op.done; !lead {
-			return op.err
+			return
 		}
 	} else {
 		w.leading = true
 		w.mu.Unlock()
 	}
 	w.lead(op)
-	return op.err
 }
 
 // lead commits one batch that includes op, then passes the lead on.
@@ -156,8 +191,43 @@ func (w *writer) commit(batch []*writeOp) {
 const writeTries = 3
 
 // errCommit marks a failed COMMIT: whether it took effect is unknown when
-// the connection was lost, so the writes are not run again.
+// the connection was lost, so the writes are not run again, unless the
+// server tells that it did not (see commitLost).
 var errCommit = errors.New("commit")
+
+// A commitLost is errCommit for a COMMIT whose connection was lost, of a
+// transaction that wrote: the server, once back, tells whether it took
+// effect. Every write of the batch holds the same one, which asks once
+// for all of them (at a restart, a question each could take more
+// connections than the server has).
+type commitLost struct {
+	err error
+	// ask asks the server for the status of the transaction:
+	// "committed", "aborted", "in progress", or "" if it no longer knows.
+	ask func(ctx context.Context) (string, error)
+
+	mu     sync.Mutex
+	status string // the answer, once it is "committed" or "aborted"
+}
+
+func (e *commitLost) Error() string        { return "commit: " + e.err.Error() }
+func (e *commitLost) Unwrap() error        { return e.err }
+func (e *commitLost) Is(target error) bool { return target == errCommit }
+
+// outcome returns the status of the transaction, asking the server until
+// it has a final one.
+func (e *commitLost) outcome(ctx context.Context) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.status != "" {
+		return e.status, nil
+	}
+	status, err := e.ask(ctx)
+	if status == "committed" || status == "aborted" {
+		e.status = status
+	}
+	return status, err
+}
 
 // failed returns the writes of the batch that failed in a way that lets
 // them run again, and reports whether one failed because the connection
@@ -216,9 +286,9 @@ func (w *writer) run(batch []*writeOp, isolate bool) bool {
 			return false
 		}
 	}
-	if err := c.exec(`COMMIT`); err != nil {
+	if err := w.eng.commit(c); err != nil {
 		c.rollback()
-		return fail(fmt.Errorf("%w: %w", errCommit, err))
+		return fail(err)
 	}
 	if w.wakes {
 		w.wake()
@@ -310,4 +380,55 @@ func (op *writeOp) run(tx execer) (err error) {
 		return nil
 	}
 	return op.fn(tx)
+}
+
+// ServerRetry is how long a call of a [Queue] on a PostgreSQL server that
+// found the server away is tried again, from its first failure, before it
+// fails with [ErrServerGone]: long enough for a restart or a failover. The
+// waits between tries grow from 50ms to 1s, on the real clock whatever
+// [Options.Clock] is.
+const ServerRetry = 10 * time.Second
+
+// The waits of an outage: the first, and the longest.
+const (
+	outageFirstWait = 50 * time.Millisecond
+	outageMaxWait   = time.Second
+)
+
+// An outage paces the tries of one call while the server is away: its
+// waits double from outageFirstWait up to outageMaxWait, for ServerRetry
+// in all from the first failure. The zero value is an outage that has not
+// begun.
+type outage struct {
+	since time.Time     // the first failure, on the real clock
+	next  time.Duration // the next wait
+}
+
+// wait waits before the next try of a call that found the server away,
+// and reports true; or false, once the call has tried for ServerRetry or
+// ctx is done.
+func (o *outage) wait(ctx context.Context) bool {
+	now := time.Now()
+	if o.since.IsZero() {
+		o.since, o.next = now, outageFirstWait
+	}
+	left := ServerRetry - now.Sub(o.since)
+	if left <= 0 || ctx.Err() != nil {
+		return false
+	}
+	t := time.NewTimer(min(o.next, left))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	}
+	o.next = min(2*o.next, outageMaxWait)
+	return true
+}
+
+// gone is the error of a call whose last try failed with err, the server
+// being away, and that tried no more (see wait).
+func (o *outage) gone(ctx context.Context, err error) error {
+	return &goneError{err: err, ctx: ctx.Err(), tried: time.Since(o.since), commit: errors.Is(err, errCommit)}
 }

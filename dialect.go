@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 	"database/sql"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -96,11 +97,32 @@ func storableText(s string) string {
 }
 
 // dbPool is a database/sql pool that runs litequeue's SQL in its engine's
-// dialect.
+// dialect. On a server its reads, and those of read, are tried again while
+// the server is away (see outage).
 type dbPool struct {
 	*sqlx.DB
 	d     *dialect
-	stmts stmtCache // on a file, its reads, prepared once (see GetContext)
+	stmts stmtCache        // on a file, its reads, prepared once (see GetContext)
+	lost  func(error) bool // on a server, the engine's lost
+}
+
+// again runs fn, a read, and runs it again while it fails because the
+// server went away, as the writer does a write (see writer.do). dest, the
+// read's destination, is emptied before each try: a read cut short may
+// have filled part of it.
+func (p *dbPool) again(ctx context.Context, dest any, fn func() error) error {
+	var o outage
+	for err := fn(); ; err = fn() {
+		if !p.lost(err) {
+			return err
+		}
+		if !o.wait(ctx) {
+			return o.gone(ctx, err)
+		}
+		if dest != nil {
+			reflect.ValueOf(dest).Elem().SetZero()
+		}
+	}
 }
 
 func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -114,7 +136,7 @@ func (p *dbPool) ExecContext(ctx context.Context, query string, args ...any) (sq
 // would be one more, named, on every connection of the pool.
 func (p *dbPool) GetContext(ctx context.Context, dest any, query string, args ...any) error {
 	if p.d != nil {
-		return p.DB.GetContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+		return p.again(ctx, dest, func() error { return p.DB.GetContext(ctx, dest, p.d.sql(query), p.d.args(args)...) })
 	}
 	return p.stmts.run(ctx, p, query, func(st *sqlx.Stmt) error { return st.GetContext(ctx, dest, args...) })
 }
@@ -122,7 +144,7 @@ func (p *dbPool) GetContext(ctx context.Context, dest any, query string, args ..
 // SelectContext is GetContext for many rows.
 func (p *dbPool) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
 	if p.d != nil {
-		return p.DB.SelectContext(ctx, dest, p.d.sql(query), p.d.args(args)...)
+		return p.again(ctx, dest, func() error { return p.DB.SelectContext(ctx, dest, p.d.sql(query), p.d.args(args)...) })
 	}
 	return p.stmts.run(ctx, p, query, func(st *sqlx.Stmt) error { return st.SelectContext(ctx, dest, args...) })
 }
@@ -138,6 +160,24 @@ func (p *dbPool) begin(ctx context.Context, opts *sql.TxOptions) (*dbTx, error) 
 		return nil, err
 	}
 	return &dbTx{t, p.d}, nil
+}
+
+// read runs fn in a transaction begun with opts, and rolls it back. On a
+// server it runs the whole of it again while it fails because the server
+// went away (see again): fn sets its results afresh each time.
+func (p *dbPool) read(ctx context.Context, opts *sql.TxOptions, fn func(tx execer) error) error {
+	once := func() error {
+		tx, err := p.begin(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		return fn(tx)
+	}
+	if p.d == nil {
+		return once()
+	}
+	return p.again(ctx, nil, once)
 }
 
 // dbTx is a transaction — litequeue's own, or the app's passed to EnqueueTx,

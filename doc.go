@@ -280,6 +280,39 @@
 // 03:00 CEST), and one whose time falls in the hour repeated in autumn
 // runs once, the first time.
 //
+// # On a PostgreSQL server
+//
+// Package github.com/litequeue/litequeue/postgres opens the same [Queue]
+// on a PostgreSQL server, for fleets that outgrow one machine; its package
+// doc says where the server differs from the file. Two rules are the
+// server's own.
+//
+// A server can go away: restarted, failed over, out of reach. The
+// Queue's own calls (Enqueue, the reads, Work's claims, renewals and
+// results) are tried again while it is, with waits growing from 50ms to
+// 1s, for up to [ServerRetry] (10s) within their context, so that a
+// restart or a failover that short costs no error; then they fail with
+// [ErrServerGone]. A write whose COMMIT was cut off runs again only once
+// the server, back, says that the COMMIT did not take effect; if it
+// cannot say, the error is [ErrCommitUnknown] as well, and the write may
+// have taken effect.
+//
+// Every process times the leases it takes and ends, and its janitor's
+// purges, by its own clock, so the clocks of the machines that share a
+// server must agree. A Queue measures how far its clock reads from the
+// server's when it opens and, while it works, at most once a minute, and
+// logs it (a warning past half the bound). Past [Options.MaxClockSkew] —
+// by default a quarter of VisibilityTimeout, 7.5s, for the real clock —
+// it claims, rescues and purges nothing: [Queue.RunDue] returns a
+// *[ClockSkewError] naming the skew and the bound, and [Queue.Work] logs
+// it and claims again once the clock is back within. A live holder
+// renews its lease every third of VisibilityTimeout, so a lease always
+// has two thirds of it left; two clocks within a quarter of the server's
+// differ by half at most, so no machine sees another's live lease run
+// out, and a dead worker's job comes back at most a quarter late. A mock
+// clock, which a test steps, is not checked unless MaxClockSkew is set:
+// it need only agree with the test's other Queues.
+//
 // # Backups and replicas
 //
 // [Queue.Backup] writes a consistent copy of the file, mode 0600, while

@@ -26,6 +26,10 @@ type engine interface {
 	// begin begins a write transaction on the writer's connection; a
 	// batch that is not durable (see durable) may commit without an fsync.
 	begin(c *stmtConn, durable bool) error
+	// commit commits the transaction begun on c. A failed COMMIT is
+	// errCommit: a *commitLost if the connection was lost and the
+	// server can tell later whether it took effect.
+	commit(c *stmtConn) error
 	// claim finds, in tx, up to q.limit due jobs of q's kinds and queues,
 	// in priority, then RunAt, then ID order, calls lease on each row,
 	// which makes it the row of a running job, and writes those it took

@@ -31,7 +31,75 @@ var (
 	// ErrReadOnly is returned by every method that writes, on a [Queue]
 	// opened with [OpenReadOnly].
 	ErrReadOnly = errors.New("litequeue: queue opened read-only")
+
+	// ErrServerGone is returned, wrapped, by a call of a [Queue] on a
+	// PostgreSQL server that failed because the server went away: the
+	// connection was lost, the server shut down or was starting up, or
+	// could not be reached. Such a call is tried again for up to
+	// [ServerRetry] first (within its context), so a restart or a failover
+	// that short costs no error. Nothing of the call was written, unless
+	// the error is also [ErrCommitUnknown].
+	ErrServerGone = errors.New("litequeue: the server went away")
+
+	// ErrCommitUnknown is returned, wrapped with [ErrServerGone], by a
+	// write whose connection was lost during its COMMIT, when the server
+	// could not tell, within [ServerRetry], whether the COMMIT took effect
+	// (one that tells it did not is run again). The write may have taken
+	// effect or not, and litequeue does not run it again, which could do it
+	// twice. An Enqueue with a [UniqueKey] can be repeated safely;
+	// otherwise look before doing it again.
+	ErrCommitUnknown = errors.New("litequeue: the commit's outcome is unknown")
 )
+
+// ClockSkewError is the error of a claim, a rescue or a retention sweep
+// that a [Queue] on a PostgreSQL server refused because its clock
+// ([Options.Clock]), by which it times them, reads further from the
+// server's than [Options.MaxClockSkew] allows. [Queue.RunDue] returns it,
+// wrapped; [Queue.Work] logs it and claims again once the clock is back
+// within the bound. Read it with errors.As.
+type ClockSkewError struct {
+	Skew  time.Duration // the clock's reading minus the server's: negative when it is behind
+	Bound time.Duration // the largest skew allowed, either way
+}
+
+func (e *ClockSkewError) Error() string {
+	way := "ahead of"
+	if e.Skew < 0 {
+		way = "behind"
+	}
+	return fmt.Sprintf("clock skew: the clock reads %v %s the server's, past the bound of %v (Options.MaxClockSkew): "+
+		"no job is claimed, rescued or purged until it is back within", e.Skew.Abs(), way, e.Bound)
+}
+
+// goneError is ErrServerGone: a call's last error, from a server that
+// went away, and why the call tried no more.
+type goneError struct {
+	err    error         // the last try's
+	ctx    error         // the call's context's error, if it ended the tries
+	tried  time.Duration // how long the call was tried again
+	commit bool          // the COMMIT failed: ErrCommitUnknown, and not tried again
+}
+
+func (e *goneError) Error() string {
+	switch {
+	case e.commit:
+		return fmt.Sprintf("the server went away during COMMIT, which may or may not have taken effect: %v", e.err)
+	case e.ctx != nil:
+		return fmt.Sprintf("the server went away, and the call's context ended (%v) after %v of tries: %v", e.ctx, e.tried.Round(time.Millisecond), e.err)
+	}
+	return fmt.Sprintf("the server went away, and was not back after %v of tries: %v", e.tried.Round(time.Millisecond), e.err)
+}
+
+func (e *goneError) Is(target error) bool {
+	return target == ErrServerGone || e.commit && target == ErrCommitUnknown
+}
+
+func (e *goneError) Unwrap() []error {
+	if e.ctx != nil {
+		return []error{e.ctx, e.err}
+	}
+	return []error{e.err}
+}
 
 // errNilContext is returned by every method that takes a context, given a
 // nil one.

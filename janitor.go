@@ -33,8 +33,12 @@ var finishedStates = []State{Completed, Discarded, Cancelled, Expired}
 // sweep expires the pending jobs whose expiry has come (see expire.go),
 // of every kind, and purges what retention no longer keeps: dead jobs
 // after DeadTTL, other finished jobs after KeepFinished, and expired
-// idempotency keys.
+// idempotency keys. Timed by the Queue's clock, it does nothing while
+// that is too far from a server's (see clockCheck).
 func (q *Queue) sweep(ctx context.Context) error {
+	if err := q.skew.check(ctx, q.db); err != nil {
+		return err
+	}
 	expired, err := q.expireSweep(ctx)
 	if err != nil {
 		return err

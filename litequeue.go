@@ -32,6 +32,9 @@ type Queue struct {
 	jobs    string   // the columns a jobRow scans from this file: see fileJobColumns
 	flow    bool     // the database has flow control's tables: see flowTables
 
+	// skew, on a server, checks the clock against the server's (skew.go).
+	skew *clockCheck
+
 	randMu  sync.Mutex
 	eventMu sync.Mutex
 

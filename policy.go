@@ -132,9 +132,9 @@ type FieldError struct {
 	// Field is the field as litequeue.toml names it: "policy"
 	// ([Policy.Backoff]), "base", "ceiling", "max_tries" or "jitter" of a
 	// [Policy]; "visibility_timeout", "dead_ttl", "keep_finished",
-	// "synchronous", "checkpoint" or "max_payload" of [Options]; "kind",
-	// "queue" or "name" (of a periodic schedule) for a name that is not one
-	// (see [NameLimit]).
+	// "synchronous", "checkpoint", "max_payload" or "max_clock_skew" of
+	// [Options]; "kind", "queue" or "name" (of a periodic schedule) for a
+	// name that is not one (see [NameLimit]).
 	Field string
 
 	// Value is the value refused, of the field's type.

@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"database/sql"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -95,8 +96,12 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	q := newQueue("", opts)
 	d := new(dialect)
 	q.eng, q.dialect, q.jobs, q.flow = eng, d, jobColumns, true
-	q.db = &dbPool{DB: db, d: d}
+	q.db = &dbPool{DB: db, d: d, lost: eng.lost}
 	q.app, q.wdb = db, db
+	q.skew = newClockCheck(opts, eng.now)
+	if err := q.skew.check(ctx, q.db); err != nil && !errors.As(err, new(*ClockSkewError)) {
+		return nil, err // a skew is logged, and refuses claims, not Open
+	}
 	if err := q.openWriter(ctx, eng); err != nil {
 		return nil, err
 	}
@@ -168,6 +173,49 @@ func (e *pgEngine) begin(c *stmtConn, durable bool) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	return nil
+}
+
+// pgXactSQL names the transaction that is about to commit, if it wrote:
+// should the connection be lost during its COMMIT, pgXactStatusSQL tells,
+// once the server is back, whether the COMMIT took effect.
+const (
+	pgXactSQL       = `SELECT CAST(pg_current_xact_id_if_assigned() AS text)`
+	pgXactStatusSQL = `SELECT pg_xact_status(CAST(? AS xid8))`
+)
+
+func (e *pgEngine) commit(c *stmtConn) error {
+	var xid sql.NullString
+	if err := c.GetContext(context.Background(), &xid, pgXactSQL); err != nil {
+		return err // before the COMMIT: the transaction rolls back
+	}
+	err := c.exec(`COMMIT`)
+	switch {
+	case err == nil:
+		return nil
+	case !e.lost(err):
+		return fmt.Errorf("%w: %w", errCommit, err)
+	case !xid.Valid:
+		return err // it wrote nothing: as good as rolled back
+	}
+	return &commitLost{err: err, ask: func(ctx context.Context) (string, error) {
+		var status sql.NullString
+		err := e.db.GetContext(ctx, &status, e.db.Rebind(pgXactStatusSQL), xid.String)
+		return status.String, err
+	}}
+}
+
+// pgNowSQL reads the server's clock, in microseconds: clock_timestamp, not
+// now, which is when the transaction began.
+const pgNowSQL = `SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS bigint)`
+
+// now reads the server's clock in tx, for the check of the Queue's clock
+// (see clockCheck).
+func (e *pgEngine) now(ctx context.Context, tx execer) (time.Time, error) {
+	var us int64
+	if err := tx.GetContext(ctx, &us, pgNowSQL); err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMicro(us), nil
 }
 
 // pgClaimSQL takes, in claim order, due jobs that no other transaction

@@ -80,6 +80,9 @@ func (q *Queue) rescue(ctx context.Context, seen *sightings) (int, error) {
 // and those of the gate (see Queue.ran) to gated, and reports whether more
 // may be expired.
 func (q *Queue) rescueSome(ctx context.Context, tx execer, seen *sightings, events, gated []Event) ([]Event, []Event, bool, error) {
+	if err := q.skew.check(ctx, tx); err != nil {
+		return events, gated, false, err
+	}
 	now := q.now()
 	limit := ms(now.Add(q.opts.VisibilityTimeout))
 	if _, err := tx.ExecContext(ctx, clampLeasesSQL, limit, limit); err != nil {

@@ -69,6 +69,13 @@ func (e *sqliteEngine) begin(c *stmtConn, durable bool) error {
 	return nil
 }
 
+func (e *sqliteEngine) commit(c *stmtConn) error {
+	if err := c.exec(`COMMIT`); err != nil {
+		return fmt.Errorf("%w: %w", errCommit, err)
+	}
+	return nil
+}
+
 // setDurable sets the synchronous level for the next commit: with full
 // configured, FULL for a durable batch and NORMAL for a light one. A
 // failure to relax is of no consequence (the commit is fsynced); a

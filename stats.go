@@ -83,11 +83,15 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 
 func (q *Queue) stats(ctx context.Context, now time.Time) (s Stats, err error) {
 	// A read-only transaction begins DEFERRED: one snapshot, no write lock.
-	tx, err := q.db.begin(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return Stats{}, err
-	}
-	defer tx.Rollback()
+	err = q.db.read(ctx, &sql.TxOptions{ReadOnly: true}, func(tx execer) (err error) {
+		s, err = q.statsTx(ctx, tx, now)
+		return err
+	})
+	return s, err
+}
+
+// statsTx is stats in tx.
+func (q *Queue) statsTx(ctx context.Context, tx execer, now time.Time) (s Stats, err error) {
 	if s.Queues, err = queueStats(ctx, tx, now); err != nil {
 		return Stats{}, err
 	}

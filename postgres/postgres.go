@@ -20,14 +20,32 @@
 //   - A failed write that the server rolled back whole (a deadlock, a lost
 //     connection before the commit) is run again; Work logs the loss of a
 //     connection and carries on with another.
+//   - When the server goes away (a restart, a failover, a lost
+//     connection), the Queue's own calls — Enqueue, the reads, and Work's
+//     claims, renewals and results — are tried again, with waits from
+//     50ms growing to 1s, for up to litequeue.ServerRetry (10s) within
+//     their context, so that an outage that short costs no error; then
+//     they fail with litequeue.ErrServerGone. A write whose COMMIT was cut
+//     off is not run again until the server, once back, says that the
+//     COMMIT did not take effect (pg_xact_status); if it cannot say, the
+//     error is also litequeue.ErrCommitUnknown. The app's own transactions
+//     (EnqueueTx, MarkTx, CompleteTx, WriteTx) are the app's to try again.
 //   - There is no file: OpenReadOnly, the file checks, Health's file
 //     figures, the WAL, Options.Checkpoint, the vacuum and Queue.Backup
 //     (which returns an error) have no counterpart, and text that
 //     PostgreSQL cannot hold (a NUL byte, invalid UTF-8) is stored with
 //     U+FFFD in its place.
-//   - Times are milliseconds from the injected clock, as in the file: every
-//     process on one database must use the same clock (a mock clock only
-//     in tests).
+//   - Times are milliseconds from the injected clock, as in the file, and
+//     each process times the leases it takes and ends, and its purges, by
+//     its own clock: the machines' clocks must agree. A Queue measures the
+//     skew of its clock against the server's at Open and, while it
+//     claims, at most once a minute, and logs it; past
+//     Options.MaxClockSkew (by default a quarter of VisibilityTimeout,
+//     which leases absorb: see the litequeue package doc) it claims,
+//     rescues and purges nothing, and RunDue returns, and Work logs, a
+//     *litequeue.ClockSkewError, until the clock is back within. A mock
+//     clock (clock.Mock) is checked only when MaxClockSkew is set: the
+//     Queues of a test share one, whatever the server's time.
 package postgres
 
 import (
@@ -145,7 +163,7 @@ func lost(err error) bool {
 	var ce *pgconn.ConnectError
 	var pe *pgconn.PgError
 	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, pgconn.ErrConnClosed),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.As(err, &ne), errors.As(err, &ce):
 		return true

@@ -31,6 +31,18 @@ func open(t *testing.T, dsn string, clk clock.Clock) *litequeue.Queue {
 	return q
 }
 
+// adminDB opens a pool of the test's own on dsn, closed at the end of the
+// test.
+func adminDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // TestOpen_Concurrently opens one new database from 8 goroutines at once:
 // the advisory lock lets one create the tables, and every Open succeeds.
 func TestOpen_Concurrently(t *testing.T) {
@@ -187,16 +199,22 @@ func startWork(t *testing.T, q *litequeue.Queue) <-chan int64 {
 		started <- j.ID
 		return nil
 	})
+	runWork(t, q, litequeue.WorkerOptions{})
+	return started
+}
+
+// runWork runs Work on q with opts until the test ends, and checks that
+// it then returns nil.
+func runWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{}) }()
+	go func() { done <- q.Work(ctx, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Work: %v", err)
 		}
 	})
-	return started
 }
 
 // waitFor waits, up to 10 s of real time, for cond.
