@@ -13,7 +13,7 @@ import (
 func (c *cli) backup(fs *flagSet) runFunc {
 	var to string
 	fs.Var(pathFlag{&to}, "to", "write the copy to this `path`, with mode 0600")
-	force := fs.Bool("force", false, "replace the file at --to, if there is one")
+	force := fs.Bool("force", false, "replace the regular file or symbolic link at --to, if there is one")
 	return func(ctx context.Context, _ []string) error {
 		if to == "" {
 			return fs.usageError(errors.New("--to is missing: name the file to write the copy to"))

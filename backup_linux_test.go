@@ -1,0 +1,54 @@
+package litequeue_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/litequeue/litequeue"
+)
+
+// TestQueue_BackupDiskFull backs a file of about 7 MiB up onto a file
+// system of 64 KiB (a tmpfs): Backup fails with an error naming the path,
+// and leaves nothing on the file system, neither the temporary copy nor
+// its -journal (the copy is larger than SQLite's page cache, so VACUUM
+// INTO writes pages before its end, under a rollback journal). The test mounts the tmpfs, so it needs root; it skips
+// where the mount is refused.
+func TestQueue_BackupDiskFull(t *testing.T) {
+	fileOnly(t, "a backup copies the file")
+	t.Parallel()
+	small := t.TempDir()
+	if err := syscall.Mount("tmpfs", small, "tmpfs", 0, "size=64k,mode=0700"); err != nil {
+		t.Skipf("mount a tmpfs of 64 KiB on %s: %v (the test needs root)", small, err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(small, 0); err != nil {
+			t.Errorf("unmount %s: %v", small, err)
+		}
+	})
+	q, _ := openQueue(t, litequeue.Options{})
+	payloads := make([]any, 6000)
+	for i := range payloads {
+		payloads[i] = strings.Repeat("x", 1000)
+	}
+	if _, err := q.EnqueueMany(t.Context(), "send", payloads); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(small, "copy.db")
+	for _, overwrite := range []bool{false, true} {
+		err := q.Backup(t.Context(), to, litequeue.BackupOptions{Overwrite: overwrite})
+		if err == nil || !strings.Contains(err.Error(), to) {
+			t.Fatalf("Backup onto a full disk, overwrite %v: %v; want an error naming %s", overwrite, err, to)
+		}
+		t.Logf("overwrite %v: %v", overwrite, err)
+		entries, err := os.ReadDir(small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			t.Errorf("after the failed backup, overwrite %v, the file system holds %s", overwrite, e.Name())
+		}
+	}
+}
