@@ -128,6 +128,31 @@ func openFrozen(path string, err error) bool {
 	return errors.Is(statErr, os.ErrNotExist)
 }
 
+// readAccessOf is how OpenReadOnly reads the file at path. A -wal and
+// -shm that SQLite made beside it would have the file's mode and this
+// user as owner (the file's owner if this process runs as root); where the
+// file's owner could not write them (a file of mode 0400, a reader who
+// may not write the file), its writers would fail later with "attempt to
+// write a readonly database". Such a reader makes none: where no -wal
+// exists, no writer is at work and every committed transaction is in the
+// file, so it reads the file as a snapshot, as openFrozen does; a -wal
+// without its -shm is refused, as reading it needs a -shm made.
+func readAccessOf(path string) (access, error) {
+	fi, err := os.Stat(path)
+	if err != nil || !makesUnwritableSides(fi) {
+		return readAccess, err
+	}
+	_, walErr := os.Stat(path + "-wal")
+	_, shmErr := os.Stat(path + "-shm")
+	switch {
+	case errors.Is(walErr, fs.ErrNotExist):
+		return frozenAccess, nil
+	case walErr == nil && errors.Is(shmErr, fs.ErrNotExist):
+		return 0, fmt.Errorf("its -wal has no -shm beside it, and one made by this process (uid %d) could not be written by the file's writers: read it as the file's owner", os.Geteuid())
+	}
+	return readAccess, nil
+}
+
 // isNoSHM reports whether err is SQLite's failure to make a -shm file.
 func isNoSHM(err error) bool {
 	var se interface{ Code() int }
@@ -253,6 +278,9 @@ func statFile(path string, mode openMode) (exists bool, err error) {
 	} else if err != nil {
 		return false, err
 	}
+	if sides := unwritableSides(path, true); len(sides) > 0 {
+		return false, errors.New(strings.Join(sides, "; "))
+	}
 	return true, nil
 }
 
@@ -292,7 +320,10 @@ func createFile(path string) error {
 func openChecked(path string, mode openMode, synchronous, checkpoint string) (*sqlx.DB, int, error) {
 	a := writeAccess
 	if mode == readMode {
-		a = readAccess
+		var err error
+		if a, err = readAccessOf(path); err != nil {
+			return nil, 0, err
+		}
 	}
 	db, version, err := openAndCheck(path, a, synchronous, checkpoint)
 	if mode == readMode && openFrozen(path, err) {
