@@ -180,7 +180,7 @@ func (c *healthCheck) journalMode() {
 	case h.JournalMode == "delete":
 		h.Backup = true
 	case h.JournalMode != "wal":
-		h.Warnings = append(h.Warnings, fmt.Sprintf("journal mode is %s, not wal: fine for a copy; Open switches the file to WAL", h.JournalMode))
+		h.Warnings = append(h.Warnings, fmt.Sprintf("journal mode is %s, not wal: fine for a copy; opening it for work switches it to WAL", h.JournalMode))
 	}
 }
 

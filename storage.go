@@ -227,7 +227,7 @@ func openFile(path string, mode openMode, synchronous, checkpoint string) (_ *fi
 		return nil, err
 	}
 	if mode == existingMode && f.version == 0 {
-		return nil, errors.New("the file has no litequeue tables (only Open adopts a file)")
+		return nil, fmt.Errorf("%w (only Open adopts a file)", ErrNoTables)
 	}
 	if mode != readMode && f.lock == nil {
 		f.lock, err = openFileLock(path)
@@ -274,7 +274,7 @@ func statFile(path string, mode openMode) (exists bool, err error) {
 		return true, nil
 	}
 	if err := accessible(path, true); errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		return false, fmt.Errorf("the file is not writable (OpenReadOnly can inspect it): %w", err)
+		return false, fmt.Errorf("%w (OpenReadOnly can inspect it): %w", ErrNotWritable, err)
 	} else if err != nil {
 		return false, err
 	}
@@ -286,6 +286,21 @@ func statFile(path string, mode openMode) (exists bool, err error) {
 
 // errNotSQLite is the refusal of a file that is not a SQLite database.
 var errNotSQLite = errors.New("the file is not a SQLite database")
+
+// The causes of two refusals of a file, which a tool may say in its own
+// words: errors.Is(err, ErrNoTables) reports one.
+var (
+	// ErrNoTables is the cause of the error of [OpenExisting] and
+	// [OpenReadOnly] for a file without litequeue's tables (an empty file,
+	// the app's own SQLite file), which only [Open] adopts.
+	ErrNoTables = errors.New("the file has no litequeue tables")
+
+	// ErrNotWritable is the cause of the error of [Open] and
+	// [OpenExisting] for a file this process may not write, beside the
+	// operating system's ([fs.ErrPermission], EROFS): [OpenReadOnly] can
+	// inspect it.
+	ErrNotWritable = errors.New("the file is not writable")
+)
 
 // createFile creates the missing file at path, empty, with mode 0600, so
 // that SQLite, which gives its -wal and -shm the mode of the database
@@ -338,7 +353,7 @@ func openChecked(path string, mode openMode, synchronous, checkpoint string) (*s
 		return nil, 0, err
 	case mode == readMode && version == 0:
 		db.Close()
-		return nil, 0, errors.New("the file has no litequeue tables")
+		return nil, 0, ErrNoTables
 	}
 	return db, version, nil
 }
