@@ -24,6 +24,15 @@ import (
 // otherUser is a user who is not the file's owner.
 var otherUser = &syscall.Credential{Uid: 4242, Gid: 4242}
 
+// readCase is a reader of a queue file of the owner's, made with mode in a
+// directory of dirMode (see ownedQueue).
+type readCase struct {
+	name    string
+	mode    fs.FileMode
+	dirMode fs.FileMode
+	reader  *syscall.Credential
+}
+
 // fileUsers returns the litequeue command, built so that every user may
 // run it, and the user who owns the test's files: nobody as root, else
 // this process's user.
@@ -112,12 +121,7 @@ func TestOpenReadOnly_NothingLeftUnwritable(t *testing.T) {
 	fileOnly(t, "the files beside the database")
 	t.Parallel()
 	command, owner := fileUsers(t)
-	for _, tt := range []struct {
-		name    string
-		mode    fs.FileMode // the database file's
-		dirMode fs.FileMode
-		reader  *syscall.Credential // nil: this process's user
-	}{
+	for _, tt := range []readCase{
 		{"its owner, mode 0400", 0o400, 0o700, owner},
 		{"another user, mode 0644", 0o644, 0o1777, otherUser},
 		{"root, mode 0400", 0o400, 0o700, &syscall.Credential{}},
@@ -179,12 +183,7 @@ func TestOpen_UnwritableSideFiles(t *testing.T) {
 	t.Parallel()
 	command, owner := fileUsers(t)
 	shell := sqlite3Shell(t)
-	for _, tt := range []struct {
-		name    string
-		mode    fs.FileMode // the database file's while the reader reads it
-		dirMode fs.FileMode
-		reader  *syscall.Credential
-	}{
+	for _, tt := range []readCase{
 		{"mode 0400", 0o400, 0o700, owner},
 		{"another user's", 0o644, 0o1777, otherUser},
 	} {
