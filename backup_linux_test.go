@@ -3,7 +3,6 @@ package litequeue_test
 import (
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/litequeue/litequeue"
@@ -13,20 +12,12 @@ import (
 // system of 64 KiB (a tmpfs): Backup fails with an error naming the path,
 // and leaves nothing on the file system, neither the temporary copy nor
 // its -journal (the copy is larger than SQLite's page cache, so VACUUM
-// INTO writes pages before its end, under a rollback journal). The test mounts the tmpfs, so it needs root; it skips
-// where the mount is refused.
+// INTO writes pages before its end, under a rollback journal). Mounting
+// the tmpfs (see smallFS) needs root.
 func TestQueue_BackupDiskFull(t *testing.T) {
 	fileOnly(t, "a backup copies the file")
 	t.Parallel()
-	small := t.TempDir()
-	if err := syscall.Mount("tmpfs", small, "tmpfs", 0, "size=64k,mode=0700"); err != nil {
-		t.Skipf("mount a tmpfs of 64 KiB on %s: %v (the test needs root)", small, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(small, 0); err != nil {
-			t.Errorf("unmount %s: %v", small, err)
-		}
-	})
+	small := smallFS(t, "64k")
 	q, _ := openQueue(t, litequeue.Options{})
 	payloads := make([]any, 6000)
 	for i := range payloads {
