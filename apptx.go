@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -34,6 +35,9 @@ func openAppDB(path, synchronous, checkpoint string) (*sqlx.DB, error) {
 	return db, nil
 }
 
+// errNilWriteTx refuses WriteTx(ctx, nil).
+var errNilWriteTx = errors.New("litequeue: WriteTx with a nil function: pass the function that makes the transaction's writes")
+
 // appTxWait is how long a write waits for a WriteTx that holds the write
 // lock before it fails: as long as SQLite's busy timeout lets a connection
 // wait for another's write lock.
@@ -47,7 +51,8 @@ const beginTries = 3
 // fn returns nil. If fn returns an error, WriteTx rolls back and returns
 // that error unchanged; if fn panics, it rolls back and panics on. fn must
 // not commit or roll back tx itself. WriteTx returns [ErrClosed] after
-// [Queue.Close] and [ErrReadOnly] on a [Queue] from [OpenReadOnly].
+// [Queue.Close], [ErrReadOnly] on a [Queue] from [OpenReadOnly], and an
+// error for a nil fn, beginning nothing.
 //
 // The transaction takes its turn among litequeue's writes — this Queue's,
 // other Queues' on the same file, other processes' — the way they take
@@ -80,6 +85,9 @@ const beginTries = 3
 // waits for WriteTx to return. Reads ([Queue.Get], [Queue.Seen],
 // [Queue.List], [Queue.Stats]…) and the …Tx calls may be made from fn.
 func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	if fn == nil {
+		return errNilWriteTx
+	}
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return err

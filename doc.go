@@ -28,7 +28,9 @@
 // discarded, cancelled or expired. [Job.Attempt] is 0 before the first run
 // and 1 during it. Each run adds a row to the job's history
 // ([Queue.History]): its times, outcome, error, the wait chosen after it,
-// and the worker.
+// and the worker. An error text (a panic's stack included) is kept to
+// [MaxErrorText] bytes, 16 KiB: a longer one is cut and ends in
+// "…[cut: N bytes in all]".
 //
 // What the handler returns decides what happens next:
 //

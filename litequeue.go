@@ -69,7 +69,9 @@ const readPoolSize = 4
 // regular file (a directory, a FIFO, a device: before anything reads it), a
 // file that is not SQLite, another application's SQLite file, a schema
 // newer than this binary, and a <path>-lock that it cannot open or that is
-// a symbolic link; every refusal comes before the first write. The app may
+// a symbolic link, and a <path>-wal or <path>-shm that this process may
+// not write (SQLite would open it read-only and fail every write); every
+// refusal comes before the first write. The app may
 // keep its own tables in the same file (see [Queue.DB]). Open starts no
 // goroutine, and opening a file that this process already has open (a
 // second [Queue], an [OpenReadOnly]) is safe: litequeue never opens and
@@ -115,7 +117,11 @@ func OpenExisting(path string, opts Options) (*Queue, error) {
 // tables is an error, and every method that writes returns [ErrReadOnly].
 // It also reads a file in a directory it cannot write (a read-only mount,
 // say) that was closed cleanly, with no -wal file beside it: no writer can
-// work there, so it reads the file as a snapshot.
+// work there, so it reads the file as a snapshot. A process that may not
+// write the file (mode 0400, another user's file) makes no -wal or -shm
+// beside it, which the file's writers could not write later: with no -wal
+// there, it reads the file as a snapshot too; a -wal without its -shm is
+// refused.
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, readMode)
 	if err != nil {

@@ -128,6 +128,31 @@ func openFrozen(path string, err error) bool {
 	return errors.Is(statErr, os.ErrNotExist)
 }
 
+// readAccessOf is how OpenReadOnly reads the file at path. A -wal and
+// -shm that SQLite made beside it would have the file's mode and this
+// user as owner (the file's owner if this process runs as root); where the
+// file's owner could not write them (a file of mode 0400, a reader who
+// may not write the file), its writers would fail later with "attempt to
+// write a readonly database". Such a reader makes none: where no -wal
+// exists, no writer is at work and every committed transaction is in the
+// file, so it reads the file as a snapshot, as openFrozen does; a -wal
+// without its -shm is refused, as reading it needs a -shm made.
+func readAccessOf(path string) (access, error) {
+	fi, err := os.Stat(path)
+	if err != nil || !makesUnwritableSides(fi) {
+		return readAccess, err
+	}
+	_, walErr := os.Stat(path + "-wal")
+	_, shmErr := os.Stat(path + "-shm")
+	switch {
+	case errors.Is(walErr, fs.ErrNotExist):
+		return frozenAccess, nil
+	case walErr == nil && errors.Is(shmErr, fs.ErrNotExist):
+		return 0, fmt.Errorf("its -wal has no -shm beside it, and one made by this process (uid %d) could not be written by the file's writers: read it as the file's owner", os.Geteuid())
+	}
+	return readAccess, nil
+}
+
 // isNoSHM reports whether err is SQLite's failure to make a -shm file.
 func isNoSHM(err error) bool {
 	var se interface{ Code() int }
@@ -202,7 +227,7 @@ func openFile(path string, mode openMode, synchronous, checkpoint string) (_ *fi
 		return nil, err
 	}
 	if mode == existingMode && f.version == 0 {
-		return nil, errors.New("the file has no litequeue tables (only Open adopts a file)")
+		return nil, fmt.Errorf("%w (only Open adopts a file)", ErrNoTables)
 	}
 	if mode != readMode && f.lock == nil {
 		f.lock, err = openFileLock(path)
@@ -249,15 +274,33 @@ func statFile(path string, mode openMode) (exists bool, err error) {
 		return true, nil
 	}
 	if err := accessible(path, true); errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		return false, fmt.Errorf("the file is not writable (OpenReadOnly can inspect it): %w", err)
+		return false, fmt.Errorf("%w (OpenReadOnly can inspect it): %w", ErrNotWritable, err)
 	} else if err != nil {
 		return false, err
+	}
+	if sides := unwritableSides(path, true); len(sides) > 0 {
+		return false, errors.New(strings.Join(sides, "; "))
 	}
 	return true, nil
 }
 
 // errNotSQLite is the refusal of a file that is not a SQLite database.
 var errNotSQLite = errors.New("the file is not a SQLite database")
+
+// The causes of two refusals of a file, which a tool may say in its own
+// words: errors.Is(err, ErrNoTables) reports one.
+var (
+	// ErrNoTables is the cause of the error of [OpenExisting] and
+	// [OpenReadOnly] for a file without litequeue's tables (an empty file,
+	// the app's own SQLite file), which only [Open] adopts.
+	ErrNoTables = errors.New("the file has no litequeue tables")
+
+	// ErrNotWritable is the cause of the error of [Open] and
+	// [OpenExisting] for a file this process may not write, beside the
+	// operating system's ([fs.ErrPermission], EROFS): [OpenReadOnly] can
+	// inspect it.
+	ErrNotWritable = errors.New("the file is not writable")
+)
 
 // createFile creates the missing file at path, empty, with mode 0600, so
 // that SQLite, which gives its -wal and -shm the mode of the database
@@ -292,7 +335,10 @@ func createFile(path string) error {
 func openChecked(path string, mode openMode, synchronous, checkpoint string) (*sqlx.DB, int, error) {
 	a := writeAccess
 	if mode == readMode {
-		a = readAccess
+		var err error
+		if a, err = readAccessOf(path); err != nil {
+			return nil, 0, err
+		}
 	}
 	db, version, err := openAndCheck(path, a, synchronous, checkpoint)
 	if mode == readMode && openFrozen(path, err) {
@@ -307,7 +353,7 @@ func openChecked(path string, mode openMode, synchronous, checkpoint string) (*s
 		return nil, 0, err
 	case mode == readMode && version == 0:
 		db.Close()
-		return nil, 0, errors.New("the file has no litequeue tables")
+		return nil, 0, ErrNoTables
 	}
 	return db, version, nil
 }

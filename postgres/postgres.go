@@ -98,11 +98,13 @@ func openDSN(ctx context.Context, dsn string, existing bool, opts litequeue.Opti
 	return q, err
 }
 
-// OpenDB opens the Queue on the app's pool, which must be a pgx pool
-// (sql.Open("pgx", …) or stdlib.OpenDB), so that EnqueueTx, MarkTx and
-// CompleteTx join the app's own transactions on it. The Queue holds a
-// connection of the pool for its writes and one for each Work's
-// wake-ups; it does not close the pool.
+// OpenDB opens the Queue on the app's *sql.DB, so that EnqueueTx, MarkTx
+// and CompleteTx join the app's own transactions on it. The *sql.DB must
+// use pgx's database/sql driver: sql.Open("pgx", dsn), stdlib.OpenDB, or,
+// for an app that holds a *pgxpool.Pool, stdlib.OpenDBFromPool(pool); one
+// of another driver is refused. The Queue holds a connection of the pool
+// for its writes and one for each Work's wake-ups; it does not close the
+// *sql.DB.
 func OpenDB(ctx context.Context, db *sql.DB, opts litequeue.Options) (*litequeue.Queue, error) {
 	if _, ok := db.Driver().(*stdlib.Driver); !ok {
 		return nil, fmt.Errorf("litequeue: open postgres: the pool's driver is %T, not pgx's", db.Driver())

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/litequeue/litequeue"
@@ -126,6 +128,33 @@ func TestOpenDB_AppTransaction(t *testing.T) {
 	}
 	if err := db.PingContext(t.Context()); err != nil {
 		t.Fatalf("Close closed the app's pool: %v", err)
+	}
+}
+
+// TestOpenDB_PgxPool opens a Queue, as OpenDB's doc says, on an app's
+// pgxpool.Pool through the *sql.DB that stdlib.OpenDBFromPool makes of it:
+// a job enqueued through it is read back through the pool itself.
+func TestOpenDB_PgxPool(t *testing.T) {
+	t.Parallel()
+	pool, err := pgxpool.New(t.Context(), pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	q, err := postgres.OpenDB(t.Context(), db, litequeue.Options{Clock: clock.NewMock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	j, err := q.Enqueue(t.Context(), "k", "through the pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload []byte
+	if err := pool.QueryRow(t.Context(), `SELECT payload FROM litequeue_jobs WHERE id = $1`, j.ID).Scan(&payload); err != nil || string(payload) != `"through the pool"` {
+		t.Fatalf("the job read through the pgx pool: payload %q, %v", payload, err)
 	}
 }
 

@@ -42,7 +42,7 @@ func (c *cli) copyJobs(fs *flagSet) runFunc {
 			dst, err = litequeue.Open(to, opts)
 		}
 		if err != nil {
-			return err
+			return openError(to, err)
 		}
 		res, err := litequeue.Copy(ctx, src, dst)
 		if cerr := dst.Close(); err == nil {
