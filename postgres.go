@@ -2,8 +2,10 @@ package litequeue
 
 import (
 	"context"
+	"crypto/md5"
 	"database/sql/driver"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,10 +27,12 @@ import (
 // every other read that the same transaction then writes takes its rows
 // FOR UPDATE (see dialect); a unique key is inserted ON CONFLICT DO
 // NOTHING. Idle workers wake on LISTEN: a trigger notifies at the commit
-// of every write that leaves a job pending (schema_postgres.sql).
+// of every write that leaves a job pending (schema_postgres.sql), on the
+// channel of the tables' schema (pgChannel).
 type pgEngine struct {
 	db     *sqlx.DB
 	pg     backend.Postgres
+	wakeOn string // the channel of the wake-ups (pgChannel)
 	logger *slog.Logger
 }
 
@@ -37,7 +41,7 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema_postgres.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 3 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list
+const pgSchemaVersion = 4 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema
 
 // A pgStep takes tables of version v to v+1 (pgSteps[v]) where running the
 // whole of schema_postgres.sql again would lock more than the change
@@ -60,13 +64,34 @@ type pgStep struct {
 var pgSteps = map[int]pgStep{
 	// Version 3's index is built before the one it replaces is dropped.
 	2: {indexes: []string{"CREATE INDEX IF NOT EXISTS litequeue_jobs_stopped"}, drop: []string{"litequeue_jobs_list"}},
+	// The trigger calls the function by its identity, which CREATE OR
+	// REPLACE keeps: the trigger itself, and its table, are not touched.
+	// Processes of an older binary still at work listen on the channel
+	// litequeue, which nothing notifies any more: they find new jobs at
+	// their poll, each second, until they are upgraded too.
+	3: {tx: []string{"CREATE OR REPLACE FUNCTION litequeue_notify()"}},
 }
 
 // pgVersionSQL reads the version of litequeue's tables.
 const pgVersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
 
-// pgChannel is the channel of the wake-ups.
-const pgChannel = "litequeue"
+// pgChannel names the channel of the wake-ups of litequeue's tables in
+// schema as their trigger does (litequeue_notify in schema_postgres.sql):
+// litequeue_<schema>, or, where that would pass PostgreSQL's 63 bytes for
+// a name, litequeue_<the md5 of schema, in hex>. The Queues of other
+// schemas in the database listen on channels of their own.
+func pgChannel(schema string) string {
+	if ch := "litequeue_" + schema; len(ch) <= 63 {
+		return ch
+	}
+	sum := md5.Sum([]byte(schema))
+	return "litequeue_" + hex.EncodeToString(sum[:])
+}
+
+// pgTablesSchemaSQL reads the schema of litequeue's tables: the one the
+// connections' search_path finds them in, the trigger's TG_TABLE_SCHEMA.
+const pgTablesSchemaSQL = `SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE c.oid = 'litequeue_jobs'::regclass`
 
 // onServer reports whether the Queue is on a server, not in a file.
 func (q *Queue) onServer() bool {
@@ -89,7 +114,7 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	}
 	db := sqlx.NewDb(pg.DB, "pgx")
 	eng := &pgEngine{db: db, pg: pg, logger: opts.Logger}
-	if err := migratePostgres(ctx, db, pg.Existing); err != nil {
+	if eng.wakeOn, err = migratePostgres(ctx, db, pg.Existing); err != nil {
 		return nil, err
 	}
 	q := newQueue("", opts)
@@ -104,25 +129,32 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 }
 
 // migratePostgres creates litequeue's tables (unless existing: then their
-// absence is an error) or upgrades them. Tables of this binary's version
-// are only read: CREATE INDEX IF NOT EXISTS and CREATE OR REPLACE TRIGGER
+// absence is an error) or upgrades them, and returns the channel of their
+// wake-ups (pgChannel). Tables of this binary's version are only read: CREATE INDEX IF NOT EXISTS and CREATE OR REPLACE TRIGGER
 // lock the table even when there is nothing to create, which would stall,
 // or deadlock with, the writers of the processes at work (unlike the
 // file's, a change to schema_postgres.sql takes a new version). Otherwise
 // it works under the migration's lock (pgLockMigration), so that of
 // several processes that open at once one creates or upgrades the tables
 // and the others find them done.
-func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
+func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) (channel string, err error) {
 	conn, err := db.Connx(ctx)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return "", fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Close()
 	version, err := pgCheckVersion(ctx, conn, existing)
-	if err != nil || version == pgSchemaVersion {
-		return err
+	if err == nil && version < pgSchemaVersion {
+		err = pgMigrate(ctx, conn, existing)
 	}
-	return pgMigrate(ctx, conn, existing)
+	if err != nil {
+		return "", err
+	}
+	var schema string
+	if err := conn.GetContext(ctx, &schema, pgTablesSchemaSQL); err != nil {
+		return "", fmt.Errorf("read the schema of litequeue's tables: %w", err)
+	}
+	return pgChannel(schema), nil
 }
 
 // pgCheckVersion returns the version of litequeue's tables, 0 for none,
@@ -458,7 +490,7 @@ func (e *pgEngine) close() error {
 }
 
 // pgWatch tells an idle Work loop that a job may have become pending: a
-// notification came on pgChannel since the last call of changed, or the
+// notification came on the engine's channel since the last call of changed, or the
 // listening connection is down (then every look is a change, and Work
 // polls every pollInterval until it is back). On each notification it
 // also wakes the Work loops at once.
@@ -484,12 +516,12 @@ func (e *pgEngine) watch(wk waker) (changes, error) {
 	return w, nil
 }
 
-// listen listens on pgChannel until ctx is done, listening again after
+// listen listens on the engine's channel until ctx is done, listening again after
 // each loss.
 func (w *pgWatch) listen(ctx context.Context) {
 	defer close(w.done)
 	for ctx.Err() == nil {
-		l, err := w.e.pg.Listen(ctx, pgChannel)
+		l, err := w.e.pg.Listen(ctx, w.e.wakeOn)
 		if err == nil {
 			w.up.Store(true)
 			w.dirty.Store(true)
