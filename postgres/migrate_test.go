@@ -95,9 +95,18 @@ func checkUpgraded(t *testing.T, dsn string, jobs int) {
 	}
 }
 
-// conn returns a connection of admin's, closed at the end of the test:
-// after the cleanups registered later, such as the rollback of holdWrite
-// that a statement on it may wait for.
+// heldUpgrade makes tables of version 2 with jobs rows in them in a new
+// database, and holds there a transaction that wrote a job (holdWrite),
+// which an index build waits for.
+func heldUpgrade(t *testing.T, jobs int) (dsn string, admin *sql.DB, holder *sql.Tx) {
+	t.Helper()
+	dsn = pgtest.DSN(t)
+	admin = oldTables(t, dsn, 2, jobs)
+	return dsn, admin, holdWrite(t, admin)
+}
+
+// conn returns a connection of admin's, closed at the end of the test (a
+// statement that runs on it under the test's context is cancelled then).
 func conn(t *testing.T, admin *sql.DB) *sql.Conn {
 	t.Helper()
 	c, err := admin.Conn(t.Context())
@@ -175,10 +184,8 @@ func wait(t *testing.T, opened <-chan error) {
 func TestOpen_UpgradeBesideWriters(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dsn := pgtest.DSN(t)
-	admin := oldTables(t, dsn, 2, 3000)
+	dsn, admin, holder := heldUpgrade(t, 3000)
 	writer := conn(t, admin)
-	holder := holdWrite(t, admin)
 	opened := make(chan error, 1)
 	go func() { opened <- openClose(ctx, dsn) }()
 	builder := waitBuilding(t, admin, "litequeue_jobs_stopped")
@@ -233,9 +240,7 @@ func TestOpen_UpgradeBesideWriters(t *testing.T) {
 func TestOpen_UpgradeConcurrently(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dsn := pgtest.DSN(t)
-	admin := oldTables(t, dsn, 2, 300)
-	holder := holdWrite(t, admin)
+	dsn, admin, holder := heldUpgrade(t, 300)
 	const n = 6
 	opened := make(chan error, n)
 	for range n {
@@ -265,10 +270,8 @@ func TestOpen_UpgradeConcurrently(t *testing.T) {
 func TestOpen_UpgradeRebuildsInvalidIndex(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dsn := pgtest.DSN(t)
-	admin := oldTables(t, dsn, 2, 300)
+	dsn, admin, holder := heldUpgrade(t, 300)
 	builder := conn(t, admin)
-	holder := holdWrite(t, admin)
 	built := make(chan error, 1)
 	go func() {
 		_, err := builder.ExecContext(ctx, `CREATE INDEX CONCURRENTLY litequeue_jobs_stopped
