@@ -41,7 +41,7 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema_postgres.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 4 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema
+const pgSchemaVersion = 4 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied
 
 // A pgStep takes tables of version v to v+1 (pgSteps[v]) where running the
 // whole of schema_postgres.sql again would lock more than the change
@@ -69,7 +69,7 @@ var pgSteps = map[int]pgStep{
 	// Processes of an older binary still at work listen on the channel
 	// litequeue, which nothing notifies any more: they find new jobs at
 	// their poll, each second, until they are upgraded too.
-	3: {tx: []string{"CREATE OR REPLACE FUNCTION litequeue_notify()"}},
+	3: {tx: []string{"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE TABLE IF NOT EXISTS litequeue_copied"}},
 }
 
 // pgVersionSQL reads the version of litequeue's tables.
@@ -340,8 +340,12 @@ func pgInTx(ctx context.Context, conn *sqlx.Conn, fn func(*sqlx.Tx) error) error
 	return tx.Commit()
 }
 
-// pgRecordVersion records that the tables are of pgSchemaVersion.
+// pgRecordVersion records that the tables are of pgSchemaVersion, and
+// gives the database its ID (addDatabaseID) if it has none.
 func pgRecordVersion(ctx context.Context, tx *sqlx.Tx) error {
+	if err := addDatabaseID(ctx, tx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO litequeue_meta (name, value) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, "schema_version", fmt.Sprint(pgSchemaVersion)); err != nil {
 		return fmt.Errorf("migrate: write schema version: %w", err)

@@ -5,6 +5,9 @@
 -- statement can run again without harm; migratePostgres runs it under an
 -- advisory lock, so that processes opening at once do not race.
 
+-- 'schema_version': this file's version; 'database_id': a random ID,
+-- written when the tables are made or upgraded, by which Copy knows the
+-- database as a source (copy.go).
 CREATE TABLE IF NOT EXISTS litequeue_meta (
 	name  TEXT PRIMARY KEY,
 	value TEXT NOT NULL
@@ -177,4 +180,17 @@ CREATE TABLE IF NOT EXISTS litequeue_periodic (
 	last_job_id   BIGINT  NOT NULL DEFAULT 0,  -- the job of the latest slot fired; 0: none yet
 	fired_at      BIGINT  NOT NULL DEFAULT 0,  -- ms: when that job was enqueued; 0: never
 	registered_at BIGINT  NOT NULL             -- ms: the newest registration
+);
+
+-- Copy (copy.go).
+
+-- Version 4: a row per job that Copy copied into these tables, kept for
+-- good, as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_copied (
+	source      TEXT    NOT NULL,
+	fingerprint TEXT    NOT NULL,
+	source_id   BIGINT  NOT NULL,
+	job_id      BIGINT  NOT NULL,
+	copied_at   BIGINT  NOT NULL,
+	PRIMARY KEY (source, fingerprint)
 );
