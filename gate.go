@@ -196,9 +196,10 @@ func (q *Queue) ran(ctx context.Context, tx execer, d *decision, now time.Time) 
 	return q.breakerRan(ctx, tx, d, now)
 }
 
-// pgWakeSQL wakes every listening worker at the commit, as the trigger
-// does for a job that becomes pending (schema_postgres.sql).
-const pgWakeSQL = `SELECT pg_notify('litequeue', '')`
+// pgWakeSQL wakes every listening worker at the commit, on the channel of
+// the Queue's schema (pgChannel), as the trigger does for a job that
+// becomes pending (schema_postgres.sql).
+const pgWakeSQL = `SELECT pg_notify(?, '')`
 
 // wakeIdle wakes, at the commit of tx, a write of the Queue's writer,
 // the idle Work loops of every process on the database, for a write that
@@ -213,7 +214,7 @@ func (q *Queue) wakeIdle(ctx context.Context, tx execer) error {
 		q.wakeOwn()
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, pgWakeSQL)
+	_, err := tx.ExecContext(ctx, pgWakeSQL, q.eng.(*pgEngine).wakeOn)
 	return err
 }
 

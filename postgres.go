@@ -24,10 +24,12 @@ import (
 // every other read that the same transaction then writes takes its rows
 // FOR UPDATE (see dialect); a unique key is inserted ON CONFLICT DO
 // NOTHING. Idle workers wake on LISTEN: a trigger notifies at the commit
-// of every write that leaves a job pending (schema_postgres.sql).
+// of every write that leaves a job pending (schema_postgres.sql), on the
+// channel of the tables' schema (pgChannel).
 type pgEngine struct {
 	db     *sqlx.DB
 	pg     backend.Postgres
+	wakeOn string // the channel of the wake-ups (pgChannel)
 	logger *slog.Logger
 }
 
@@ -36,38 +38,10 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema_postgres.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 3 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list
-
-// pgUpgrades take a schema of version v to v+1, where running the whole
-// of schema_postgres.sql again would lock more than the change needs: its
-// ALTER TABLEs take the jobs table's ACCESS EXCLUSIVE lock, held until the
-// migration commits while every index of every table is built or checked,
-// which stalls the writers of processes still at work, or deadlocks with
-// one that holds a lock on another table. A step locks the one table it
-// changes; TestOpen_MigratesVersion2 checks that it leaves the indexes a
-// new schema has.
-var pgUpgrades = map[int]string{
-	// The index is built before the one it replaces is dropped, so that the
-	// long scan holds only a SHARE lock.
-	2: `CREATE INDEX IF NOT EXISTS litequeue_jobs_stopped
-	ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL AND state <> 'completed';
-DROP INDEX IF EXISTS litequeue_jobs_list`,
-}
-
-// pgMigrationSQL takes litequeue's tables of the given version (0: none)
-// to pgSchemaVersion.
-func pgMigrationSQL(version int) string {
-	if step, ok := pgUpgrades[version]; ok && version+1 == pgSchemaVersion {
-		return step
-	}
-	return pgSchemaSQL
-}
+const pgSchemaVersion = 4 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied
 
 // pgVersionSQL reads the version of litequeue's tables.
 const pgVersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
-
-// pgChannel is the channel of the wake-ups.
-const pgChannel = "litequeue"
 
 // onServer reports whether the Queue is on a server, not in a file.
 func (q *Queue) onServer() bool {
@@ -90,7 +64,7 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 	}
 	db := sqlx.NewDb(pg.DB, "pgx")
 	eng := &pgEngine{db: db, pg: pg, logger: opts.Logger}
-	if err := migratePostgres(ctx, db, pg.Existing); err != nil {
+	if eng.wakeOn, err = migratePostgres(ctx, db, pg.Existing); err != nil {
 		return nil, err
 	}
 	q := newQueue("", opts)
@@ -106,54 +80,6 @@ func openPostgres(ctx context.Context, pg backend.Postgres, opts Options) (_ *Qu
 		return nil, err
 	}
 	return q, nil
-}
-
-// migratePostgres creates litequeue's tables (unless existing: then their
-// absence is an error), or checks that they are of a version this binary
-// knows, holding an advisory lock for the transaction: several processes
-// that open a new database at once create them once.
-func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
-	tx, err := db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue'))`); err != nil {
-		return fmt.Errorf("migrate: lock: %w", err)
-	}
-	var present bool
-	if err := tx.GetContext(ctx, &present, `SELECT to_regclass('litequeue_meta') IS NOT NULL`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	var version int // 0: no tables
-	switch {
-	case !present && existing:
-		return errors.New("no litequeue tables in the schema of the connections' search_path")
-	case present:
-		if err := tx.GetContext(ctx, &version, pgVersionSQL); err != nil && !errors.Is(err, errNoRows) {
-			return fmt.Errorf("migrate: read schema version: %w", err)
-		}
-		if version > pgSchemaVersion {
-			return fmt.Errorf("litequeue schema version %d is newer than this binary's %d: upgrade litequeue", version, pgSchemaVersion)
-		}
-		if version == pgSchemaVersion {
-			// Nothing to do; and the schema's statements must not run
-			// again: CREATE INDEX IF NOT EXISTS and CREATE OR REPLACE
-			// TRIGGER lock the table even when there is nothing to
-			// create, which stalls, or deadlocks with, the writers of
-			// the processes already at work. (Unlike the file's, a
-			// change to schema_postgres.sql takes a new version.)
-			return nil
-		}
-	}
-	if _, err := tx.ExecContext(ctx, pgMigrationSQL(version)); err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO litequeue_meta (name, value) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, "schema_version", fmt.Sprint(pgSchemaVersion)); err != nil {
-		return fmt.Errorf("migrate: write schema version: %w", err)
-	}
-	return tx.Commit()
 }
 
 // sqlState is the SQLSTATE of a server's error, or "".
@@ -340,7 +266,7 @@ func (e *pgEngine) close() error {
 }
 
 // pgWatch tells an idle Work loop that a job may have become pending: a
-// notification came on pgChannel since the last call of changed, or the
+// notification came on the engine's channel since the last call of changed, or the
 // listening connection is down (then every look is a change, and Work
 // polls every pollInterval until it is back). On each notification it
 // also wakes the Work loops at once.
@@ -366,12 +292,12 @@ func (e *pgEngine) watch(wk waker) (changes, error) {
 	return w, nil
 }
 
-// listen listens on pgChannel until ctx is done, listening again after
+// listen listens on the engine's channel until ctx is done, listening again after
 // each loss.
 func (w *pgWatch) listen(ctx context.Context) {
 	defer close(w.done)
 	for ctx.Err() == nil {
-		l, err := w.e.pg.Listen(ctx, pgChannel)
+		l, err := w.e.pg.Listen(ctx, w.e.wakeOn)
 		if err == nil {
 			w.up.Store(true)
 			w.dirty.Store(true)

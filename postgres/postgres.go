@@ -6,8 +6,14 @@
 //
 // litequeue's tables are created, at the first Open, in the schema the
 // connections' search_path names first (set search_path in the DSN, e.g.
-// postgres://host/db?search_path=jobs, to keep them apart); processes that
-// open a new database at once create them once, under an advisory lock.
+// postgres://host/db?search_path=jobs, to keep them apart: the Queues of
+// one schema wake for its jobs only); processes that open a new database
+// at once create them once, under an advisory lock.
+// The first Open of a newer litequeue upgrades them likewise, building a
+// new index of a table with CREATE INDEX CONCURRENTLY, so that the writes
+// of the processes still at work go on meanwhile (the build waits for the
+// transactions open on the table to end); an upgrade cut short is done
+// again at the next Open.
 //
 // Where the server differs from the file:
 //   - Writers of many processes run side by side; row locks order them
