@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -12,11 +13,15 @@ import (
 // WriteTx, which runs the app's write transactions in turn with
 // litequeue's own writes.
 
+// errNilWriteTx refuses WriteTx(ctx, nil).
+var errNilWriteTx = errors.New("litequeue: WriteTx with a nil function: pass the function that makes the transaction's writes")
+
 // WriteTx runs fn in a write transaction on [Queue.DB]() and commits it if
 // fn returns nil. If fn returns an error, WriteTx rolls back and returns
 // that error unchanged; if fn panics, it rolls back and panics on. fn must
 // not commit or roll back tx itself. WriteTx returns [ErrClosed] after
-// [Queue.Close] and [ErrReadOnly] on a [Queue] from [OpenReadOnly].
+// [Queue.Close], [ErrReadOnly] on a [Queue] from [OpenReadOnly], and an
+// error for a nil fn, beginning nothing.
 //
 // The transaction takes its turn among litequeue's writes — this Queue's,
 // other Queues' on the same file, other processes' — the way they take
@@ -49,6 +54,9 @@ import (
 // waits for WriteTx to return. Reads ([Queue.Get], [Queue.Seen],
 // [Queue.List], [Queue.Stats]…) and the …Tx calls may be made from fn.
 func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	if fn == nil {
+		return errNilWriteTx
+	}
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return err

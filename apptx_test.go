@@ -293,6 +293,28 @@ func TestQueue_WriteTxRefused(t *testing.T) {
 	}
 }
 
+// TestQueue_WriteTxNilFunc: WriteTx with a nil fn returns an error that
+// says so, begins nothing, and the Queue writes on as before.
+func TestQueue_WriteTxNilFunc(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return q.WriteTx(t.Context(), nil)
+	}()
+	if want := "litequeue: WriteTx with a nil function"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("WriteTx(ctx, nil) = %v, want an error starting %q", err, want)
+	}
+	if err := q.WriteTx(t.Context(), func(tx *sqlx.Tx) error { return nil }); err != nil {
+		t.Errorf("WriteTx after the refusal: %v", err)
+	}
+	enqueue(t, q, "send", nil)
+}
+
 // TestQueue_WriteTxOutwaitsBusyTimeout holds a WriteTx of one Queue open
 // past SQLite's busy timeout (10s) while a WriteTx of a second Queue on the
 // same file waits, ordered by the -lock file as another process's would

@@ -39,7 +39,10 @@ type BackupOptions struct {
 // The copy is created with mode 0600, written to a temporary file beside
 // path, synced to disk and renamed into place: path never holds a part of
 // a copy. Unless opts.Overwrite, an existing file at path is refused with
-// an error wrapping [fs.ErrExist], and left as it was. Backup refuses the
+// an error wrapping [fs.ErrExist], and left as it was. Whatever the
+// options, Backup replaces nothing but a regular file or a symbolic link:
+// a directory, a named pipe, a socket or a device at path is refused. A
+// failed Backup leaves nothing behind. Backup refuses the
 // queue's own file and the -wal, -shm, -lock and -journal beside it, with
 // any options. Every error names path.
 //
@@ -75,11 +78,10 @@ func (q *Queue) backup(ctx context.Context, path string, opts BackupOptions) (er
 	if err := q.notOwnFile(dst); err != nil {
 		return err
 	}
-	if opts.Overwrite {
-		if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
-			return errors.New("it is a directory")
-		}
-	} else {
+	if err := replaceable(dst); err != nil {
+		return err
+	}
+	if !opts.Overwrite {
 		// Reserve the name, so that nothing is ever replaced, also a file
 		// made meanwhile.
 		if err := sqlite.CreateFile(dst); err != nil {
@@ -100,7 +102,10 @@ func (q *Queue) backup(ctx context.Context, path string, opts BackupOptions) (er
 	}
 	defer func() {
 		if err != nil {
+			// A copy larger than SQLite's page cache is written under a
+			// rollback journal, which a failed VACUUM INTO leaves behind.
 			os.Remove(tmp.Name())
+			os.Remove(tmp.Name() + "-journal")
 		}
 	}()
 	if err := q.vacuumInto(ctx, tmp.Name()); err != nil {
@@ -108,6 +113,10 @@ func (q *Queue) backup(ctx context.Context, path string, opts BackupOptions) (er
 	}
 	// VACUUM INTO does not sync what it wrote.
 	if err := syncFile(tmp.Name()); err != nil {
+		return err
+	}
+	// Once more, for what was made at dst while the copy was written.
+	if err := replaceable(dst); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp.Name(), dst); err != nil {
@@ -137,6 +146,23 @@ func (q *Queue) notOwnFile(dst string) error {
 		case same:
 			return fmt.Errorf("it is the queue's %s file", suffix)
 		}
+	}
+	return nil
+}
+
+// replaceable refuses dst if a rename onto it would replace something
+// other than a file: only a regular file or a symbolic link (replaced, not
+// followed) may be there.
+func replaceable(dst string) error {
+	fi, err := os.Lstat(dst)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if t := fi.Mode().Type(); t != 0 && t != fs.ModeSymlink {
+		return fmt.Errorf("it is %s, not a file a backup may replace", sqlite.FileType(fi.Mode()))
 	}
 	return nil
 }

@@ -231,14 +231,7 @@ func TestQueue_BackupRefuses(t *testing.T) {
 	if err := q.Backup(t.Context(), "", litequeue.BackupOptions{}); err == nil {
 		t.Error("Backup to an empty path succeeded")
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
+	names := dirNames(t, dir)
 	if want := []string{"link.db", "old.db"}; runtime.GOOS == "windows" && !slices.Equal(names, want[1:]) || runtime.GOOS != "windows" && !slices.Equal(names, want) {
 		t.Errorf("after the failed backups the directory holds %q, want only what was there", names)
 	}
@@ -261,6 +254,20 @@ func TestQueue_BackupRefuses(t *testing.T) {
 	if err := q.Backup(t.Context(), filepath.Join(dir, "closed.db"), litequeue.BackupOptions{}); !errors.Is(err, litequeue.ErrClosed) {
 		t.Errorf("Backup after Close: %v, want ErrClosed", err)
 	}
+}
+
+// dirNames returns the names in the directory, sorted.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 // TestQueue_BackupReadOnly backs up through a Queue from OpenReadOnly,

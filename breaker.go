@@ -263,7 +263,7 @@ func (g *gate) breakerRan(ctx context.Context, tx store.Execer, d *decision, now
 	if !r.probeOf(h.JobID) && !trips(b, r, h) {
 		return nil, nil
 	}
-	if err := g.st.eng.LockKind(ctx, tx, h.Kind); err != nil {
+	if err := g.st.eng.LockKey(ctx, tx, "kind", h.Kind); err != nil {
 		return nil, err
 	}
 	if r, err = g.breakerRow(ctx, tx, h.Kind); err != nil {
@@ -451,7 +451,7 @@ func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
 	defer leave()
 	var closed bool
 	err = q.st.write(ctx, func(tx store.Execer) error {
-		if err := q.st.eng.LockKind(ctx, tx, kind); err != nil {
+		if err := q.st.eng.LockKey(ctx, tx, "kind", kind); err != nil {
 			return err
 		}
 		if closed, err = store.CloseBreaker(ctx, tx, kind, store.MS(q.now())); err != nil || !closed {

@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -61,6 +62,9 @@ func (rn *runner) Claim(ctx context.Context, tx store.Execer, ends []*store.RunE
 	for _, c := range claimers {
 		same := byClaimer[c]
 		leases, expired, err := rn.claimTx(ctx, tx, *c, len(same), now)
+		if errors.As(err, new(*ClockSkewError)) {
+			return nil // no claim, not a failed write: the claimer's loop claims again, and reports it
+		}
 		if err != nil {
 			return err
 		}
@@ -98,6 +102,9 @@ func (rn *runner) claimTx(ctx context.Context, tx store.Execer, c claimer, limit
 	kinds := rn.reg.kinds()
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil, nil
+	}
+	if err := rn.skew.check(ctx, tx); err != nil {
+		return nil, nil, err
 	}
 	expired, paused, err := rn.beforeClaim(ctx, tx, c.worker, now)
 	if err != nil {

@@ -4,13 +4,17 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/litequeue/litequeue/internal/store/sqlite"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -79,17 +83,21 @@ import (
 // "litequeue.toml:10: retry.payments: max_tries 80 is over the limit of 50",
 // and the error wraps a *[FieldError].
 // A file that is not valid TOML gives "<file>:<line>: <problem>", where the
-// problem names the key if there is one.
-// A file that cannot be read gives the error of [os.ReadFile], which names
-// the path.
+// problem names the key if there is one; a value that TOML cannot hold, such
+// as an integer beyond int64, gives "<file>:<line>: <key>: <value>:
+// <problem>".
+// LoadConfig reads only a regular file (or a symbolic link to one) of at
+// most [ConfigSizeLimit] bytes: a directory, a FIFO, a device and a larger
+// file are refused, naming the path, before anything is read. A file that
+// cannot be read gives the error of the [os] call, which names the path.
 func LoadConfig(path string) (Options, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if err != nil {
 		return Options{}, err
 	}
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
-		return Options{}, tomlError(path, err)
+		return Options{}, tomlError(path, data, err)
 	}
 	c := &configReader{path: path, lines: keyLines(data)}
 	o := c.options(doc)
@@ -116,16 +124,73 @@ func LoadConfig(path string) (Options, error) {
 	return o, nil
 }
 
-// tomlError turns an error of the TOML decoder into "<file>:<line>:
-// <problem>". Its problems name the key themselves where there is one, as
-// in "key base is already defined".
-func tomlError(path string, err error) error {
+// ConfigSizeLimit is the largest litequeue.toml, in bytes, that
+// [LoadConfig] reads.
+const ConfigSizeLimit = 1 << 20
+
+// readConfig returns the content of the config file at path, which must be
+// a regular file (a symbolic link to one will do) of at most
+// ConfigSizeLimit bytes. What is not is refused before it is read, or, for
+// a device, opened: a FIFO would block the open until a writer came, and a
+// device may read forever. The open does not block either, and the file
+// opened is checked again, in case another was put in its place.
+func readConfig(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkConfigFile(path, fi); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := checkConfigFile(path, fi); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, ConfigSizeLimit+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > ConfigSizeLimit {
+		return nil, fmt.Errorf("%s: the file is over the limit of %d bytes", path, ConfigSizeLimit)
+	}
+	return data, nil
+}
+
+// checkConfigFile refuses a config file at path, described by fi, that is
+// not a regular file or is over ConfigSizeLimit.
+func checkConfigFile(path string, fi fs.FileInfo) error {
+	switch {
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s: it is %s, not a regular file", path, sqlite.FileType(fi.Mode()))
+	case fi.Size() > ConfigSizeLimit:
+		return fmt.Errorf("%s: the file of %d bytes is over the limit of %d bytes", path, fi.Size(), ConfigSizeLimit)
+	}
+	return nil
+}
+
+// tomlError turns an error of the TOML decoder about data into
+// "<file>:<line>: <problem>". Its problems name the key themselves where
+// there is one, as in "key base is already defined"; a problem with a
+// value, such as an integer that int64 cannot hold, is given the key and
+// the value: "<file>:<line>: <key>: <value>: <problem>".
+func tomlError(path string, data []byte, err error) error {
 	var de *toml.DecodeError
 	if !errors.As(err, &de) {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	line, _ := de.Position()
-	return fmt.Errorf("%s:%d: %s", path, line, strings.TrimPrefix(de.Error(), "toml: "))
+	line, column := de.Position()
+	problem := strings.TrimPrefix(de.Error(), "toml: ")
+	if key, value := valueAt(data, line, column); key != "" {
+		return fmt.Errorf("%s:%d: %s: %s: %s", path, line, key, value, problem)
+	}
+	return fmt.Errorf("%s:%d: %s", path, line, problem)
 }
 
 // configReader turns a decoded litequeue.toml into Options, collecting

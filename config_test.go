@@ -224,6 +224,19 @@ func TestLoadConfig_Errors(t *testing.T) {
 		{"negative days", "[retry]\nceiling = \"-1d\"\n",
 			`:2: retry.ceiling: duration "-1d" is negative`},
 
+		// Integers that int64 cannot hold: the decoder's problem, with the
+		// key and the value.
+		{"integer overflow", "[retry]\nbase = \"1s\"\nmax_tries = 99999999999999999999\n",
+			`:3: retry.max_tries: 99999999999999999999: decimal number is too large to fit in a 64-bit signed integer`},
+		{"negative overflow", "[queue]\nmax_payload = -9_999_999_999_999_999_999 # bytes\n",
+			`:2: queue.max_payload: -9_999_999_999_999_999_999: decimal number is too large to fit in a 64-bit signed integer`},
+		{"hexadecimal overflow", "[kinds.report]\nmax_running = 0xfffffffffffffffff\n",
+			`:2: kinds.report.max_running: 0xfffffffffffffffff: hexadecimal number is too large to fit in a 64-bit signed integer`},
+		{"overflow in inline table", "retry = { base = \"1s\", max_tries = 99999999999999999999 }\n",
+			`:1: retry.max_tries: 99999999999999999999: decimal number is too large to fit in a 64-bit signed integer`},
+		{"overflow in array of tables", "[[retention]]\nqueue = \"a\"\n[[retention]]\nkind = \"b\"\ndead_ttl = [1, 99999999999999999999]\n",
+			`:5: retention[1].dead_ttl: 99999999999999999999: decimal number is too large to fit in a 64-bit signed integer`},
+
 		// Zero values: in Options they mean "unset", which a file says by
 		// omitting the key.
 		{"zero max_tries", "[retry]\nmax_tries = 0 # no retries?\n",
@@ -317,6 +330,30 @@ func TestLoadConfig_Missing(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("LoadConfig(missing file): got %v, want an error naming %s", err, path)
+	}
+}
+
+// TestLoadConfig_NotAFile loads a config from a directory and from files
+// over and at the limit of 1 MiB: only the file at the limit is read.
+func TestLoadConfig_NotAFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := litequeue.LoadConfig(dir); err == nil || err.Error() != dir+": it is a directory, not a regular file" {
+		t.Errorf("LoadConfig(a directory) = %v, want it refused as a directory", err)
+	}
+	const limit = 1 << 20
+	comments := func(size int) string {
+		line := "# " + strings.Repeat("x", 61) + "\n" // 64 bytes
+		text := "[retry]\nmax_tries = 3\n"
+		text += strings.Repeat(line, (size-len(text))/len(line))
+		return text + strings.Repeat("#", size-len(text))
+	}
+	big := writeConfig(t, comments(limit+1))
+	if _, err := litequeue.LoadConfig(big); err == nil || err.Error() != big+": the file of 1048577 bytes is over the limit of 1048576 bytes" {
+		t.Errorf("LoadConfig(a file of 1 MiB + 1 byte) = %v, want it refused, naming the limit", err)
+	}
+	if o, err := litequeue.LoadConfig(writeConfig(t, comments(limit))); err != nil || o.Retry.MaxTries != 3 {
+		t.Errorf("LoadConfig(a file of 1 MiB) = max_tries %d, %v; want 3, nil", o.Retry.MaxTries, err)
 	}
 }
 
@@ -431,9 +468,9 @@ func TestLoadConfig_KindErrors(t *testing.T) {
 		{"rate_per too short", "[kinds.report]\nrate_limit = 5\nrate_per = \"500us\"\n",
 			`:3: kinds.report: rate_per 500µs is under the minimum of 1ms`},
 		{"rate_limit without rate_per", "\n[kinds.report]\nrate_limit = 5\n",
-			`:2: kinds.report: rate_per 0s is under the minimum of 1ms`},
-		{"rate_per without rate_limit", "[kinds.report]\nrate_per = \"1m\"\n",
-			`:1: kinds.report: rate_limit 0 is under the minimum of 1`},
+			`:3: kinds.report: rate_limit 5 is given without rate_per: give both or neither`},
+		{"rate_per without rate_limit", "[kinds.report]\nmax_running = 2\nrate_per = \"1m\"\n",
+			`:3: kinds.report: rate_per 1m0s is given without rate_limit: give both or neither`},
 		{"negative failures", "[kinds.report.breaker]\nwindow = \"1m\"\nfailures = -1\n",
 			`:3: kinds.report.breaker: failures -1 is under the minimum of 1`},
 		{"ratio over 1", "[kinds.report.breaker]\nratio = 1.5\n",

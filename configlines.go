@@ -14,13 +14,37 @@ import (
 // The n-th table of an array of tables, and its keys, are also found
 // under the path with the index, as in retention[0].kind (see index).
 func keyLines(data []byte) map[string]int {
+	return readKeys(data).lines
+}
+
+// valueAt returns the dotted key whose value, or an element of it, lies at
+// the line and column (from 1, in bytes) of a TOML document, and the text
+// of that value, or element; "" and "" where no value lies. The decoder
+// reports the place of a value it cannot convert (an integer that int64
+// cannot hold) without its key.
+func valueAt(data []byte, line, column int) (key, text string) {
+	k := readKeys(data)
+	offset := column - 1
+	if line > 1 && line-2 < len(k.newlines) {
+		offset += k.newlines[line-2] + 1
+	}
+	for _, v := range k.values {
+		if v.offset <= offset && offset < v.offset+v.length {
+			return v.key, string(data[v.offset : v.offset+v.length])
+		}
+	}
+	return "", ""
+}
+
+// readKeys reads the keys of a TOML document as far as it parses.
+func readKeys(data []byte) *keyLiner {
 	var newlines []int
 	for i, b := range data {
 		if b == '\n' {
 			newlines = append(newlines, i)
 		}
 	}
-	k := keyLiner{lines: make(map[string]int), newlines: newlines}
+	k := &keyLiner{lines: make(map[string]int), newlines: newlines}
 	k.p.Reset(data)
 	var table []string
 	arrays := make(map[string]int) // tables seen so far, by array
@@ -43,27 +67,44 @@ func keyLines(data []byte) map[string]int {
 			k.keyValue(table, e)
 		}
 	}
-	return k.lines
+	return k
 }
 
-// keyLiner is the state of keyLines.
+// keyLiner is the state of readKeys.
 type keyLiner struct {
 	p        unstable.Parser
 	lines    map[string]int
-	newlines []int // offsets of '\n' in the document
+	newlines []int        // offsets of '\n' in the document
+	values   []valueRange // the scalar values, in the order of the document
+}
+
+// valueRange is where a scalar value of the key lies in the document.
+type valueRange struct {
+	key            string // dotted
+	offset, length int
 }
 
 // keyValue records the lines of the key-value kv under the table at prefix,
-// and of the keys of an inline table it holds.
+// and of the keys of an inline table it holds, and where its values lie.
 func (k *keyLiner) keyValue(prefix []string, kv *unstable.Node) {
-	path := k.key(prefix, kv.Key())
-	if v := kv.Value(); v.Kind == unstable.InlineTable {
+	k.value(k.key(prefix, kv.Key()), kv.Value())
+}
+
+// value records where the value v of the key at path lies: each of its
+// elements for an array, each key of it for an inline table.
+func (k *keyLiner) value(path []string, v *unstable.Node) {
+	switch v.Kind {
+	case unstable.InlineTable, unstable.Array:
 		it := v.Children()
 		for it.Next() {
 			if n := it.Node(); n.Kind == unstable.KeyValue {
 				k.keyValue(path, n)
+			} else {
+				k.value(path, n)
 			}
 		}
+	default:
+		k.values = append(k.values, valueRange{dotted(path), int(v.Raw.Offset), int(v.Raw.Length)})
 	}
 }
 

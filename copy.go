@@ -2,48 +2,20 @@ package litequeue
 
 import (
 	"context"
-	"database/sql"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
 	"github.com/litequeue/litequeue/internal/store"
 )
 
-// CopyResult counts what [Copy] copied.
+// CopyResult counts what [Copy] copied, and what it found copied before.
 type CopyResult struct {
 	Jobs        int // pending and running jobs, copied as pending, and dead ones
 	HistoryRows int // of those jobs
 	Keys        int // idempotency keys not yet expired
-}
-
-// The reads and writes of Copy.
-const (
-	copyJobsWhere  = ` FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead') ORDER BY id`
-	copyHistorySQL = `SELECT job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state
-		FROM litequeue_attempts WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead'))
-		ORDER BY id`
-	copyKeysSQL   = `SELECT key, expires_at FROM litequeue_keys WHERE expires_at > ?`
-	copyInsertSQL = `INSERT INTO litequeue_jobs
-		(queue, kind, payload, state, priority, attempt, max_tries, own_max_tries, run_at, created_at,
-		 finished_at, last_error, unique_key, token, metadata, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
-	// copyKeySQL keeps the later expiry of a key in both.
-	copyKeySQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
-		WHERE excluded.expires_at > litequeue_keys.expires_at`
-)
-
-// copyHistoryRow is a row of copyHistorySQL.
-type copyHistoryRow struct {
-	JobID int64 `db:"job_id"`
-	store.AttemptRow
-	Kind string `db:"kind"`
-	Next string `db:"next_state"`
-}
-
-type copyKeyRow struct {
-	Key       string `db:"key"`
-	ExpiresAt int64  `db:"expires_at"`
+	Skipped     int // jobs that an earlier Copy from the same database copied: not copied again
 }
 
 // Copy copies into to every job of from that is not finished — pending,
@@ -54,6 +26,19 @@ type copyKeyRow struct {
 // reads from in one snapshot and writes into to in one transaction, so it
 // copies all or nothing; from is left as it was (a [Queue] from
 // [OpenReadOnly] will do).
+//
+// Copy copies each job once. to records every job it copied (in its
+// table litequeue_copied, kept for good: deleting a row forgets it), and a
+// later Copy from the same database skips the job, counting it in
+// [CopyResult.Skipped], also after its copy in to finished and was
+// purged: a Copy cut short, or run twice, runs no job twice. A database is
+// known by a random ID that [Open] (or postgres.Open) writes into it the
+// first time, which a copy of the file, a backup, shares; a job by its ID
+// there, its creation time, queue, kind and payload. A source without an
+// ID (a file last written by an older litequeue, read with
+// [OpenReadOnly]) is known by its jobs alone: a job alike in all of these
+// that was copied before from any database is skipped. Copy refuses two
+// Queues on one database.
 //
 // Stop the app's workers on from first: a running job is copied as
 // pending, due when it was, with the tries it has used, and its run in
@@ -78,85 +63,107 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 	if to.st.readOnly() {
 		return res, ErrReadOnly
 	}
-	jobs, history, keys, err := from.copyRead(ctx)
+	src, err := store.ReadCopySource(ctx, from.st.reads, from.st.info.JobColumns, store.MS(from.now()))
 	if err != nil {
 		return res, fmt.Errorf("litequeue: copy: read: %w", err)
 	}
-	err = to.st.write(ctx, func(tx store.Execer) error {
-		ids := make(map[int64]int64, len(jobs)) // from's ID → to's
-		for i := range jobs {
-			id, err := copyJob(ctx, tx, &jobs[i])
-			if err != nil {
-				return err
-			}
-			ids[jobs[i].ID] = id
-		}
-		for i := range history {
-			h := &history[i]
-			id, ok := ids[h.JobID]
-			if !ok {
-				return fmt.Errorf("history of job %d, which was not read with the jobs", h.JobID)
-			}
-			row := &store.HistoryRow{AttemptRow: h.AttemptRow, JobID: id, Kind: h.Kind, Next: h.Next}
-			if err := store.AddHistoryRow(ctx, tx, row); err != nil {
-				return fmt.Errorf("history of job %d: %w", h.JobID, err)
-			}
-		}
-		for _, k := range keys {
-			if _, err := tx.ExecContext(ctx, copyKeySQL, k.Key, k.ExpiresAt); err != nil {
-				return fmt.Errorf("key %q: %w", k.Key, err)
-			}
-		}
-		return nil
+	err = to.st.write(ctx, func(tx store.Execer) (err error) {
+		res, err = copyInto(ctx, tx, to.st.eng, src, store.MS(to.now()))
+		return err
 	})
 	if err != nil {
-		return res, fmt.Errorf("litequeue: copy: %w", err)
+		return CopyResult{}, fmt.Errorf("litequeue: copy: %w", err)
 	}
 	to.wake.fire()
-	return CopyResult{Jobs: len(jobs), HistoryRows: len(history), Keys: len(keys)}, nil
+	return res, nil
 }
 
-// copyRead reads what Copy copies, in one snapshot.
-func (q *Queue) copyRead(ctx context.Context) ([]store.JobRow, []copyHistoryRow, []copyKeyRow, error) {
-	// A file's read transaction (DEFERRED) reads one snapshot; a
-	// server's needs REPEATABLE READ for that.
-	opts := &sql.TxOptions{ReadOnly: true}
-	if q.st.info.Path == "" { // a server: no file
-		opts.Isolation = sql.LevelRepeatableRead
-	}
-	tx, err := q.st.reads.Begin(ctx, opts)
+// copyInto writes src in tx at now, the target's transaction on eng: each
+// job that no earlier Copy from the same source copied, recorded as
+// copied, with its history, and the keys.
+func copyInto(ctx context.Context, tx store.Execer, eng store.Engine, src *store.CopySource, now int64) (CopyResult, error) {
+	var res CopyResult
+	copied, err := store.CopiedBefore(ctx, tx, eng, src.ID)
 	if err != nil {
-		return nil, nil, nil, err
+		return res, err
 	}
-	defer tx.Rollback()
-	var jobs []store.JobRow
-	var history []copyHistoryRow
-	var keys []copyKeyRow
-	if err := tx.SelectContext(ctx, &jobs, `SELECT `+q.st.info.JobColumns+copyJobsWhere); err != nil {
-		return nil, nil, nil, err
+	ids, err := copyJobs(ctx, tx, src, copied, now, &res)
+	if err != nil {
+		return res, err
 	}
-	if err := tx.SelectContext(ctx, &history, copyHistorySQL); err != nil {
-		return nil, nil, nil, err
+	for i := range src.History {
+		h := &src.History[i]
+		id, ok := ids[h.JobID]
+		if !ok {
+			return res, fmt.Errorf("history of job %d, which was not read with the jobs", h.JobID)
+		}
+		if id == 0 {
+			continue
+		}
+		row := &store.HistoryRow{AttemptRow: h.AttemptRow, JobID: id, Kind: h.Kind, Next: h.Next}
+		if err := store.AddHistoryRow(ctx, tx, row); err != nil {
+			return res, fmt.Errorf("history of job %d: %w", h.JobID, err)
+		}
+		res.HistoryRows++
 	}
-	if err := tx.SelectContext(ctx, &keys, copyKeysSQL, store.MS(q.now())); err != nil {
-		return nil, nil, nil, err
-	}
-	return jobs, history, keys, nil
-}
-
-// copyJob inserts the job of row r, a running one as pending, and returns
-// its new ID.
-func copyJob(ctx context.Context, tx store.Execer, r *store.JobRow) (int64, error) {
-	state, runAt := r.State, r.RunAt
-	if State(state) == Running {
-		state = string(Pending)
-		if !runAt.Valid {
-			runAt.Int64, runAt.Valid = r.CreatedAt, true
+	for _, k := range src.Keys {
+		if err := store.MergeKey(ctx, tx, k.Key, k.ExpiresAt); err != nil {
+			return res, fmt.Errorf("key %q: %w", k.Key, err)
 		}
 	}
-	var id int64
-	err := tx.GetContext(ctx, &id, copyInsertSQL, r.Queue, r.Kind, store.PayloadColumn(r.Payload), state, r.Priority, r.Attempt,
-		r.MaxTries, r.OwnMaxTries, runAt, r.CreatedAt, r.FinishedAt, r.LastError, r.UniqueKey, r.Token, r.Metadata, r.ExpiresAt)
+	res.Keys = len(src.Keys)
+	return res, nil
+}
+
+// copyJobs inserts each job of src whose fingerprint is not in copied,
+// and records it as copied at now, counting in res the jobs copied and
+// skipped. It returns the IDs in to of the jobs of src, 0 for those
+// skipped.
+func copyJobs(ctx context.Context, tx store.Execer, src *store.CopySource, copied map[string]bool, now int64, res *CopyResult) (map[int64]int64, error) {
+	ids := make(map[int64]int64, len(src.Jobs))
+	for i := range src.Jobs {
+		r := &src.Jobs[i]
+		fp := jobFingerprint(r)
+		if copied[fp] {
+			ids[r.ID] = 0
+			res.Skipped++
+			continue
+		}
+		id, err := copyJob(ctx, tx, r)
+		if err != nil {
+			return nil, err
+		}
+		if err := store.RecordCopy(ctx, tx, src.ID, fp, r.ID, id, now); err != nil {
+			return nil, fmt.Errorf("job %d: record the copy: %w", r.ID, err)
+		}
+		ids[r.ID] = id
+		res.Jobs++
+	}
+	return ids, nil
+}
+
+// jobFingerprint is what Copy knows a job of a source by, besides the
+// source's ID: a hash of what made the job, none of which changes while it
+// lives — its ID in the source, its creation time, queue, kind and
+// payload.
+func jobFingerprint(r *store.JobRow) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d %d %q %q ", r.ID, r.CreatedAt, r.Queue, r.Kind)
+	h.Write(r.Payload)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// copyJob inserts the job of row r, a running one as pending, due when
+// it was, and returns its new ID.
+func copyJob(ctx context.Context, tx store.Execer, r *store.JobRow) (int64, error) {
+	c := *r
+	if State(c.State) == Running {
+		c.State = string(Pending)
+		if !c.RunAt.Valid {
+			c.RunAt.Int64, c.RunAt.Valid = c.CreatedAt, true
+		}
+	}
+	id, err := store.InsertCopy(ctx, tx, &c)
 	if err != nil {
 		if r.UniqueKey.Valid {
 			return 0, fmt.Errorf("job %d (unique key %q): %w", r.ID, r.UniqueKey.String, err)

@@ -3,8 +3,10 @@ package litequeue_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +20,7 @@ import (
 // and keys, into the suite's backend (a file, or with
 // LITEQUEUE_TEST_BACKEND=postgres a server): every copied job as it was
 // but its ID, its history whole, the finished job left behind; the dead
-// job replays there. A second copy, whose unique key is now live in the
-// target, fails and changes nothing.
+// job replays there. A second copy skips every job, changing nothing.
 func TestCopy_Jobs(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -89,11 +90,12 @@ func TestCopy_Jobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := litequeue.Copy(ctx, from, to); err == nil || !strings.Contains(err.Error(), `unique key "u"`) {
-		t.Fatalf("second Copy = %v, want a failure naming the unique key", err)
+	res, err = litequeue.Copy(ctx, from, to)
+	if want := (litequeue.CopyResult{Keys: 1, Skipped: 4}); err != nil || res != want {
+		t.Fatalf("second Copy = %+v, %v; want %+v", res, err, want)
 	}
 	if after, err := to.Count(ctx, litequeue.Filter{}); err != nil || after != before {
-		t.Fatalf("%d jobs after the failed copy (%v), want %d: all or nothing", after, err, before)
+		t.Fatalf("%d jobs after the second copy (%v), want %d", after, err, before)
 	}
 	if _, err := litequeue.Copy(ctx, to, to); err == nil {
 		t.Fatal("Copy from a Queue to itself succeeded")
@@ -133,5 +135,222 @@ func TestCopy_KeepsExpiry(t *testing.T) {
 	}
 	if !jobs[0].ExpiresAt.Equal(job.ExpiresAt) {
 		t.Fatalf("copied ExpiresAt %v, want %v", jobs[0].ExpiresAt, job.ExpiresAt)
+	}
+}
+
+// TestCopy_UniqueKeyTaken copies a job whose unique key a live job of
+// the target holds: the copy fails, naming the key, and copies nothing.
+func TestCopy_UniqueKeyTaken(t *testing.T) {
+	t.Parallel()
+	from, _ := openQueue(t, litequeue.Options{})
+	to, _ := openQueue(t, litequeue.Options{})
+	enqueue(t, from, "k", "first")
+	enqueue(t, from, "k", "unique", litequeue.UniqueKey("u"))
+	enqueue(t, to, "k", "holder", litequeue.UniqueKey("u"))
+	if _, err := litequeue.Copy(t.Context(), from, to); err == nil || !strings.Contains(err.Error(), `unique key "u"`) {
+		t.Fatalf("Copy = %v, want a failure naming the unique key", err)
+	}
+	if n, err := to.Count(t.Context(), litequeue.Filter{}); err != nil || n != 1 {
+		t.Fatalf("%d jobs after the failed copy (%v), want 1: all or nothing", n, err)
+	}
+}
+
+// copyDirections are the two ways of a copy between the suite's backend
+// and a file: on the file suite, both from a file to a file.
+var copyDirections = []struct {
+	name     string
+	from, to func(t *testing.T, opts litequeue.Options) *litequeue.Queue
+}{
+	{"to the backend", openFile, openBackendQueue},
+	{"from the backend", openBackendQueue, openFile},
+}
+
+// openFile opens a Queue on a new file, whatever the suite's backend.
+func openFile(t *testing.T, opts litequeue.Options) *litequeue.Queue {
+	t.Helper()
+	q, err := litequeue.Open(filepath.Join(t.TempDir(), "file.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+// openBackendQueue opens a Queue on a new file, or a new schema of the
+// server on the PostgreSQL suite.
+func openBackendQueue(t *testing.T, opts litequeue.Options) *litequeue.Queue {
+	t.Helper()
+	q, _ := openQueue(t, opts)
+	return q
+}
+
+// TestCopy_Again copies one database into another again and again, in
+// both directions between the suite's backend and a file: a job is
+// copied once, by the first Copy that finds it in the source; a job
+// enqueued in the source since is copied by the next, the others
+// skipped; a copied job that completed and was purged in the target is
+// not copied again.
+func TestCopy_Again(t *testing.T) {
+	t.Parallel()
+	for _, dir := range copyDirections {
+		t.Run(dir.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			clk := newMock()
+			opts := litequeue.Options{Clock: clk, Retry: litequeue.Policy{Jitter: litequeue.NoJitter}}
+			from, to := dir.from(t, opts), dir.to(t, opts)
+			from.Handle("fail", doomed)
+			enqueue(t, from, "fail", "dies")
+			runDue(t, from)
+			enqueue(t, from, "k", 1)
+			enqueue(t, from, "k", 2, litequeue.Delay(time.Hour))
+			copyWant(t, from, to, litequeue.CopyResult{Jobs: 3, HistoryRows: 1})
+			copyWant(t, from, to, litequeue.CopyResult{Skipped: 3})
+
+			enqueue(t, from, "k", 3)
+			copyWant(t, from, to, litequeue.CopyResult{Jobs: 1, Skipped: 3})
+
+			to.Handle("k", func(context.Context, *litequeue.Job) error { return nil })
+			clk.Add(time.Hour)
+			if n := runDue(t, to); n != 3 {
+				t.Fatalf("RunDue ran %d copied jobs, want 3", n)
+			}
+			clk.Add(litequeue.DefaultKeepFinished + time.Minute)
+			runDue(t, to) // purges them
+			if n, err := to.Count(ctx, litequeue.Filter{}); err != nil || n != 1 {
+				t.Fatalf("%d jobs in the target once the copies were purged (%v), want the dead one", n, err)
+			}
+			copyWant(t, from, to, litequeue.CopyResult{Skipped: 4})
+			if n, err := to.Count(ctx, litequeue.Filter{}); err != nil || n != 1 {
+				t.Fatalf("%d jobs in the target after copying again (%v), want 1", n, err)
+			}
+		})
+	}
+}
+
+// copyWant copies from into to and checks the result.
+func copyWant(t *testing.T, from, to *litequeue.Queue, want litequeue.CopyResult) {
+	t.Helper()
+	res, err := litequeue.Copy(t.Context(), from, to)
+	if err != nil {
+		t.Fatalf("Copy: %v", err)
+	}
+	if res != want {
+		t.Fatalf("Copy = %+v, want %+v", res, want)
+	}
+}
+
+// TestCopy_TwoSources copies into one target from two databases whose
+// jobs are alike in everything (ID, creation time on one mock clock,
+// queue, kind, payload): each database's job is copied, since the two
+// databases are not one.
+func TestCopy_TwoSources(t *testing.T) {
+	t.Parallel()
+	for _, dir := range copyDirections {
+		t.Run(dir.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newMock()
+			to := dir.to(t, litequeue.Options{Clock: clk})
+			for range 2 {
+				from := dir.from(t, litequeue.Options{Clock: clk})
+				enqueue(t, from, "k", "same")
+				copyWant(t, from, to, litequeue.CopyResult{Jobs: 1})
+			}
+		})
+	}
+}
+
+// TestCopy_SameDatabase refuses a copy between two Queues on one
+// database, which would run each job twice, and copies nothing.
+func TestCopy_SameDatabase(t *testing.T) {
+	t.Parallel()
+	from, path := openQueue(t, litequeue.Options{})
+	enqueue(t, from, "k", nil)
+	to := openAt(t, path, litequeue.Options{})
+	if _, err := litequeue.Copy(t.Context(), from, to); err == nil || !strings.Contains(err.Error(), "one database") {
+		t.Fatalf("Copy between two Queues on one database = %v, want a refusal", err)
+	}
+	if n, err := to.Count(t.Context(), litequeue.Filter{}); err != nil || n != 1 {
+		t.Fatalf("%d jobs after the refused copy (%v), want 1", n, err)
+	}
+}
+
+// TestCopy_ReadOnlyOldFile copies from a file of schema version 3, which
+// has no database ID, opened read-only as the command copies, twice: the
+// second copy skips every job, and the file is left byte for byte as it
+// was. Once the app's newer binary has opened the file (which gives it
+// an ID) the jobs copied before are still skipped, and a job enqueued
+// since is copied.
+func TestCopy_ReadOnlyOldFile(t *testing.T) {
+	t.Parallel()
+	path := oldFile(t, 3)
+	to, _ := openQueue(t, litequeue.Options{})
+	before := fileContent(t, path)
+	ro, err := litequeue.OpenReadOnly(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	copyWant(t, ro, to, litequeue.CopyResult{Jobs: 3, HistoryRows: 2})
+	copyWant(t, ro, to, litequeue.CopyResult{Skipped: 3})
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(before, fileContent(t, path)) {
+		t.Error("copying from the read-only file changed it")
+	}
+
+	app, err := litequeue.Open(path, litequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	enqueue(t, app, "k", "new")
+	copyWant(t, app, to, litequeue.CopyResult{Jobs: 1, Skipped: 3})
+}
+
+// fileContent reads the file at path and its -wal, if any: only while no
+// connection of this process is open on it.
+func fileContent(t *testing.T, path string) [][]byte {
+	t.Helper()
+	b := [][]byte{readFile(t, path)}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		b = append(b, readFile(t, path+"-wal"))
+	}
+	return b
+}
+
+// TestCopy_Concurrently copies one source into one target from two Queues
+// on the target at once (two pools, as two processes): each job is copied
+// once, by one of them, and skipped by the other.
+func TestCopy_Concurrently(t *testing.T) {
+	t.Parallel()
+	from, _ := openQueue(t, litequeue.Options{})
+	payloads := make([]any, 200)
+	for i := range payloads {
+		payloads[i] = i
+	}
+	if _, err := from.EnqueueMany(t.Context(), "k", payloads); err != nil {
+		t.Fatal(err)
+	}
+	to, path := openQueue(t, litequeue.Options{})
+	targets := []*litequeue.Queue{to, openAt(t, path, litequeue.Options{})}
+	results := make([]litequeue.CopyResult, len(targets))
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, q := range targets {
+		wg.Go(func() { results[i], errs[i] = litequeue.Copy(t.Context(), from, q) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Copy %d: %v", i, err)
+		}
+	}
+	if jobs, skipped := results[0].Jobs+results[1].Jobs, results[0].Skipped+results[1].Skipped; jobs != 200 || skipped != 200 {
+		t.Errorf("Copy = %+v and %+v: want 200 jobs copied and 200 skipped in all", results[0], results[1])
+	}
+	if n, err := to.Count(t.Context(), litequeue.Filter{}); err != nil || n != 200 {
+		t.Fatalf("%d jobs in the target (%v), want 200", n, err)
 	}
 }

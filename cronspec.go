@@ -3,6 +3,7 @@ package litequeue
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,13 +49,55 @@ func parseSpec(spec string, loc *time.Location) (*cronSpec, error) {
 		}
 		return &cronSpec{every: every, loc: loc}, nil
 	}
-	s, err := cronParser.Parse(spec)
+	s, err := cronParser.Parse(sundaySeven(spec))
 	if err != nil {
 		return nil, fmt.Errorf("spec %q: %w", spec, err)
 	}
 	sched := s.(*cron.SpecSchedule) // every other kind was handled above
 	sched.Location = loc
 	return &cronSpec{sched: sched, loc: loc, fixed: isFixed(spec)}, nil
+}
+
+// sundaySeven returns spec with the 7s of its day-of-week field, which
+// cron(8) reads as Sunday and the parser refuses, written as 0: a part of
+// the field that ends at 7 ("7", "5-7", "1-7/3") becomes the list of its
+// days ("0", "5,6,0", "1,4,0"). Other specs and parts are left to the
+// parser.
+func sundaySeven(spec string) string {
+	f := strings.Fields(spec)
+	if len(f) != 5 {
+		return spec
+	}
+	parts := strings.Split(f[4], ",")
+	for i, p := range parts {
+		parts[i] = sundayPart(p)
+	}
+	f[4] = strings.Join(parts, ",")
+	return strings.Join(f, " ")
+}
+
+// sundayPart is sundaySeven for one part of the day-of-week field: a day,
+// or a range of days with a step or without.
+func sundayPart(p string) string {
+	span, step, stepped := strings.Cut(p, "/")
+	first, last, ranged := strings.Cut(span, "-")
+	if !ranged {
+		last = first
+	}
+	lo, err1 := strconv.Atoi(first)
+	hi, err2 := strconv.Atoi(last)
+	by, err3 := 1, error(nil)
+	if stepped {
+		by, err3 = strconv.Atoi(step)
+	}
+	if err1 != nil || err2 != nil || err3 != nil || hi != 7 || lo < 0 || lo > hi || by < 1 {
+		return p
+	}
+	var days []string
+	for d := lo; d <= hi; d += by {
+		days = append(days, strconv.Itoa(d%7))
+	}
+	return strings.Join(days, ",")
 }
 
 // isFixed reports whether a parsed spec runs at fixed times of day: as

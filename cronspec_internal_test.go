@@ -177,3 +177,41 @@ func TestCronSpec_DailyIn(t *testing.T) {
 		}
 	}
 }
+
+// TestCronSpec_SundaySeven checks that 7 in the day-of-week field is
+// Sunday, as cron(8) has it: alone, in a list, in a range and in a range
+// with a step. 2026-01-01 is a Thursday, 2026-01-04 a Sunday.
+func TestCronSpec_SundaySeven(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec string
+		want []string // the first slots after 2026-01-01T12:00Z
+	}{
+		{"0 0 * * 7", []string{"2026-01-04T00:00:00Z", "2026-01-11T00:00:00Z", "2026-01-18T00:00:00Z"}},
+		{"30 6 * * 5-7", []string{"2026-01-02T06:30:00Z", "2026-01-03T06:30:00Z", "2026-01-04T06:30:00Z", "2026-01-09T06:30:00Z"}},
+		{"0 0 * * 1,7", []string{"2026-01-04T00:00:00Z", "2026-01-05T00:00:00Z", "2026-01-11T00:00:00Z"}},
+		{"0 0 * * 1-7/3", []string{"2026-01-04T00:00:00Z", "2026-01-05T00:00:00Z", "2026-01-08T00:00:00Z", "2026-01-11T00:00:00Z"}},
+		{"0 0 * * 0-7", []string{"2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z", "2026-01-04T00:00:00Z", "2026-01-05T00:00:00Z"}},
+		{"0 0 1 * 7", []string{"2026-01-04T00:00:00Z", "2026-01-11T00:00:00Z", "2026-01-18T00:00:00Z", "2026-01-25T00:00:00Z", "2026-02-01T00:00:00Z"}},
+	}
+	for _, tt := range tests {
+		c, err := parseSpec(tt.spec, time.UTC)
+		if err != nil {
+			t.Errorf("parseSpec(%q): %v", tt.spec, err)
+			continue
+		}
+		var got []string
+		for s := utc("2026-01-01T12:00:00Z"); len(got) < len(tt.want); {
+			s = c.next(s)
+			got = append(got, s.UTC().Format(time.RFC3339))
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("slots of %q (-want +got):\n%s", tt.spec, diff)
+		}
+	}
+	for _, spec := range []string{"0 0 * * 8", "0 0 * * 6-8", "0 0 * * 7-1", "0 0 * * 7/0"} {
+		if _, err := parseSpec(spec, time.UTC); err == nil {
+			t.Errorf("parseSpec(%q): no error, want one", spec)
+		}
+	}
+}

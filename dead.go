@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -14,6 +15,17 @@ import (
 // Filter{State: Dead} shows the dead jobs, Replay and ReplayDead put them
 // back, PurgeDead (or Delete, one at a time) deletes them early, and the
 // janitor purges them after DeadTTL (see janitor.go).
+//
+// A replay or a purge of many is what a person confirms: a dashboard or a
+// command counts the jobs, asks, then acts. Jobs that die, or grow old
+// enough, in between must not be acted on unseen. So the count is a
+// Tally (TallyReplay, TallyPurge), how many and the highest ID among
+// them, and the act takes it back (ReplayTallied, PurgeTallied): it acts
+// only on the jobs up to that ID, and only if they are still as many,
+// else on none. The statement that checks their number also fixes the set
+// acted on; the act then goes in the usual short transactions, each of
+// which leaves alone a job that is no longer dead, so it may do less than
+// was confirmed, never more.
 
 // replayBatch bounds the jobs one ReplayDead transaction replays, so that a
 // large replay never holds the write lock for long.
@@ -55,21 +67,39 @@ func (q *Queue) Replay(ctx context.Context, id int64) error {
 // would refuse it). ReplayDead returns how many jobs it replayed, also when
 // it fails part way: the transactions before the failure stand.
 func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
+	return q.replayDead(ctx, f, nil)
+}
+
+// ReplayTallied replays, as [Queue.ReplayDead] does, the dead jobs of f
+// that a person confirmed from t, a [Queue.TallyReplay] of the same f:
+// those that match with an ID of at most t.MaxID, and only if they are
+// t.Jobs when it starts. Else it replays none and returns a [*TallyError]
+// with their number now. Jobs that die after the count, with a higher ID,
+// are never among them; a job no longer dead by its turn is left alone,
+// so it replays at most t.Jobs.
+func (q *Queue) ReplayTallied(ctx context.Context, f Filter, t Tally) (int, error) {
+	return q.replayDead(ctx, f, &t)
+}
+
+// replayDead is ReplayDead, or with t ReplayTallied.
+func (q *Queue) replayDead(ctx context.Context, f Filter, t *Tally) (int, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer leave()
-	if err := f.check(); err != nil {
+	if f, err = f.dead(); err == nil && t != nil {
+		f, err = t.bound(f)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
 	}
-	if f.State != "" && f.State != Dead {
-		return 0, fmt.Errorf("litequeue: replay dead jobs: the filter's state is %s, not dead", f.State)
-	}
-	f.State = Dead
 	ids, err := store.JobIDs(ctx, q.st.reads, f.stored())
 	if err != nil {
 		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
+	}
+	if t != nil && len(ids) != t.Jobs {
+		return 0, &TallyError{Want: t.Jobs, Got: len(ids)}
 	}
 	replayed := 0
 	for batch := range slices.Chunk(ids, replayBatch) {
@@ -80,6 +110,37 @@ func (q *Queue) ReplayDead(ctx context.Context, f Filter) (int, error) {
 		}
 	}
 	return replayed, nil
+}
+
+// TallyReplay counts the dead jobs that [Queue.ReplayDead](ctx, f) would
+// replay now, for [Queue.ReplayTallied]. f.State must be "" or [Dead].
+func (q *Queue) TallyReplay(ctx context.Context, f Filter) (Tally, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return Tally{}, err
+	}
+	defer leave()
+	if f, err = f.dead(); err != nil {
+		return Tally{}, fmt.Errorf("litequeue: count dead jobs: %w", err)
+	}
+	jobs, maxID, err := store.TallyJobs(ctx, q.st.reads, f.stored())
+	if err != nil {
+		return Tally{}, fmt.Errorf("litequeue: count dead jobs: %w", err)
+	}
+	return Tally{Jobs: jobs, MaxID: maxID}, nil
+}
+
+// dead returns f, a filter of dead jobs, with its State set, or an error
+// naming what is out of bounds.
+func (f Filter) dead() (Filter, error) {
+	if err := f.check(); err != nil {
+		return f, err
+	}
+	if f.State != "" && f.State != Dead {
+		return f, fmt.Errorf("the filter's state is %s, not dead", f.State)
+	}
+	f.State = Dead
+	return f, nil
 }
 
 // PurgeDead deletes, with their history, the dead jobs that have been dead
@@ -93,8 +154,8 @@ func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, er
 		return 0, err
 	}
 	defer leave()
-	if olderThan < 0 {
-		return 0, fmt.Errorf("litequeue: purge dead jobs: negative age %v", olderThan)
+	if err := checkAge(olderThan); err != nil {
+		return 0, fmt.Errorf("litequeue: purge dead jobs: %w", err)
 	}
 	n, err := q.jan.purge(ctx, []State{Dead}, olderThan)
 	if err != nil {
@@ -106,17 +167,115 @@ func (q *Queue) PurgeDead(ctx context.Context, olderThan time.Duration) (int, er
 // CountDead returns how many jobs [Queue.PurgeDead](ctx, olderThan) would
 // delete now: a dry run.
 func (q *Queue) CountDead(ctx context.Context, olderThan time.Duration) (int, error) {
+	t, err := q.TallyPurge(ctx, olderThan)
+	return t.Jobs, err
+}
+
+// PurgeTallied deletes, as [Queue.PurgeDead] does, the jobs dead for at
+// least olderThan that a person confirmed from t, a [Queue.TallyPurge] of
+// the same age: those with an ID of at most t.MaxID, and only if they are
+// t.Jobs when it starts (time may have made more old enough). Else it
+// deletes none and returns a [*TallyError] with their number now. A job
+// replayed meanwhile is left alone, so it deletes at most t.Jobs.
+func (q *Queue) PurgeTallied(ctx context.Context, olderThan time.Duration, t Tally) (int, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer leave()
-	if olderThan < 0 {
-		return 0, fmt.Errorf("litequeue: count dead jobs: negative age %v", olderThan)
+	if err := checkAge(olderThan); err != nil {
+		return 0, fmt.Errorf("litequeue: purge dead jobs: %w", err)
 	}
-	n, err := store.CountDead(ctx, q.st.reads, store.MS(q.now().Add(-olderThan)))
+	if err := t.check(); err != nil {
+		return 0, fmt.Errorf("litequeue: purge dead jobs: %w", err)
+	}
+	cutoff := store.MS(q.now().Add(-olderThan))
+	found, err := store.DeadUpTo(ctx, q.st.reads, cutoff, t.MaxID)
 	if err != nil {
-		return 0, fmt.Errorf("litequeue: count dead jobs: %w", err)
+		return 0, fmt.Errorf("litequeue: purge dead jobs: %w", err)
 	}
-	return n, nil
+	if len(found) != t.Jobs {
+		return 0, &TallyError{Want: t.Jobs, Got: len(found)}
+	}
+	purged := 0
+	for len(found) > 0 {
+		ids := fitBatch(found, purgeBatch)
+		n, err := q.jan.deleteBatch(ctx, ids, []string{string(Dead)}, cutoff)
+		purged += n
+		if err != nil {
+			return purged, fmt.Errorf("litequeue: purge dead jobs: %w", err)
+		}
+		found = found[len(ids):]
+	}
+	return purged, nil
+}
+
+// TallyPurge counts the jobs that [Queue.PurgeDead](ctx, olderThan) would
+// delete now, for [Queue.PurgeTallied].
+func (q *Queue) TallyPurge(ctx context.Context, olderThan time.Duration) (Tally, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return Tally{}, err
+	}
+	defer leave()
+	if err := checkAge(olderThan); err != nil {
+		return Tally{}, fmt.Errorf("litequeue: count dead jobs: %w", err)
+	}
+	jobs, maxID, err := store.TallyDead(ctx, q.st.reads, store.MS(q.now().Add(-olderThan)))
+	if err != nil {
+		return Tally{}, fmt.Errorf("litequeue: count dead jobs: %w", err)
+	}
+	return Tally{Jobs: jobs, MaxID: maxID}, nil
+}
+
+// checkAge refuses a negative age of dead jobs.
+func checkAge(olderThan time.Duration) error {
+	if olderThan < 0 {
+		return fmt.Errorf("negative age %v", olderThan)
+	}
+	return nil
+}
+
+// Tally is how many dead jobs a bulk replay or purge would act on, and the
+// highest ID among them, as [Queue.TallyReplay] and [Queue.TallyPurge]
+// count them for a person to confirm; [Queue.ReplayTallied] and
+// [Queue.PurgeTallied] act on what it counted. The zero Tally counts none.
+type Tally struct {
+	Jobs  int   // how many
+	MaxID int64 // the highest ID among them; 0 when Jobs is 0
+}
+
+// check returns an error naming a field of t that is negative.
+func (t Tally) check() error {
+	switch {
+	case t.Jobs < 0:
+		return fmt.Errorf("tally of %d jobs is negative", t.Jobs)
+	case t.MaxID < 0:
+		return fmt.Errorf("tally's highest ID %d is negative", t.MaxID)
+	}
+	return nil
+}
+
+// bound returns f limited to the IDs up to t's highest, after checking t.
+func (t Tally) bound(f Filter) (Filter, error) {
+	if err := t.check(); err != nil {
+		return f, err
+	}
+	if t.MaxID < math.MaxInt64 && (f.Before == 0 || f.Before > t.MaxID+1) {
+		f.Before = t.MaxID + 1
+	}
+	return f, nil
+}
+
+// TallyError is the error of [Queue.ReplayTallied] and
+// [Queue.PurgeTallied] when the dead jobs they would act on, those up to
+// the tally's highest ID, are Got and not the Want the tally counted: jobs
+// died, grew old enough, or were replayed or deleted since. They act on
+// none; tally again and ask again.
+type TallyError struct {
+	Want, Got int
+}
+
+func (e *TallyError) Error() string {
+	return fmt.Sprintf("litequeue: %d dead jobs match now, not the %d counted: nothing done", e.Got, e.Want)
 }

@@ -307,3 +307,135 @@ func TestQueue_PurgeDead(t *testing.T) {
 		t.Fatalf("PurgeDead(-1s) = %v, want an error naming the age", err)
 	}
 }
+
+// TestQueue_ReplayTallied replays what a person confirmed: the dead jobs
+// TallyReplay counted, none that died since with a higher ID, and nothing
+// at all, with a *TallyError that says how many match now, when the jobs
+// up to the tally's highest ID are no longer as many.
+func TestQueue_ReplayTallied(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	var ev events
+	q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
+	q.Handle("doomed", doomed)
+	ctx := t.Context()
+	f := litequeue.Filter{Kind: "doomed"}
+	later := enqueue(t, q, "doomed", nil, litequeue.Delay(time.Hour))
+	a := enqueue(t, q, "doomed", nil)
+	b := enqueue(t, q, "doomed", nil)
+	enqueue(t, q, "other", nil) // not of the filter
+	runDue(t, q)
+	tally, err := q.TallyReplay(ctx, f)
+	if diff := cmp.Diff(litequeue.Tally{Jobs: 2, MaxID: b.ID}, tally); err != nil || diff != "" {
+		t.Fatalf("TallyReplay: %v, (-want +got):\n%s", err, diff)
+	}
+
+	// Between the count and the act, a job counted before dies: more
+	// jobs up to the highest ID counted. Nothing is replayed.
+	clk.Add(time.Hour)
+	runDue(t, q)
+	n, err := q.ReplayTallied(ctx, f, tally)
+	var te *litequeue.TallyError
+	if n != 0 || !errors.As(err, &te) || te.Want != 2 || te.Got != 3 {
+		t.Fatalf("ReplayTallied after a death inside the tally = %d, %v; want 0 and a TallyError of 2 wanted, 3 got", n, err)
+	}
+	if !strings.Contains(err.Error(), "3") || !strings.Contains(err.Error(), "2") {
+		t.Errorf("the TallyError %q does not say both counts", err)
+	}
+	for _, j := range []*litequeue.Job{later, a, b} {
+		if got := get(t, q, j.ID).State; got != litequeue.Dead {
+			t.Fatalf("job %d is %s after a refused ReplayTallied, want dead", j.ID, got)
+		}
+	}
+
+	// Counted again, then a job dies above the highest ID counted: the
+	// three counted are replayed, and only they.
+	tally, err = q.TallyReplay(ctx, f)
+	if diff := cmp.Diff(litequeue.Tally{Jobs: 3, MaxID: b.ID}, tally); err != nil || diff != "" {
+		t.Fatalf("TallyReplay again: %v, (-want +got):\n%s", err, diff)
+	}
+	c := enqueue(t, q, "doomed", nil)
+	runDue(t, q)
+	if n, err := q.ReplayTallied(ctx, f, tally); n != 3 || err != nil {
+		t.Fatalf("ReplayTallied = %d, %v; want the 3 counted", n, err)
+	}
+	if got := get(t, q, c.ID).State; got != litequeue.Dead {
+		t.Errorf("job %d, dead after the count, is %s after ReplayTallied, want dead", c.ID, got)
+	}
+	if got := ev.count("job.replayed"); got != 3 {
+		t.Errorf("%d job.replayed events, want 3", got)
+	}
+
+	// Fewer than counted (another replayed one meanwhile): nothing either.
+	runDue(t, q) // the three die again
+	tally, _ = q.TallyReplay(ctx, f)
+	if err := q.Replay(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := q.ReplayTallied(ctx, f, tally); n != 0 || !errors.As(err, &te) || te.Want != 4 || te.Got != 3 {
+		t.Fatalf("ReplayTallied after another's replay = %d, %v; want 0 and a TallyError of 4 wanted, 3 got", n, err)
+	}
+
+	for _, bad := range []litequeue.Tally{{Jobs: -1, MaxID: 1}, {Jobs: 1, MaxID: -1}} {
+		if _, err := q.ReplayTallied(ctx, f, bad); err == nil || !strings.Contains(err.Error(), "-1") {
+			t.Errorf("ReplayTallied(%+v) = %v, want an error naming the value", bad, err)
+		}
+	}
+	if _, err := q.TallyReplay(ctx, litequeue.Filter{State: litequeue.Pending}); err == nil || !strings.Contains(err.Error(), "pending") {
+		t.Errorf("TallyReplay of pending jobs = %v, want an error naming the state", err)
+	}
+}
+
+// TestQueue_PurgeTallied purges what a person confirmed: the jobs dead for
+// the age that TallyPurge counted, none that died since with a higher ID,
+// and nothing when the jobs up to its highest ID that are dead for the age
+// are no longer as many, as when time makes one more old enough.
+func TestQueue_PurgeTallied(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("doomed", doomed)
+	ctx := t.Context()
+	x := enqueue(t, q, "doomed", nil, litequeue.Delay(30*time.Minute)) // dies at 30m
+	a := enqueue(t, q, "doomed", nil)                                  // dies at 0
+	runDue(t, q)
+	clk.Add(30 * time.Minute)
+	runDue(t, q)
+	clk.Add(30 * time.Minute) // 1h: a is dead for 1h, x for 30m
+	tally, err := q.TallyPurge(ctx, time.Hour)
+	if diff := cmp.Diff(litequeue.Tally{Jobs: 1, MaxID: a.ID}, tally); err != nil || diff != "" {
+		t.Fatalf("TallyPurge(1h): %v, (-want +got):\n%s", err, diff)
+	}
+	clk.Add(30 * time.Minute) // x is dead for 1h too now
+	n, err := q.PurgeTallied(ctx, time.Hour, tally)
+	var te *litequeue.TallyError
+	if n != 0 || !errors.As(err, &te) || te.Want != 1 || te.Got != 2 {
+		t.Fatalf("PurgeTallied once x is old enough = %d, %v; want 0 and a TallyError of 1 wanted, 2 got", n, err)
+	}
+	get(t, q, a.ID)
+	get(t, q, x.ID)
+
+	tally, err = q.TallyPurge(ctx, 0)
+	if diff := cmp.Diff(litequeue.Tally{Jobs: 2, MaxID: a.ID}, tally); err != nil || diff != "" {
+		t.Fatalf("TallyPurge(0): %v, (-want +got):\n%s", err, diff)
+	}
+	c := enqueue(t, q, "doomed", nil)
+	runDue(t, q) // dies after the count, with a higher ID
+	if n, err := q.PurgeTallied(ctx, 0, tally); n != 2 || err != nil {
+		t.Fatalf("PurgeTallied = %d, %v; want the 2 counted", n, err)
+	}
+	for _, j := range []*litequeue.Job{a, x} {
+		if _, err := q.Get(ctx, j.ID); !errors.Is(err, litequeue.ErrNotFound) || historyRows(t, q, j.ID) != 0 {
+			t.Errorf("job %d: %v after the purge, want it gone with its history", j.ID, err)
+		}
+	}
+	if got := get(t, q, c.ID).State; got != litequeue.Dead {
+		t.Errorf("job %d, dead after the count, is %s after PurgeTallied, want dead", c.ID, got)
+	}
+	if n, err := q.CountDead(ctx, 0); n != 1 || err != nil {
+		t.Errorf("CountDead after the purge = %d, %v; want 1", n, err)
+	}
+	if _, err := q.PurgeTallied(ctx, -time.Second, tally); err == nil || !strings.Contains(err.Error(), "-1s") {
+		t.Errorf("PurgeTallied(-1s) = %v, want an error naming the age", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/litequeue/litequeue/internal/store"
 )
@@ -146,6 +147,27 @@ func judgeReturned(err error, retry time.Duration) verdict {
 	return verdict{outcome: OutcomeFailed, errText: err.Error(), class: errorClass(err), delay: retry}
 }
 
+// MaxErrorText is the most bytes of a run's error text that litequeue
+// keeps, in [Job.LastError], [Attempt.Error] and [Event.Err] alike. A
+// longer text (a panic's stack, an error that quotes a whole response) is
+// cut at a UTF-8 boundary and ends in a mark that gives its full length,
+// "…[cut: 2097152 bytes in all]", the whole within the bound.
+const MaxErrorText = 16 << 10
+
+// boundText is text cut to MaxErrorText bytes, as every stored error text
+// is (see MaxErrorText).
+func boundText(text string) string {
+	if len(text) <= MaxErrorText {
+		return text
+	}
+	mark := fmt.Sprintf("…[cut: %d bytes in all]", len(text))
+	n := MaxErrorText - len(mark)
+	for i := 0; i < utf8.UTFMax && !utf8.RuneStart(text[n]); i++ {
+		n-- // back to the first byte of the rune cut in two
+	}
+	return text[:n] + mark
+}
+
 func errText(err error) string {
 	if err == nil {
 		return ""
@@ -160,6 +182,7 @@ func errText(err error) string {
 // handler returned after (only the history row is added).
 func decide(cur *store.JobRow, e end, now time.Time) decision {
 	v := judge(cur, e)
+	v.errText = boundText(v.errText)
 	if State(cur.State) == Completed {
 		return decision{
 			after:   *cur,

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -193,4 +198,97 @@ func TestQueue_RetryScheduleToDead(t *testing.T) {
 	if diff := cmp.Diff(wantTypes, ev.types()); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
+}
+
+// TestQueue_ErrorTextBounded: a handler that returns an error of 2 MiB, or
+// panics with a value of 2 MiB, has at most MaxErrorText bytes of it stored:
+// a prefix cut at a UTF-8 boundary and marked with the full length, the
+// same text in last_error and in the last run's history row, and so in
+// every history row and event. 20
+// such jobs, each run twice, keep the file small.
+func TestQueue_ErrorTextBounded(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	var ev events
+	q, path := openQueue(t, litequeue.Options{
+		Clock:   clk,
+		Retry:   litequeue.Policy{Backoff: litequeue.Constant, Base: time.Second, Ceiling: time.Second, MaxTries: 2},
+		OnEvent: ev.record,
+	})
+	// Runes of 3 bytes after 0, 1 or 2 bytes of ASCII: whatever byte the
+	// text is cut at, one of the three cuts falls inside a rune.
+	huge := func(n int64) string { return strings.Repeat("a", int(n%3)) + strings.Repeat("€", 2<<20/3) }
+	q.Handle("huge", func(ctx context.Context, job *litequeue.Job) error {
+		return errors.New(huge(job.ID))
+	})
+	q.Handle("panics", func(ctx context.Context, job *litequeue.Job) error {
+		panic(huge(job.ID))
+	})
+	full := map[int64]int{} // the ID of each job: the length of its handler's error, or -1 for a panic
+	for range 20 {
+		j := enqueue(t, q, "huge", nil)
+		full[j.ID] = len(huge(j.ID))
+	}
+	full[enqueue(t, q, "panics", nil).ID] = -1
+	runDue(t, q)
+	clk.Add(time.Minute)
+	runDue(t, q)
+
+	cut := regexp.MustCompile(`…\[cut: ([0-9]+) bytes in all\]$`)
+	for id, n := range full {
+		got := get(t, q, id)
+		if got.State != litequeue.Dead {
+			t.Fatalf("job %d: state %s, want dead", id, got.State)
+		}
+		text := got.LastError
+		m := cut.FindStringSubmatch(text)
+		if m == nil || len(text) > litequeue.MaxErrorText || !utf8.ValidString(text) {
+			t.Fatalf("job %d: last error of %d bytes (valid UTF-8: %v), ending %q; want at most %d bytes of UTF-8, marked as cut",
+				id, len(text), utf8.ValidString(text), text[max(0, len(text)-60):], litequeue.MaxErrorText)
+		}
+		if all, _ := strconv.Atoi(m[1]); n >= 0 && all != n || n < 0 && all <= 2<<20 {
+			t.Errorf("job %d: the mark says %s bytes in all, want %d", id, m[1], n)
+		}
+		kept := strings.TrimSuffix(text, m[0])
+		if want := "panic: " + huge(id); n >= 0 && !strings.HasPrefix(huge(id), kept) || n < 0 && !strings.HasPrefix(want, kept) {
+			t.Errorf("job %d: the text kept is not a prefix of the error", id)
+		}
+		if len(kept) < litequeue.MaxErrorText-100 {
+			t.Errorf("job %d: %d bytes kept of %d allowed", id, len(kept), litequeue.MaxErrorText)
+		}
+		hist := history(t, q, id)
+		for i, h := range hist {
+			if len(h.Error) > litequeue.MaxErrorText || !cut.MatchString(h.Error) {
+				t.Errorf("job %d: history row %d holds %d bytes of error, want at most %d, marked as cut", id, i, len(h.Error), litequeue.MaxErrorText)
+			}
+		}
+		if last := hist[len(hist)-1].Error; last != text {
+			t.Errorf("job %d: the last history row holds %d bytes of error, not the last error's %d", id, len(last), len(text))
+		}
+	}
+	ev.mu.Lock()
+	for _, e := range ev.list {
+		if (e.Type == "job.retry" || e.Type == "job.dead") && (len(e.Err) > litequeue.MaxErrorText || !cut.MatchString(e.Err)) {
+			t.Errorf("event %s of job %d: Err of %d bytes, want at most %d, marked as cut", e.Type, e.Job.ID, len(e.Err), litequeue.MaxErrorText)
+		}
+	}
+	ev.mu.Unlock()
+
+	if onPostgres {
+		return
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	for _, f := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(f); err == nil {
+			size += fi.Size()
+		}
+	}
+	// 21 last errors and 42 history rows of at most 16 KiB each.
+	if limit := int64(2 << 20); size > limit {
+		t.Errorf("the file and its -wal hold %d bytes after 21 jobs, want at most %d", size, limit)
+	}
+	t.Logf("21 jobs, 63 error texts: %d bytes of file", size)
 }

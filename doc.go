@@ -19,14 +19,18 @@
 // instead runs every job that is due now, from the caller's goroutine.
 // [JSON] adapts a function of typed arguments into a Handler. With the
 // default [Options.Synchronous], "full", an enqueue that returned survives a
-// power loss.
+// power loss. Kinds and queues ([OnQueue]) are names: 1…[NameLimit] bytes
+// of UTF-8 without control characters, which a terminal, a web page and a
+// Prometheus label can all show.
 //
 // A job is pending (a [Job.RunAt] in the future means scheduled, or waiting
 // to retry), running (leased by a worker), or finished: completed, dead,
 // discarded, cancelled or expired. [Job.Attempt] is 0 before the first run
 // and 1 during it. Each run adds a row to the job's history
 // ([Queue.History]): its times, outcome, error, the wait chosen after it,
-// and the worker.
+// and the worker. An error text (a panic's stack included) is kept to
+// [MaxErrorText] bytes, 16 KiB: a longer one is cut and ends in
+// "…[cut: N bytes in all]".
 //
 // What the handler returns decides what happens next:
 //
@@ -248,7 +252,8 @@
 //
 // [Queue.Periodic] registers a named schedule that enqueues a job at each
 // of its slots: a 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI",
-// parsed by github.com/robfig/cron/v3), a descriptor (@hourly, @daily …)
+// parsed by github.com/robfig/cron/v3; a day of the week of 7 is Sunday,
+// as 0 is, as in cron(8)), a descriptor (@hourly, @daily …)
 // or "@every 90s", whose slots are the multiples of the interval since
 // the Unix epoch, so that every process computes the same ones.
 //
@@ -276,6 +281,39 @@
 // end of the gap ("30 2 * * *" in Europe/Berlin on 2026-03-29 runs at
 // 03:00 CEST), and one whose time falls in the hour repeated in autumn
 // runs once, the first time.
+//
+// # On a PostgreSQL server
+//
+// Package github.com/litequeue/litequeue/postgres opens the same [Queue]
+// on a PostgreSQL server, for fleets that outgrow one machine; its package
+// doc says where the server differs from the file. Two rules are the
+// server's own.
+//
+// A server can go away: restarted, failed over, out of reach. The
+// Queue's own calls (Enqueue, the reads, Work's claims, renewals and
+// results) are tried again while it is, with waits growing from 50ms to
+// 1s, for up to [ServerRetry] (10s) within their context, so that a
+// restart or a failover that short costs no error; then they fail with
+// [ErrServerGone]. A write whose COMMIT was cut off runs again only once
+// the server, back, says that the COMMIT did not take effect; if it
+// cannot say, the error is [ErrCommitUnknown] as well, and the write may
+// have taken effect.
+//
+// Every process times the leases it takes and ends, and its janitor's
+// purges, by its own clock, so the clocks of the machines that share a
+// server must agree. A Queue measures how far its clock reads from the
+// server's when it opens and, while it works, at most once a minute, and
+// logs it (a warning past half the bound). Past [Options.MaxClockSkew] —
+// by default a quarter of VisibilityTimeout, 7.5s, for the real clock —
+// it claims, rescues and purges nothing: [Queue.RunDue] returns a
+// *[ClockSkewError] naming the skew and the bound, and [Queue.Work] logs
+// it and claims again once the clock is back within. A live holder
+// renews its lease every third of VisibilityTimeout, so a lease always
+// has two thirds of it left; two clocks within a quarter of the server's
+// differ by half at most, so no machine sees another's live lease run
+// out, and a dead worker's job comes back at most a quarter late. A mock
+// clock, which a test steps, is not checked unless MaxClockSkew is set:
+// it need only agree with the test's other Queues.
 //
 // # Backups and replicas
 //

@@ -96,7 +96,7 @@ func MaxTries(n int) EnqueueOption {
 // Enqueue adds a job of the given kind and returns it as stored, once the
 // commit is durable. payload is encoded as JSON, except []byte and
 // [json.RawMessage], which are stored byte for byte. It refuses, writing
-// nothing: an empty kind or queue, a negative delay, [At] the zero time, a
+// nothing: a kind or queue that is not a name (see [NameLimit]), a negative delay, [At] the zero time, a
 // due time that Unix milliseconds in an int64 cannot hold (see At),
 // [MaxTries] outside 1…50, an [ExpireAfter] that is not positive or that
 // no stored time holds, a payload over [Options.MaxPayload], and metadata
@@ -201,6 +201,9 @@ func (e *enqueuer) batch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if kind == "" {
 		return nil, errors.New("litequeue: enqueue: empty kind")
 	}
+	if err := checkName("kind", kind); err != nil {
+		return nil, fmt.Errorf("litequeue: enqueue: %w", err)
+	}
 	h := e.reg.get(kind)
 	if d := e.expiry(kind); d > 0 && !cfg.expireSet {
 		cfg.expireAfter = d
@@ -248,9 +251,13 @@ func (e *enqueuer) expiry(kind string) time.Duration {
 // check refuses the options that cannot be meant, naming the value and
 // the limit.
 func (c *enqueueConfig) check() error {
-	switch {
-	case c.queue == "":
+	if c.queue == "" {
 		return errors.New("empty queue name")
+	}
+	if err := checkName("queue", c.queue); err != nil {
+		return err
+	}
+	switch {
 	case !c.atSet && c.delay < 0:
 		return fmt.Errorf("negative delay %v", c.delay)
 	case c.atSet && c.at.IsZero():

@@ -32,7 +32,63 @@ var (
 	// ErrReadOnly is returned by every method that writes, on a [Queue]
 	// opened with [OpenReadOnly].
 	ErrReadOnly = errors.New("litequeue: queue opened read-only")
+
+	// ErrServerGone is returned, wrapped, by a call of a [Queue] on a
+	// PostgreSQL server that failed because the server went away: the
+	// connection was lost, the server shut down or was starting up, or
+	// could not be reached. Such a call is tried again for up to
+	// [ServerRetry] first (within its context), so a restart or a failover
+	// that short costs no error. Nothing of the call was written, unless
+	// the error is also [ErrCommitUnknown].
+	ErrServerGone = store.ErrServerGone
+
+	// ErrCommitUnknown is returned, wrapped with [ErrServerGone], by a
+	// write whose connection was lost during its COMMIT, when the server
+	// could not tell, within [ServerRetry], whether the COMMIT took effect
+	// (one that tells it did not is run again). The write may have taken
+	// effect or not, and litequeue does not run it again, which could do it
+	// twice. An Enqueue with a [UniqueKey] can be repeated safely;
+	// otherwise look before doing it again.
+	ErrCommitUnknown = store.ErrCommitUnknown
+
+	// ErrNoTables is the cause of the error of [OpenExisting] and
+	// [OpenReadOnly] for a file without litequeue's tables (an empty file,
+	// the app's own SQLite file), which only [Open] adopts.
+	ErrNoTables = store.ErrNoTables
+
+	// ErrNotWritable is the cause of the error of [Open] and
+	// [OpenExisting] for a file this process may not write, beside the
+	// operating system's ([fs.ErrPermission], EROFS): [OpenReadOnly] can
+	// inspect it.
+	ErrNotWritable = store.ErrNotWritable
 )
+
+// ClockSkewError is the error of a claim, a rescue or a retention sweep
+// that a [Queue] on a PostgreSQL server refused because its clock
+// ([Options.Clock]), by which it times them, reads further from the
+// server's than [Options.MaxClockSkew] allows. [Queue.RunDue] returns it,
+// wrapped; [Queue.Work] logs it and claims again once the clock is back
+// within the bound. Read it with errors.As.
+type ClockSkewError struct {
+	Skew  time.Duration // the clock's reading minus the server's: negative when it is behind
+	Bound time.Duration // the largest skew allowed, either way
+}
+
+func (e *ClockSkewError) Error() string {
+	way := "ahead of"
+	if e.Skew < 0 {
+		way = "behind"
+	}
+	return fmt.Sprintf("clock skew: the clock reads %v %s the server's, past the bound of %v (Options.MaxClockSkew): "+
+		"no job is claimed, rescued or purged until it is back within", e.Skew.Abs(), way, e.Bound)
+}
+
+// ServerRetry is how long a call of a [Queue] on a PostgreSQL server that
+// found the server away is tried again, from its first failure, before it
+// fails with [ErrServerGone]: long enough for a restart or a failover. The
+// waits between tries grow from 50ms to 1s, on the real clock whatever
+// [Options.Clock] is.
+const ServerRetry = store.ServerRetry
 
 // errNilContext is returned by every method that takes a context, given a
 // nil one.

@@ -97,7 +97,7 @@ func (g *gate) lockKinds(ctx context.Context, tx store.Execer, a *admission, now
 		return err
 	}
 	for _, kind := range lockOrder(limited, probes) {
-		if err := g.st.eng.LockKind(ctx, tx, kind); err != nil {
+		if err := g.st.eng.LockKey(ctx, tx, "kind", kind); err != nil {
 			return fmt.Errorf("lock kind %q: %w", kind, err)
 		}
 	}

@@ -58,7 +58,8 @@ func WithTimeout(d time.Duration) HandlerOption {
 // Handle registers h for jobs of the given kind. Only kinds with a handler
 // on this [Queue] are claimed by its [Queue.Work] and [Queue.RunDue]; a
 // kind registered while Work runs is claimed from then on, its due jobs at
-// once. Handle panics, like http.ServeMux, on an empty kind, a nil handler,
+// once. Handle panics, like http.ServeMux, on a kind that is not a name
+// (see [NameLimit]), a nil handler,
 // a kind that already has one, an unknown policy name, a negative timeout,
 // a [WithExpiry] that is not positive, a limit out of range ([MaxRunning],
 // [RateLimit]) or a [Breaker] out of its limits: these are mistakes in the
@@ -73,6 +74,9 @@ func WithTimeout(d time.Duration) HandlerOption {
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 	if kind == "" {
 		panic("litequeue: Handle with an empty kind")
+	}
+	if err := checkName("kind", kind); err != nil {
+		panic("litequeue: Handle: " + err.Error())
 	}
 	if h == nil {
 		panic(fmt.Sprintf("litequeue: Handle(%q) with a nil handler", kind))

@@ -45,9 +45,12 @@ const (
 	healthIntegritySQL = `PRAGMA integrity_check`
 	healthAppIDSQL     = `PRAGMA application_id`
 	healthJournalSQL   = `PRAGMA journal_mode`
-	healthJobsSQL      = `SELECT state, COUNT(*) AS n FROM litequeue_jobs GROUP BY state`
-	healthHistorySQL   = `SELECT COUNT(*) FROM litequeue_attempts`
-	healthKeysSQL      = `SELECT COUNT(*) FROM litequeue_keys`
+	// healthFormatSQL reads the file format byte at offset 18 of the
+	// file's header: "02" for a file in WAL mode. sqlite_dbpage is SQLite's.
+	healthFormatSQL  = `SELECT hex(substr(data, 19, 1)) FROM sqlite_dbpage WHERE pgno = 1`
+	healthJobsSQL    = `SELECT state, COUNT(*) AS n FROM litequeue_jobs GROUP BY state`
+	healthHistorySQL = `SELECT COUNT(*) FROM litequeue_attempts`
+	healthKeysSQL    = `SELECT COUNT(*) FROM litequeue_keys`
 )
 
 // jobStates are the job states, in the order of a job's life.
@@ -58,7 +61,8 @@ var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled,
 // application_id and journal mode, the sizes of the file and its -wal
 // (a warning past 64 MiB: checkpoints are not keeping up), their
 // permissions (a warning if users other than the owner may read or write
-// them), and the rows of litequeue's tables. Each read runs on its own,
+// them; a problem if the file's owner may not write its -wal or -shm,
+// which fails every write), and the rows of litequeue's tables. Each read runs on its own,
 // so that one a damaged file fails is a problem in the report, not the
 // end of it; an error is returned only when the report could not be made
 // (the [Queue] is closed, the file cannot be stat'ed). It only reads, also
@@ -94,6 +98,7 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 		return nil, fmt.Errorf("litequeue: health: %w", err)
 	}
 	h.permissions(q.st.info.Path)
+	h.Problems = append(h.Problems, sqlite.UnwritableSides(q.st.info.Path, false)...)
 	if c.shortRead {
 		h.Problems = append([]string{walCutShort}, h.Problems...)
 	}
@@ -172,11 +177,22 @@ func (c *healthCheck) journalMode() {
 	switch err := c.db.GetContext(c.ctx, &h.JournalMode, healthJournalSQL); {
 	case err != nil:
 		c.problem("read journal_mode: %v", err)
+	case h.JournalMode == "delete" && c.walFormat():
+		// Read as a snapshot (see readAccessOf), SQLite opens a file in
+		// WAL mode in journal mode delete.
+		h.JournalMode = "wal"
 	case h.JournalMode == "delete":
 		h.Backup = true
 	case h.JournalMode != "wal":
-		h.Warnings = append(h.Warnings, fmt.Sprintf("journal mode is %s, not wal: fine for a copy; Open switches the file to WAL", h.JournalMode))
+		h.Warnings = append(h.Warnings, fmt.Sprintf("journal mode is %s, not wal: fine for a copy; opening it for work switches it to WAL", h.JournalMode))
 	}
+}
+
+// walFormat reports whether the file's header says it is in WAL mode.
+func (c *healthCheck) walFormat() bool {
+	var format string
+	err := c.db.GetContext(c.ctx, &format, healthFormatSQL)
+	return err == nil && format == "02"
 }
 
 // jobs counts the jobs by state; a state litequeue does not know is a
@@ -300,16 +316,6 @@ func (h *Health) permissions(path string) {
 		}
 		h.Warnings = append(h.Warnings, fmt.Sprintf(
 			"%s has mode %04o: users other than its owner can %s it, and the payloads in it may be personal data: chmod 600 %s",
-			p, perm, can, shellQuote(p)))
+			p, perm, can, sqlite.ShellQuote(p)))
 	}
-}
-
-// shellQuote quotes path for a POSIX shell where it needs quoting.
-func shellQuote(path string) string {
-	if path != "" && !strings.ContainsFunc(path, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%=", r))
-	}) {
-		return path
-	}
-	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }

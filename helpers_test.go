@@ -305,13 +305,20 @@ func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
 // opens its queues with openQueue or openAt then runs on the server, each
 // "file" a schema of its own, so that two Queues opened on one path share
 // their jobs as on the file. Tests of the file itself call fileOnly.
-var onPostgres = os.Getenv("LITEQUEUE_TEST_BACKEND") == "postgres"
+var onPostgres = serverRun()
+
+// serverRun reports whether LITEQUEUE_TEST_BACKEND says the suite runs on
+// PostgreSQL. fileOnly and openBackend, which nearly every test calls,
+// read it at test time: go test keys a cached result on the variables
+// that the tests read then (not at package init, when onPostgres is set),
+// so that a result on the file never stands in for a run on the server.
+func serverRun() bool { return os.Getenv("LITEQUEUE_TEST_BACKEND") == "postgres" }
 
 // fileOnly skips a test of what only the file has when the suite runs on
 // PostgreSQL.
 func fileOnly(tb testing.TB, why string) {
 	tb.Helper()
-	if onPostgres {
+	if serverRun() {
 		tb.Skipf("file only: %s", why)
 	}
 }
@@ -335,7 +342,7 @@ type tb interface {
 
 // openBackend opens the Queue for path on the suite's backend.
 func openBackend(tb tb, path string, opts litequeue.Options) (*litequeue.Queue, error) {
-	if !onPostgres {
+	if !serverRun() {
 		return litequeue.Open(path, opts)
 	}
 	return postgres.Open(context.Background(), schemaFor(tb, path), opts)

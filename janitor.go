@@ -43,6 +43,7 @@ type janitor struct {
 	logger  *slog.Logger
 	worker  string      // the name the expiries record
 	classes []keepClass // the finished jobs by the TTLs that apply to them
+	skew    *clockCheck // on a server, the check of the clock that times the purges
 }
 
 // newJanitor returns the janitor of the database st, which keeps the
@@ -55,8 +56,12 @@ func newJanitor(st *storage, clk clock.Clock, events *emitter, worker string, op
 // sweep expires the pending jobs whose expiry has come (see expire.go),
 // of every kind, and purges what retention no longer keeps: dead jobs
 // after DeadTTL, other finished jobs after KeepFinished, and expired
-// idempotency keys.
+// idempotency keys. Timed by the Queue's clock, it does nothing while that
+// is too far from a server's (see clockCheck).
 func (j *janitor) sweep(ctx context.Context) error {
+	if err := j.skew.check(ctx, j.st.reads); err != nil {
+		return err
+	}
 	expired, err := j.expireSweep(ctx)
 	if err != nil {
 		return err
@@ -125,20 +130,28 @@ func (j *janitor) purgeClass(ctx context.Context, states []string, age time.Dura
 		if len(ids) == 0 {
 			return total, nil
 		}
-		var deleted int
-		err = j.st.write(ctx, func(tx store.Execer) (err error) {
-			// The conditions again: a dead job may have been replayed since.
-			deleted, err = store.DeleteFinished(ctx, tx, ids, states, cutoff)
-			return err
-		})
+		n, err := j.deleteBatch(ctx, ids, states, cutoff)
+		total += n
 		if err != nil {
 			return total, err
 		}
-		total += deleted
 		if len(ids) == len(found) && len(found) < purgeBatch {
 			return total, nil
 		}
 	}
+}
+
+// deleteBatch deletes, in one transaction, those of the jobs ids that are
+// still in one of the states and finished at or before cutoff (a dead job
+// may have been replayed since it was found), with their history, and
+// returns how many it deleted.
+func (j *janitor) deleteBatch(ctx context.Context, ids []int64, states []string, cutoff int64) (int, error) {
+	var deleted int
+	err := j.st.write(ctx, func(tx store.Execer) (err error) {
+		deleted, err = store.DeleteFinished(ctx, tx, ids, states, cutoff)
+		return err
+	})
+	return deleted, err
 }
 
 // fitBatch returns the IDs of the first of the jobs found that fit, with

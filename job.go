@@ -54,7 +54,7 @@ type Job struct {
 	RunAt      time.Time // when a pending job is due; zero once completed
 	CreatedAt  time.Time
 	FinishedAt time.Time // zero until terminal
-	LastError  string    // the latest failure's error; empty once completed
+	LastError  string    // the latest failure's error, at most [MaxErrorText] bytes; empty once completed
 	UniqueKey  string
 	Duplicate  bool              // set by [Queue.Enqueue] when [UniqueKey] matched an existing job
 	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none

@@ -93,6 +93,10 @@ func (o *Options) resolveKinds() []*kindError {
 	var errs []*kindError
 	kinds := make(map[string]KindOptions, len(o.Kinds))
 	for _, kind := range sortedKeys(o.Kinds) {
+		if err := checkName("kind", kind); err != nil {
+			errs = append(errs, &kindError{Kind: kind, Err: err})
+			continue
+		}
 		k, err := o.Kinds[kind].resolve()
 		if err != nil {
 			err.Kind = kind
@@ -107,6 +111,9 @@ func (o *Options) resolveKinds() []*kindError {
 // resolve checks k with the checks Handle makes of the HandlerOptions it
 // stands for, and returns it with its Breaker filled in.
 func (k KindOptions) resolve() (KindOptions, *kindError) {
+	if err := k.checkRate(); err != nil {
+		return k, &kindError{Err: err}
+	}
 	var h handler
 	for _, opt := range k.options() {
 		opt(&h)
@@ -116,4 +123,16 @@ func (k KindOptions) resolve() (KindOptions, *kindError) {
 	}
 	k.Breaker = h.breaker
 	return k, nil
+}
+
+// checkRate refuses one of RateLimit and RatePer set without the other:
+// RateLimit stands for both, and the one left out was not meant as 0.
+func (k KindOptions) checkRate() *FieldError {
+	switch {
+	case k.RateLimit != 0 && k.RatePer == 0:
+		return &FieldError{Field: "rate_limit", Value: k.RateLimit, Limit: "rate_per", kind: unpaired}
+	case k.RatePer != 0 && k.RateLimit == 0:
+		return &FieldError{Field: "rate_per", Value: k.RatePer, Limit: "rate_limit", kind: unpaired}
+	}
+	return nil
 }

@@ -66,7 +66,9 @@ const readPoolSize = 4
 // regular file (a directory, a FIFO, a device: before anything reads it), a
 // file that is not SQLite, another application's SQLite file, a schema
 // newer than this binary, and a <path>-lock that it cannot open or that is
-// a symbolic link; every refusal comes before the first write. The app may
+// a symbolic link, and a <path>-wal or <path>-shm that this process may
+// not write (SQLite would open it read-only and fail every write); every
+// refusal comes before the first write. The app may
 // keep its own tables in the same file (see [Queue.DB]). Open starts no
 // goroutine, and opening a file that this process already has open (a
 // second [Queue], an [OpenReadOnly]) is safe: litequeue never opens and
@@ -112,7 +114,11 @@ func OpenExisting(path string, opts Options) (*Queue, error) {
 // tables is an error, and every method that writes returns [ErrReadOnly].
 // It also reads a file in a directory it cannot write (a read-only mount,
 // say) that was closed cleanly, with no -wal file beside it: no writer can
-// work there, so it reads the file as a snapshot.
+// work there, so it reads the file as a snapshot. A process that may not
+// write the file (mode 0400, another user's file) makes no -wal or -shm
+// beside it, which the file's writers could not write later: with no -wal
+// there, it reads the file as a snapshot too; a -wal without its -shm is
+// refused.
 func OpenReadOnly(path string, opts Options) (*Queue, error) {
 	q, err := open(path, opts, sqlite.ReadOnly)
 	if err != nil {
@@ -163,17 +169,25 @@ func init() {
 func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	info := eng.Info()
 	q := newQueue(opts)
-	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect), info: info}
+	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect, eng.Lost), info: info}
+	var skew *clockCheck // a file's Queues read one machine's clock
+	if info.ServerClock {
+		skew = newClockCheck(opts, eng.ServerNow)
+		if err := skew.check(context.Background(), q.st.reads); err != nil && !errors.As(err, new(*ClockSkewError)) {
+			return nil, err // a skew is logged, and refuses claims, not Open
+		}
+	}
 	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
 	q.jan = newJanitor(q.st, q.clock, q.events, q.worker, &q.opts)
+	q.jan.skew = skew
 	q.agenda = &agenda{st: q.st, reg: q.reg, gate: q.gate, clock: q.clock}
 	q.res = &rescuer{st: q.st, clock: q.clock, gate: q.gate, events: q.events, wake: q.wake,
-		logger: opts.Logger, visibility: opts.VisibilityTimeout}
+		logger: opts.Logger, visibility: opts.VisibilityTimeout, skew: skew}
 	q.sched = newScheduler(q.st, q.clock, q.enq, q.events, q.wake)
 	q.run = &runner{st: q.st, reg: q.reg, gate: q.gate, events: q.events, draws: q.draws, clock: q.clock,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
-		closing: q.closing, held: make(map[int64]*lease),
+		closing: q.closing, held: make(map[int64]*lease), skew: skew,
 		sweep: q.jan.sweep, firePeriodic: q.sched.fire, rescue: q.res.rescue, nextDue: q.agenda.read, expireDue: expireDue}
 	q.res.held = q.run // the rescuer leaves alone the leases the runner holds
 	q.acts = &acts{st: q.st, clock: q.clock, events: q.events, wake: q.wake, worker: q.worker, logger: opts.Logger}

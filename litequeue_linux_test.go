@@ -226,7 +226,10 @@ func smallFS(t *testing.T, size string) string {
 		t.Skipf("cannot mount a size-limited tmpfs (%v): no full disk to test", err)
 	}
 	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
+		// MNT_DETACH: a child that another test is starting holds a copy
+		// of this process's descriptors until it execs, and would make
+		// the file system busy for a moment (a long one under qemu-user).
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
 			t.Errorf("unmount %s: %v", dir, err)
 		}
 	})

@@ -66,9 +66,9 @@ type Options struct {
 	// Kinds holds the flow control of kinds by name — limits, expiry and
 	// breaker (see [KindOptions]) — that [Queue.Handle] starts each
 	// kind's handler from, before its own HandlerOptions, which win field
-	// by field. [Open] refuses an empty kind and a field out of the limits
-	// its [HandlerOption] has, with an error that names the kind and wraps
-	// a *[FieldError]. nil: none.
+	// by field. [Open] refuses a kind that is not a name (see [NameLimit])
+	// and a field out of the limits its [HandlerOption] has, with an error
+	// that names the kind and wraps a *[FieldError]. nil: none.
 	Kinds map[string]KindOptions
 
 	// Synchronous is SQLite's synchronous setting: "full" makes every
@@ -119,6 +119,18 @@ type Options struct {
 	// MaxPayload is the largest payload, in bytes, [Queue.Enqueue] accepts.
 	// 0: 1 MiB.
 	MaxPayload int
+
+	// MaxClockSkew bounds, on a PostgreSQL server, how far Clock may read
+	// from the server's clock: past it, the Queue claims, rescues and
+	// purges nothing, and returns or logs a *[ClockSkewError] (see "On a
+	// PostgreSQL server" in the package doc). 0: VisibilityTimeout/4 (7.5s
+	// by default) for a clock that runs by itself, such as the real one,
+	// and no check for a clock that a test steps (one with an Add method,
+	// as [clock.Mock] has), which need only agree with the test's other
+	// Queues; negative: no check. [Open] refuses a bound over
+	// VisibilityTimeout/3, which leases could not absorb. A file has no
+	// server, and ignores it.
+	MaxClockSkew time.Duration
 }
 
 // resolve returns a copy of o with every zero field filled in and every
@@ -227,6 +239,8 @@ func (o *Options) checkQueue() *FieldError {
 		return &FieldError{Field: "synchronous", Value: o.Synchronous, Limit: []string{"full", "normal"}, kind: unknownName}
 	case o.Checkpoint != "auto" && o.Checkpoint != "off":
 		return &FieldError{Field: "checkpoint", Value: o.Checkpoint, Limit: []string{"auto", "off"}, kind: unknownName}
+	case o.MaxClockSkew > o.VisibilityTimeout/3:
+		return &FieldError{Field: "max_clock_skew", Value: o.MaxClockSkew, Limit: o.VisibilityTimeout / 3, kind: overLimit}
 	}
 	return nil
 }

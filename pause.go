@@ -33,8 +33,8 @@ type Pause struct {
 // slots); pending jobs, retries waiting included, keep their [Job.RunAt],
 // and [Queue.Enqueue] still adds jobs to the queue. Pausing a paused queue
 // changes nothing. A claim that began before the pause committed may still
-// start one batch. An empty name is an error; on a [Queue] from
-// [OpenReadOnly], PauseQueue returns [ErrReadOnly].
+// start one batch. A name that is not one (see [NameLimit]) is an error;
+// on a [Queue] from [OpenReadOnly], PauseQueue returns [ErrReadOnly].
 func (q *Queue) PauseQueue(ctx context.Context, name string) error {
 	return q.pause(ctx, scopeQueue, name, true)
 }
@@ -48,6 +48,8 @@ func (q *Queue) PauseKind(ctx context.Context, kind string) error {
 // workers: those of this process at once, those of other processes on the
 // file at their next check (≤ 1s), and, on PostgreSQL, every listening
 // worker at once. Resuming a queue that is not paused changes nothing.
+// Only an empty name is refused: a pause that a version before
+// [NameLimit] made can be resumed.
 func (q *Queue) ResumeQueue(ctx context.Context, name string) error {
 	return q.pause(ctx, scopeQueue, name, false)
 }
@@ -81,6 +83,9 @@ func (q *Queue) pause(ctx context.Context, scope, name string, paused bool) erro
 	}
 	if name == "" {
 		return fmt.Errorf("litequeue: %s %s: the %s's name is empty", op, scope, scope)
+	}
+	if err := checkName(scope, name); paused && err != nil {
+		return fmt.Errorf("litequeue: %s %s: %w", op, scope, err)
 	}
 	leave, err := q.enter(ctx)
 	if err != nil {

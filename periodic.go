@@ -11,8 +11,8 @@ import (
 // Periodic registers the schedule name: a job of kind with payload at
 // each slot of spec, exactly one per slot however many Queues — in one
 // process or many — register the same name on the file, with no leader.
-// spec is a standard 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI"),
-// a descriptor (@hourly, @daily or @midnight, @weekly, @monthly, @yearly)
+// spec is a standard 5-field cron spec ("*/15 * * * *", "0 9 * * MON-FRI";
+// a day of the week of 7 is Sunday, as in cron(8)), a descriptor (@hourly, @daily or @midnight, @weekly, @monthly, @yearly)
 // or "@every D" with D of at least [MinPeriodicEvery], whose slots are the
 // multiples of D since the Unix epoch. The spec is read in UTC unless
 // [PeriodicIn] says otherwise; on the days the clock changes, it follows
@@ -33,7 +33,8 @@ import (
 // definition is stored. A [Queue] whose own spec, location or kind for the
 // name is no longer the stored one fires nothing for it (in a rolling
 // deploy, the new version's schedule takes over). It refuses, registering
-// nothing: an empty name, a name this Queue registered already, a spec
+// nothing: a name, kind or queue that is not a name (see [NameLimit]), a
+// name this Queue registered already, a spec
 // that does not parse (with the parser's complaint) or never fires, a nil
 // location, an "@every" below a second, an unknown [Missed], and the
 // enqueue options and payload that [Queue.Enqueue] would refuse, or that

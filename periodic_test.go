@@ -62,6 +62,29 @@ func TestQueue_Periodic(t *testing.T) {
 	}
 }
 
+// TestQueue_PeriodicSundaySeven registers a spec with 7 for Sunday, as
+// cron(8) takes it, and fires its slot on the Sunday after the Thursday
+// of epoch.
+func TestQueue_PeriodicSundaySeven(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("tick", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	register(t, q, "sundays", "0 0 * * 7", "tick")
+	sunday := time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC)
+	next, ok, err := q.NextDue(t.Context())
+	if err != nil || !ok || !next.Equal(sunday) {
+		t.Fatalf("NextDue = %v, %v, %v; want %v", next, ok, err, sunday)
+	}
+	clk.Set(sunday)
+	if got := runDue(t, q); got != 1 {
+		t.Fatalf("RunDue on %v ran %d, want 1", sunday, got)
+	}
+	if diff := cmp.Diff([]time.Time{sunday}, slotsOf(periodicJobs(t, q, "tick"))); diff != "" {
+		t.Errorf("slots fired (-want +got):\n%s", diff)
+	}
+}
+
 // TestQueue_PeriodicDowntime restarts after three hours with no process
 // on the file: the latest missed slot fires one job (CatchUpOne) or is
 // skipped (SkipMissed), never a burst; the next slot fires as usual.

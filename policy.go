@@ -132,7 +132,9 @@ type FieldError struct {
 	// Field is the field as litequeue.toml names it: "policy"
 	// ([Policy.Backoff]), "base", "ceiling", "max_tries" or "jitter" of a
 	// [Policy]; "visibility_timeout", "dead_ttl", "keep_finished",
-	// "synchronous", "checkpoint" or "max_payload" of [Options].
+	// "synchronous", "checkpoint", "max_payload" or "max_clock_skew" of
+	// [Options]; "kind", "queue" or "name" (of a periodic schedule) for a
+	// name that is not one (see [NameLimit]).
 	Field string
 
 	// Value is the value refused, of the field's type.
@@ -142,7 +144,9 @@ type FieldError struct {
 	// type: the largest or the least value allowed (0 where the value must be
 	// positive, or not negative), the policy's [Policy.Ceiling] for a
 	// [Policy.Base] over it, or, for a name that is not known, the names
-	// allowed, as a []string.
+	// allowed, as a []string; for a field given without the one that goes
+	// with it ([KindOptions.RateLimit] and [KindOptions.RatePer]), the
+	// name of that one, as a string; for a name, [NameLimit].
 	Limit any
 
 	kind limitKind // how Value is outside Limit
@@ -172,6 +176,8 @@ const (
 	isNegative                    // under Limit, 0
 	overCeiling                   // over Limit, the policy's Ceiling
 	unknownName                   // not among the names in Limit
+	unpaired                      // set without the field named in Limit, which goes with it
+	notAName                      // a string that is not a name of at most Limit bytes (see NameLimit)
 )
 
 // Error says what is wrong in the words of litequeue.toml, as in
@@ -189,6 +195,10 @@ func (e *FieldError) Error() string {
 	case unknownName:
 		names, _ := e.Limit.([]string)
 		return fmt.Sprintf("%s %q is unknown (want %s)", e.Field, e.Value, orList(names))
+	case notAName:
+		return e.nameError()
+	case unpaired:
+		return fmt.Sprintf("%s %v is given without %v: give both or neither", e.Field, e.Value, e.Limit)
 	}
 	return fmt.Sprintf("%s %v is over the limit of %v", e.Field, e.Value, e.Limit)
 }

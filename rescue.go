@@ -33,6 +33,7 @@ type rescuer struct {
 	logger     *slog.Logger
 	visibility time.Duration // Options.VisibilityTimeout
 	held       holdings
+	skew       *clockCheck // on a server, the check of the clock that times the rescues
 }
 
 // holdings are the leases a Queue's runs hold (see runner.hold): alive,
@@ -93,6 +94,9 @@ func (r *rescuer) rescue(ctx context.Context, seen *sightings) (int, error) {
 // and those of the gate (see gate.ran) to gated, and reports whether more
 // may be expired.
 func (r *rescuer) rescueSome(ctx context.Context, tx store.Execer, seen *sightings, events, gated []Event) ([]Event, []Event, bool, error) {
+	if err := r.skew.check(ctx, tx); err != nil {
+		return events, gated, false, err
+	}
 	now := r.clock.Now()
 	if err := store.ClampLeases(ctx, tx, store.MS(now.Add(r.visibility))); err != nil {
 		return events, gated, false, err

@@ -29,6 +29,7 @@ type runner struct {
 	worker     string          // the default worker name: host:pid
 	wake       *signal         // the Queue's idle Work loops
 	closing    <-chan struct{} // closed when the Queue's Close begins
+	skew       *clockCheck     // on a server, the check of the clock that times the claims
 
 	// The parts of the Queue's other machinery that the runner's loops
 	// call: the janitor's sweep, the scheduler's slots, the rescuer, the

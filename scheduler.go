@@ -175,6 +175,9 @@ func (s *scheduler) newPeriodic(name, spec, kind string, payload any, opts []Per
 	if name == "" {
 		return nil, errors.New("empty name")
 	}
+	if err := checkName("name", name); err != nil {
+		return nil, err
+	}
 	switch cfg.missed {
 	case CatchUpOne, SkipMissed:
 	default:

@@ -13,6 +13,9 @@
 -- gains its metadata column, one of version 3 or 4 its expires_at column
 -- (see migrate.go).
 
+-- 'schema_version': this file's version; 'database_id': a random ID,
+-- written by the first Open that finds none, by which Copy knows the file
+-- as a source (copy.go).
 CREATE TABLE IF NOT EXISTS litequeue_meta (
 	name  TEXT PRIMARY KEY,
 	value TEXT NOT NULL
@@ -196,4 +199,24 @@ CREATE TABLE IF NOT EXISTS litequeue_periodic (
 	last_job_id   INTEGER NOT NULL DEFAULT 0,  -- the job of the latest slot fired; 0: none yet
 	fired_at      INTEGER NOT NULL DEFAULT 0,  -- ms: when that job was enqueued; 0: never
 	registered_at INTEGER NOT NULL             -- ms: the newest registration
+);
+
+-- Copy (copy.go).
+
+-- A row per job that Copy copied into this file, kept for good (deleting
+-- a row forgets it), so that a later Copy from the same source skips the
+-- job, also once its copy here has finished and been purged. fingerprint
+-- is what made the job (see jobFingerprint), source the ID of the
+-- database it came from ('' for one that had none), source_id its ID
+-- there, job_id its ID here. Added to version 5 without a new version:
+-- Open runs this file on a file of the current version too (see
+-- migrate.go), so a file gains it at its next Open, before any Copy into
+-- it (OpenReadOnly, which migrates nothing, cannot be copied into).
+CREATE TABLE IF NOT EXISTS litequeue_copied (
+	source      TEXT    NOT NULL,
+	fingerprint TEXT    NOT NULL,
+	source_id   INTEGER NOT NULL,
+	job_id      INTEGER NOT NULL,
+	copied_at   INTEGER NOT NULL,
+	PRIMARY KEY (source, fingerprint)
 );

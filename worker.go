@@ -14,7 +14,7 @@ import (
 
 // WorkerOptions configure one [Queue.Work] call. The zero value is valid.
 type WorkerOptions struct {
-	Queues        []string      // the queues to take jobs from; nil: every queue
+	Queues        []string      // the queues to take jobs from, each a name (see [NameLimit]); nil: every queue
 	Concurrency   int           // handlers running at once; 0: 10
 	ShutdownGrace time.Duration // after ctx is done, how long running handlers may finish; 0: 30s
 	Name          string        // the worker's name in history rows; "": host:pid
@@ -88,6 +88,11 @@ func (rn *runner) work(ctx context.Context, opts WorkerOptions) error {
 		return fmt.Errorf("litequeue: work: Concurrency %d is negative", opts.Concurrency)
 	case opts.ShutdownGrace < 0:
 		return fmt.Errorf("litequeue: work: ShutdownGrace %v is negative", opts.ShutdownGrace)
+	}
+	for _, name := range opts.Queues {
+		if err := checkName("queue", name); err != nil {
+			return fmt.Errorf("litequeue: work: Queues: %w", err)
+		}
 	}
 	if opts.Concurrency == 0 {
 		opts.Concurrency = DefaultConcurrency

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/litequeue/litequeue"
 )
@@ -78,110 +76,6 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request, act func(ctx
 		return
 	}
 	http.Redirect(w, r, h.opts.Prefix+"/jobs/"+strconv.FormatInt(id, 10), http.StatusSeeOther)
-}
-
-// deadFilter reads the filter of dead jobs that a replay-all form gives.
-func deadFilter(v url.Values) litequeue.Filter {
-	return litequeue.Filter{State: litequeue.Dead, Queue: v.Get("queue"), Kind: v.Get("kind"), ErrorContains: v.Get("error")}
-}
-
-// confirmReplay serves GET /dead/replay: how many dead jobs the filter
-// matches, and a form to replay them.
-func (h *handler) confirmReplay(w http.ResponseWriter, r *http.Request) {
-	f := deadFilter(r.URL.Query())
-	n, err := h.q.Count(r.Context(), f)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	h.render(w, http.StatusOK, "confirm", map[string]any{
-		"Title":  "Replay dead jobs",
-		"Action": "/dead/replay",
-		"Ask":    fmt.Sprintf("Replay %d dead %s%s?", n, plural(n, "job", "jobs"), describeFilter(f)),
-		"Button": fmt.Sprintf("Replay %d", n),
-		"Fields": map[string]string{"queue": f.Queue, "kind": f.Kind, "error": f.ErrorContains},
-		"None":   n == 0,
-		"Writes": h.opts.AllowWrites,
-		"CSRF":   h.csrf,
-	})
-}
-
-// replayDead serves POST /dead/replay: replays the dead jobs of the filter.
-func (h *handler) replayDead(w http.ResponseWriter, r *http.Request) {
-	f := deadFilter(r.PostForm)
-	n, err := h.q.ReplayDead(r.Context(), f)
-	if err != nil {
-		h.fail(w, fmt.Errorf("replayed %d, then: %w", n, err))
-		return
-	}
-	h.render(w, http.StatusOK, "message", map[string]any{"Title": "Replayed",
-		"Message": fmt.Sprintf("Replayed %d dead %s%s: they are pending, due now.", n, plural(n, "job", "jobs"), describeFilter(f))})
-}
-
-// purgeAge reads the age of a purge form, in litequeue's duration syntax.
-func purgeAge(v url.Values) (time.Duration, error) {
-	s := v.Get("older")
-	d, err := litequeue.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, badRequest("older=%q is not an age such as 7d or 12h", s)
-	}
-	return d, nil
-}
-
-// confirmPurge serves GET /dead/purge: how many dead jobs are older than
-// the age, and a form to delete them.
-func (h *handler) confirmPurge(w http.ResponseWriter, r *http.Request) {
-	d, err := purgeAge(r.URL.Query())
-	if err != nil {
-		h.problem(w, err)
-		return
-	}
-	n, err := h.q.CountDead(r.Context(), d)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	h.render(w, http.StatusOK, "confirm", map[string]any{
-		"Title":  "Purge dead jobs",
-		"Action": "/dead/purge",
-		"Ask":    fmt.Sprintf("Delete %d %s dead for %s or more, with %s history? This cannot be undone.", n, plural(n, "job", "jobs"), litequeue.FormatDuration(d), plural(n, "its", "their")),
-		"Button": fmt.Sprintf("Delete %d", n),
-		"Fields": map[string]string{"older": r.URL.Query().Get("older")},
-		"None":   n == 0,
-		"Writes": h.opts.AllowWrites,
-		"CSRF":   h.csrf,
-	})
-}
-
-// purgeDead serves POST /dead/purge.
-func (h *handler) purgeDead(w http.ResponseWriter, r *http.Request) {
-	d, err := purgeAge(r.PostForm)
-	if err != nil {
-		h.problem(w, err)
-		return
-	}
-	n, err := h.q.PurgeDead(r.Context(), d)
-	if err != nil {
-		h.fail(w, fmt.Errorf("purged %d, then: %w", n, err))
-		return
-	}
-	h.render(w, http.StatusOK, "message", map[string]any{"Title": "Purged",
-		"Message": fmt.Sprintf("Deleted %d dead %s, dead for %s or more.", n, plural(n, "job", "jobs"), litequeue.FormatDuration(d))})
-}
-
-// describeFilter says what a filter of dead jobs selects, after "jobs".
-func describeFilter(f litequeue.Filter) string {
-	var s string
-	if f.Queue != "" {
-		s += fmt.Sprintf(" on queue %q", f.Queue)
-	}
-	if f.Kind != "" {
-		s += fmt.Sprintf(" of kind %q", f.Kind)
-	}
-	if f.ErrorContains != "" {
-		s += fmt.Sprintf(" whose error contains %q", f.ErrorContains)
-	}
-	return s
 }
 
 // plural returns one or many for n.

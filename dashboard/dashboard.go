@@ -17,7 +17,10 @@
 // The handler is read-only unless [Options.AllowWrites] is set: then a
 // job can be replayed or cancelled, and the dead letters replayed by
 // filter or purged by age, each by a POST form that carries a CSRF token;
-// GET never changes anything. With [Options.Token] set, every request must
+// GET never changes anything. A replay or a purge of many acts only on the
+// jobs its confirmation counted (see [litequeue.Tally]): if jobs died or
+// grew old enough in between, it does nothing and asks again with the new
+// count. With [Options.Token] set, every request must
 // carry the token: in the Authorization header as a bearer token, or once
 // as ?token=, which sets a cookie. Every value from the file (payload,
 // kind, queue, error text) is escaped, and the Content-Security-Policy
@@ -26,11 +29,36 @@
 // told otherwise, refuses an address other than loopback without a token,
 // and sets timeouts and a limit on request sizes.
 //
+// # Hosts and origins
+//
+// Without a token, the handler answers only requests whose Host is a
+// loopback name or address (localhost, a name under .localhost,
+// 127.0.0.0/8, [::1], with any port) or one of [Options.AllowedHosts],
+// and any other with a plain 421 Misdirected Request before it reads
+// anything. This stops DNS rebinding: a page on a name that an attacker
+// points at 127.0.0.1 is, to the browser, of the same origin as the
+// dashboard it then reaches, and could read every page, payloads and
+// CSRF token included. Behind a reverse proxy, pass the Host on (nginx:
+// proxy_set_header Host $host) and list the proxy's names in
+// AllowedHosts (`litequeue serve --allow-host`). With a token, every Host
+// is answered: a rebinding page cannot know the token, and an app may
+// mount the handler on its own public server.
+//
+// Token or not, a POST that the browser says comes from another site's
+// page — Sec-Fetch-Site cross-site or same-site, or, from a browser that
+// does not send it, an Origin other than the Host — is refused with 403,
+// whatever form it carries (see [http.CrossOriginProtection]). A request
+// from no browser carries neither header, and goes through.
+//
 // # Mounting
 //
 //	h := dashboard.New(q, dashboard.Options{Prefix: "/queue"})
 //	mux.Handle("/queue/", h)
 //	// the pages are at /queue/, the metrics at /queue/metrics
+//
+// Reached by a name other than localhost, as on an app's own public
+// server, the handler needs a Token, or the names in AllowedHosts when the
+// app authenticates every request before it reaches the handler.
 package dashboard
 
 import (
@@ -61,6 +89,12 @@ type Options struct {
 	Prefix string
 	// Token, if set, is required of every request (see the package doc).
 	Token string
+	// AllowedHosts are the Host values, besides loopback names and
+	// addresses, that the handler answers when no Token is set: the names
+	// a reverse proxy passes on, such as "queue.example.com" (any port)
+	// or "queue.example.com:8443" (that port). New panics on an entry that
+	// is no host name or address. With a Token, every Host is answered.
+	AllowedHosts []string
 	// AllowWrites enables replay, cancel and purge; false: read-only.
 	AllowWrites bool
 	// Policies are the retry policies the policies page shows, by name,
@@ -87,11 +121,13 @@ var staticFS embed.FS
 
 // handler is the dashboard of one Queue.
 type handler struct {
-	q     *litequeue.Queue
-	opts  Options
-	csrf  string // the token every POST form carries
-	pages map[string]*template.Template
-	mux   *http.ServeMux
+	q       *litequeue.Queue
+	opts    Options
+	hosts   []hostRule                 // Options.AllowedHosts
+	origins http.CrossOriginProtection // refuses writes from other sites' pages
+	csrf    string                     // the token every POST form carries
+	pages   map[string]*template.Template
+	mux     *http.ServeMux
 }
 
 // New returns the dashboard of q. It reads q on each request, and stops
@@ -114,7 +150,11 @@ func newHandler(q *litequeue.Queue, opts Options) *handler {
 		opts.Policies = map[string]litequeue.Policy{"default": litequeue.DefaultPolicy()}
 	}
 	opts.Prefix = strings.TrimSuffix(opts.Prefix, "/")
-	h := &handler{q: q, opts: opts, csrf: randomToken(), pages: parsePages(opts.Prefix), mux: http.NewServeMux()}
+	hosts, err := parseHosts(opts.AllowedHosts)
+	if err != nil {
+		panic("dashboard: Options.AllowedHosts: " + err.Error())
+	}
+	h := &handler{q: q, opts: opts, hosts: hosts, csrf: randomToken(), pages: parsePages(opts.Prefix), mux: http.NewServeMux()}
 	static, _ := fs.Sub(staticFS, "static")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.overview)
@@ -131,9 +171,10 @@ func newHandler(q *litequeue.Queue, opts Options) *handler {
 	return h
 }
 
-// ServeHTTP checks the token, then serves the page behind headers that
-// keep the browser from running or framing anything the page did not
-// mean to, and turns a panic into a plain 500.
+// ServeHTTP checks the Host (without a token), where a write comes from,
+// and the token, then serves the page behind headers that keep the
+// browser from running or framing anything the page did not mean to, and
+// turns a panic into a plain 500.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -150,11 +191,42 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "no-referrer")
 	hdr.Set("Cache-Control", "no-store")
-	if !h.authorized(w, r) {
+	if !h.sameHost(w, r) || !h.sameOrigin(w, r) || !h.authorized(w, r) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	h.mux.ServeHTTP(w, r)
+}
+
+// sameHost reports whether r may be answered for its Host, and answers
+// 421 when it may not: without a token, only a loopback name or address,
+// or an allowed host. A page on a name an attacker rebinds to 127.0.0.1
+// sends that name, and must read nothing; it cannot know a token.
+func (h *handler) sameHost(w http.ResponseWriter, r *http.Request) bool {
+	if h.opts.Token != "" || allowsHost(h.hosts, r.Host) {
+		return true
+	}
+	h.opts.Logger.Warn("litequeue dashboard: refused a request for another host (DNS rebinding, or a proxy's host not in the allowed hosts)",
+		"host", r.Host, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	http.Error(w, fmt.Sprintf("misdirected request: this dashboard does not answer to host %q, only to localhost, "+
+		"loopback addresses and the hosts it is told to allow", r.Host), http.StatusMisdirectedRequest)
+	return false
+}
+
+// sameOrigin reports whether r may change something for where it comes
+// from, and answers 403 when it may not: a write that the browser says
+// comes from another site's page (Sec-Fetch-Site: cross-site or
+// same-site), or whose Origin is not the Host's. A GET changes nothing;
+// a request from no browser carries neither header.
+func (h *handler) sameOrigin(w http.ResponseWriter, r *http.Request) bool {
+	if err := h.origins.Check(r); err == nil {
+		return true
+	}
+	h.opts.Logger.Warn("litequeue dashboard: refused a cross-origin request",
+		"origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"),
+		"host", r.Host, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	http.Error(w, "forbidden: a cross-origin request (from another site's page) may not change anything here", http.StatusForbidden)
+	return false
 }
 
 // authorized reports whether r carries the token, if one is set, and
@@ -181,8 +253,21 @@ func (h *handler) authorized(w http.ResponseWriter, r *http.Request) bool {
 		http.Redirect(w, r, h.opts.Prefix+u.RequestURI(), http.StatusSeeOther)
 		return false
 	}
+	h.refusedToken(r)
 	http.Error(w, "unauthorized: this dashboard needs its token", http.StatusUnauthorized)
 	return false
+}
+
+// refusedToken logs a request refused for its token, never the token
+// it gave: a wrong one as a warning, none at Info (a browser without the
+// cookie yet).
+func (h *handler) refusedToken(r *http.Request) {
+	_, noCookie := r.Cookie(tokenCookie)
+	level, msg := slog.LevelInfo, "litequeue dashboard: refused a request without the token"
+	if r.Header.Get("Authorization") != "" || noCookie == nil || r.URL.Query().Has("token") {
+		level, msg = slog.LevelWarn, "litequeue dashboard: refused a request with a wrong token"
+	}
+	h.opts.Logger.Log(r.Context(), level, msg, "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 }
 
 // isToken compares s with the token in constant time.
@@ -195,6 +280,7 @@ func (h *handler) isToken(s string) bool {
 func (h *handler) write(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !h.opts.AllowWrites {
+			h.opts.Logger.Info("litequeue dashboard: refused a write: read-only", "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, "forbidden: this dashboard is read-only", http.StatusForbidden)
 			return
 		}
@@ -207,6 +293,8 @@ func (h *handler) write(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(h.csrf)) != 1 {
+			// A form from before a restart, most often: its token was another.
+			h.opts.Logger.Info("litequeue dashboard: refused a write without the form's CSRF token", "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, "forbidden: the form's CSRF token is missing or wrong (reload the page)", http.StatusForbidden)
 			return
 		}

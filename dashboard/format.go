@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -12,9 +13,61 @@ import (
 
 // formatFuncs are the templates' functions that format values.
 var formatFuncs = map[string]any{
-	"dur":  litequeue.FormatDuration,
-	"time": showTime,
-	"live": func(s litequeue.State) bool { return s == litequeue.Pending || s == litequeue.Running },
+	"dur":        litequeue.FormatDuration,
+	"time":       showTime,
+	"live":       func(s litequeue.State) bool { return s == litequeue.Pending || s == litequeue.Running },
+	"errorLine":  func(s string) string { return firstLine(s, errorLineRunes) },
+	"errorBlock": showError,
+}
+
+// errorLineRunes is how much of an error a row of the jobs list shows,
+// as the command's lists do.
+const errorLineRunes = 80
+
+// firstLine returns the first line of s, cut to at most n runes with
+// "…" at the end, or followed by " …" when more lines follow. It reads no
+// further than it shows.
+func firstLine(s string, n int) string {
+	line, _, more := strings.Cut(s, "\n")
+	line = strings.TrimRight(line, " \r")
+	cut, runes := 0, 0
+	for i := range line {
+		if runes == n-1 {
+			cut = i
+		}
+		if runes == n {
+			return line[:cut] + "…"
+		}
+		runes++
+	}
+	if more {
+		return line + " …"
+	}
+	return line
+}
+
+// errorShown bounds the bytes of an error the job page shows: 16 KiB, as
+// much as litequeue keeps of a run's error, so that only an error stored
+// before that bound is cut.
+const errorShown = 16 << 10
+
+// errorView is an error as the job page shows it: at most errorShown
+// bytes of it, cut between two characters.
+type errorView struct {
+	Text string
+	Size int // of the whole error, when Text is cut; 0 when not
+}
+
+// showError prepares an error for the job page. The template escapes it.
+func showError(s string) errorView {
+	if len(s) <= errorShown {
+		return errorView{Text: s}
+	}
+	n := errorShown
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return errorView{s[:n], len(s)}
 }
 
 // showTime writes a time to the second, or "–" for none.

@@ -157,11 +157,23 @@ func get(tb testing.TB, url string) (int, string) {
 // following a redirect.
 func post(tb testing.TB, url string, form url.Values) (int, string) {
 	tb.Helper()
-	return do(tb, http.MethodPost, url, strings.NewReader(form.Encode()),
-		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}})
+	return postWith(tb, url, form, nil)
 }
 
-// do sends one request and returns its status and body.
+// postWith is post with the headers h.
+func postWith(tb testing.TB, url string, form url.Values, h http.Header) (int, string) {
+	tb.Helper()
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Content-Type", "application/x-www-form-urlencoded")
+	return do(tb, http.MethodPost, url, strings.NewReader(form.Encode()), h)
+}
+
+// do sends one request with the headers h and returns its status and
+// body. A Host in h is sent as the request's Host, as a browser on
+// another name for the server would.
 func do(tb testing.TB, method, url string, body io.Reader, h http.Header) (int, string) {
 	tb.Helper()
 	req, err := http.NewRequest(method, url, body)
@@ -170,6 +182,9 @@ func do(tb testing.TB, method, url string, body io.Reader, h http.Header) (int, 
 	}
 	for k, v := range h {
 		req.Header[k] = v
+	}
+	if host := h.Get("Host"); host != "" {
+		req.Host = host
 	}
 	resp, err := noRedirects.Do(req)
 	if err != nil {

@@ -2,6 +2,8 @@ package dashboard_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -131,7 +133,7 @@ func TestJob_ShowsTheWholeHistory(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET the job: %d", code)
 	}
-	if n := strings.Count(body, "dial tcp 10.0.0.7:5432: connect: connection refused</pre>"); n != 3 {
+	if n := strings.Count(body, "dial tcp 10.0.0.7:5432: connect: connection refused</pre></td>"); n != 3 {
 		t.Errorf("the job page shows %d failed runs, want all 3", n)
 	}
 	contains(t, "the job page", body, "{\n  &#34;month&#34;: &#34;2026-02&#34;,\n  &#34;n&#34;: 0\n}", "(JSON, 25 bytes)",
@@ -181,7 +183,7 @@ func TestDead_ReplayEveryMatch(t *testing.T) {
 	srv := d.server(t, dashboard.Options{AllowWrites: true})
 	_, page := get(t, srv.URL+"/dead/replay?kind=report.build&error=refused")
 	contains(t, "the confirmation", page, `Replay 6 dead jobs of kind &#34;report.build&#34; whose error contains &#34;refused&#34;?`, "Replay 6")
-	code, body := post(t, srv.URL+"/dead/replay", url.Values{"csrf": {csrf(t, page)}, "kind": {"report.build"}, "error": {"refused"}})
+	code, body := post(t, srv.URL+"/dead/replay", formOf(t, page))
 	if code != http.StatusOK || !strings.Contains(body, "Replayed 6 dead jobs") {
 		t.Fatalf("POST the replay: %d:\n%s", code, body)
 	}
@@ -201,7 +203,7 @@ func TestDead_PurgeOlderThan(t *testing.T) {
 	// The emails that died at minutes 0, 10, 20 and 30 of the hour, and the
 	// reports, whose last try is a minute after their first, of 0, 10 and 20.
 	contains(t, "the confirmation", page, "Delete 7 jobs dead for 30m or more, with their history?", "Delete 7")
-	code, body := post(t, srv.URL+"/dead/purge", url.Values{"csrf": {csrf(t, page)}, "older": {"30m"}})
+	code, body := post(t, srv.URL+"/dead/purge", formOf(t, page))
 	if code != http.StatusOK || !strings.Contains(body, "Deleted 7 dead jobs") {
 		t.Fatalf("POST the purge: %d:\n%s", code, body)
 	}
@@ -310,5 +312,90 @@ func TestNew_ReadOnlyQueue(t *testing.T) {
 		if code, body := get(t, srv.URL+path); code != http.StatusOK {
 			t.Errorf("GET %s on a read-only queue: %d\n%s", path, code, body)
 		}
+	}
+}
+
+// hugeErrors makes n dead jobs that failed tries times each with an
+// error of 2 MiB on two lines, as a handler that quotes a whole response
+// does, and returns the queue, a server of its dashboard and the error.
+func hugeErrors(t *testing.T, n, tries int) (*litequeue.Queue, *httptest.Server, string) {
+	t.Helper()
+	q := newQueue(t)
+	line := strings.Repeat("upstream answered 502 with its whole page; ", 1<<20/43)
+	text := line + "\n" + line
+	q.Handle("huge", func(context.Context, *litequeue.Job) error { return litequeue.RetryAfter(0, errors.New(text)) })
+	for range n {
+		if _, err := q.Enqueue(t.Context(), "huge", nil, litequeue.MaxTries(tries)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := q.RunDue(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(dashboard.New(q, dashboard.Options{}))
+	t.Cleanup(srv.Close)
+	return q, srv, text
+}
+
+// TestJobs_LongErrorsAreCut lists 10 jobs whose error is 2 MiB: each row
+// shows the first line's first 80 characters, as the command's lists do,
+// and the page stays small.
+func TestJobs_LongErrorsAreCut(t *testing.T) {
+	t.Parallel()
+	const jobs = 10
+	_, srv, text := hugeErrors(t, jobs, 1)
+	_, page := get(t, srv.URL+"/jobs")
+	if len(page) > 16<<10 {
+		t.Errorf("the jobs page of %d jobs with long errors is %d bytes, want at most 16 KiB", jobs, len(page))
+	}
+	cell := `<td class="err">` + text[:79] + "…</td>"
+	if n := strings.Count(page, cell); n != jobs {
+		t.Errorf("%d rows show the error as %q, want all %d", n, cell, jobs)
+	}
+
+	// Characters, not bytes; a short first line says more follow.
+	for err, want := range map[string]string{
+		strings.Repeat("é", 81):      strings.Repeat("é", 79) + "…",
+		strings.Repeat("é", 80):      strings.Repeat("é", 80),
+		"connect: refused  \n\tdial": "connect: refused …",
+	} {
+		q := newQueue(t)
+		q.Handle("fail", func(context.Context, *litequeue.Job) error { return litequeue.Permanent(errors.New(err)) })
+		if _, err := q.Enqueue(t.Context(), "fail", nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.RunDue(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(dashboard.New(q, dashboard.Options{}))
+		_, page := get(t, srv.URL+"/jobs")
+		srv.Close()
+		if !strings.Contains(page, `<td class="err">`+want+"</td>") {
+			t.Errorf("the row of the error %q does not show %q", err, want)
+		}
+	}
+}
+
+// TestJob_LongErrorsAreBounded: the page of a job whose error is 2 MiB
+// shows the first 16 KiB of each, says how long it is, and stays small.
+func TestJob_LongErrorsAreBounded(t *testing.T) {
+	t.Parallel()
+	q, srv, text := hugeErrors(t, 1, 3)
+	jobs, err := q.List(t.Context(), litequeue.Filter{State: litequeue.Dead})
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("dead jobs: %v, %v", jobs, err)
+	}
+	_, page := get(t, srv.URL+"/jobs/"+itoa(jobs[0].ID))
+	if len(page) > 128<<10 {
+		t.Errorf("the page of a job with 4 long errors is %d bytes, want at most 128 KiB", len(page))
+	}
+	if n := strings.Count(page, `<pre class="error">`+text[:1000]); n != 4 {
+		t.Errorf("%d blocks show the error's start, want 4: the last error and the 3 runs", n)
+	}
+	if strings.Contains(page, text[:16<<10+1]) {
+		t.Error("the page shows more than 16 KiB of an error")
+	}
+	if n := strings.Count(page, fmt.Sprintf("the first 16384 of %d bytes", len(text))); n != 4 {
+		t.Errorf("%d blocks say they show part of the error, want 4", n)
 	}
 }

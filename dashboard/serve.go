@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -25,12 +27,20 @@ type ServeOptions struct {
 	Addr string
 	// Token, if set, is required of every request (see [Options.Token]).
 	Token string
+	// AllowedHosts are the Host values, besides loopback, that the
+	// dashboard answers without a token (see [Options.AllowedHosts]).
+	AllowedHosts []string
 	// AllowWrites enables replay, cancel and purge.
 	AllowWrites bool
 	// Policies, Clock and Logger are as in [Options].
 	Policies map[string]litequeue.Policy
 	Clock    clock.Clock
 	Logger   *slog.Logger
+	// AccessLog, if set, logs every request through Logger at Info once
+	// it is answered: its method, path, query (without a token), status,
+	// size, duration and client. false: only errors, panics and refused
+	// requests are logged.
+	AccessLog bool
 	// Ready, if set, is called with the address Serve listens on once it
 	// does: the port it was given, if Addr's was 0.
 	Ready func(addr net.Addr)
@@ -54,19 +64,19 @@ const (
 // serving: a refused or unusable address. It is the body of a command
 // such as `litequeue serve`.
 func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
-	addr := opts.Addr
-	if addr == "" {
-		addr = DefaultAddr
-	}
-	if err := checkAddr(addr, opts.Token != ""); err != nil {
+	if err := opts.Check(); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", opts.addr())
 	if err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	srv := newServer(New(q, Options{Token: opts.Token, AllowWrites: opts.AllowWrites,
-		Policies: opts.Policies, Clock: opts.Clock, Logger: opts.Logger}))
+	h := New(q, Options{Token: opts.Token, AllowedHosts: opts.AllowedHosts, AllowWrites: opts.AllowWrites,
+		Policies: opts.Policies, Clock: opts.Clock, Logger: opts.Logger})
+	if opts.AccessLog && opts.Logger != nil {
+		h = logRequests(h, opts.Logger)
+	}
+	srv := newServer(h)
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr())
 	}
@@ -86,6 +96,70 @@ func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
 	return err
 }
 
+// logRequests returns h, logging each request at Info once it is
+// answered.
+func logRequests(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		lw := &loggedWriter{ResponseWriter: w}
+		h.ServeHTTP(lw, r)
+		query := r.URL.Query()
+		if query.Has("token") {
+			query.Set("token", "redacted")
+		}
+		log.Info("litequeue dashboard: request", "method", r.Method, "path", r.URL.Path, "query", query.Encode(),
+			"status", lw.code, "bytes", lw.bytes, "duration", time.Since(start), "remote", r.RemoteAddr)
+	})
+}
+
+// loggedWriter is a ResponseWriter that keeps the status and the size of
+// the answer, for the access log.
+type loggedWriter struct {
+	http.ResponseWriter
+	code  int
+	bytes int64
+}
+
+func (w *loggedWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *loggedWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *loggedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Check returns the error [Serve] would return for o before it listens:
+// an address it refuses, or an allowed host that is no host name or
+// address. A command checks its flags with it before it opens the queue.
+func (o ServeOptions) Check() error {
+	if err := checkAddr(o.addr(), o.Token != ""); err != nil {
+		return err
+	}
+	if _, err := parseHosts(o.AllowedHosts); err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}
+
+// addr is the address to listen on.
+func (o ServeOptions) addr() string {
+	if o.Addr == "" {
+		return DefaultAddr
+	}
+	return o.Addr
+}
+
 // newServer returns the server of h, with its timeouts and limits.
 func newServer(h http.Handler) *http.Server {
 	return &http.Server{
@@ -98,22 +172,23 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
-// checkAddr refuses a listening address that is not loopback, unless a
-// token guards the dashboard.
+// checkAddr refuses a listening address that is not host:port with a
+// port number, or that is not loopback unless a token guards the
+// dashboard.
 func checkAddr(addr string, token bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("dashboard: address %q: %w", addr, err)
+		return fmt.Errorf("dashboard: address %q: %w (want host:port, such as %s)", addr, err, DefaultAddr)
 	}
-	if token || host == "localhost" {
-		return nil
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("dashboard: address %q: port %q is not a number from 0 to 65535 (0: any free port)", addr, port)
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if token || isLoopback(strings.ToLower(host)) {
 		return nil
 	}
 	shown := host
 	if shown == "" {
 		shown = "every interface"
 	}
-	return fmt.Errorf("dashboard: address %q listens on %s, not only loopback: set a token (--token) to serve it beyond this machine, or listen on %s", addr, shown, DefaultAddr)
+	return fmt.Errorf("dashboard: address %q listens on %s, not only loopback: set a token to serve it beyond this machine, or listen on %s", addr, shown, DefaultAddr)
 }

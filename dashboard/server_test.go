@@ -24,7 +24,7 @@ func TestHandler_PanicIsAPlain500(t *testing.T) {
 	h := newHandler(q, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	h.mux.HandleFunc("GET /boom", func(http.ResponseWriter, *http.Request) { panic("secret: /etc/app.conf") })
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/boom", nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost/boom", nil))
 	body := rec.Body.String()
 	if rec.Code != http.StatusInternalServerError || strings.Contains(body, "secret") || strings.Contains(body, "goroutine") {
 		t.Errorf("a page that panics answers %d %q, want a plain 500", rec.Code, body)

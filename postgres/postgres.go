@@ -6,8 +6,14 @@
 //
 // litequeue's tables are created, at the first Open, in the schema the
 // connections' search_path names first (set search_path in the DSN, e.g.
-// postgres://host/db?search_path=jobs, to keep them apart); processes that
-// open a new database at once create them once, under an advisory lock.
+// postgres://host/db?search_path=jobs, to keep them apart: the Queues of
+// one schema wake for its jobs only); processes that open a new database
+// at once create them once, under an advisory lock.
+// The first Open of a newer litequeue upgrades them likewise, building a
+// new index of a table with CREATE INDEX CONCURRENTLY, so that the writes
+// of the processes still at work go on meanwhile (the build waits for the
+// transactions open on the table to end); an upgrade cut short is done
+// again at the next Open.
 //
 // Where the server differs from the file:
 //   - Writers of many processes run side by side; row locks order them
@@ -20,14 +26,32 @@
 //   - A failed write that the server rolled back whole (a deadlock, a lost
 //     connection before the commit) is run again; Work logs the loss of a
 //     connection and carries on with another.
+//   - When the server goes away (a restart, a failover, a lost
+//     connection), the Queue's own calls — Enqueue, the reads, and Work's
+//     claims, renewals and results — are tried again, with waits from
+//     50ms growing to 1s, for up to litequeue.ServerRetry (10s) within
+//     their context, so that an outage that short costs no error; then
+//     they fail with litequeue.ErrServerGone. A write whose COMMIT was cut
+//     off is not run again until the server, once back, says that the
+//     COMMIT did not take effect (pg_xact_status); if it cannot say, the
+//     error is also litequeue.ErrCommitUnknown. The app's own transactions
+//     (EnqueueTx, MarkTx, CompleteTx, WriteTx) are the app's to try again.
 //   - There is no file: OpenReadOnly, the file checks, Health's file
 //     figures, the WAL, Options.Checkpoint, the vacuum and Queue.Backup
 //     (which returns an error) have no counterpart, and text that
 //     PostgreSQL cannot hold (a NUL byte, invalid UTF-8) is stored with
 //     U+FFFD in its place.
-//   - Times are milliseconds from the injected clock, as in the file: every
-//     process on one database must use the same clock (a mock clock only
-//     in tests).
+//   - Times are milliseconds from the injected clock, as in the file, and
+//     each process times the leases it takes and ends, and its purges, by
+//     its own clock: the machines' clocks must agree. A Queue measures the
+//     skew of its clock against the server's at Open and, while it
+//     claims, at most once a minute, and logs it; past
+//     Options.MaxClockSkew (by default a quarter of VisibilityTimeout,
+//     which leases absorb: see the litequeue package doc) it claims,
+//     rescues and purges nothing, and RunDue returns, and Work logs, a
+//     *litequeue.ClockSkewError, until the clock is back within. A mock
+//     clock (clock.Mock) is checked only when MaxClockSkew is set: the
+//     Queues of a test share one, whatever the server's time.
 package postgres
 
 import (
@@ -83,11 +107,13 @@ func openDSN(ctx context.Context, dsn string, existing bool, opts litequeue.Opti
 	return q, err
 }
 
-// OpenDB opens the Queue on the app's pool, which must be a pgx pool
-// (sql.Open("pgx", …) or stdlib.OpenDB), so that EnqueueTx, MarkTx and
-// CompleteTx join the app's own transactions on it. The Queue holds a
-// connection of the pool for its writes and one for each Work's
-// wake-ups; it does not close the pool.
+// OpenDB opens the Queue on the app's *sql.DB, so that EnqueueTx, MarkTx
+// and CompleteTx join the app's own transactions on it. The *sql.DB must
+// use pgx's database/sql driver: sql.Open("pgx", dsn), stdlib.OpenDB, or,
+// for an app that holds a *pgxpool.Pool, stdlib.OpenDBFromPool(pool); one
+// of another driver is refused. The Queue holds a connection of the pool
+// for its writes and one for each Work's wake-ups; it does not close the
+// *sql.DB.
 func OpenDB(ctx context.Context, db *sql.DB, opts litequeue.Options) (*litequeue.Queue, error) {
 	if _, ok := db.Driver().(*stdlib.Driver); !ok {
 		return nil, fmt.Errorf("litequeue: open postgres: the pool's driver is %T, not pgx's", db.Driver())
@@ -150,7 +176,7 @@ func lost(err error) bool {
 	var ce *pgconn.ConnectError
 	var pe *pgconn.PgError
 	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, pgconn.ErrConnClosed),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.As(err, &ne), errors.As(err, &ce):
 		return true

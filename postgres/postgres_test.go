@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	"github.com/litequeue/litequeue"
@@ -29,6 +31,18 @@ func open(t *testing.T, dsn string, clk clock.Clock) *litequeue.Queue {
 	}
 	t.Cleanup(func() { q.Close() })
 	return q
+}
+
+// adminDB opens a pool of the test's own on dsn, closed at the end of the
+// test.
+func adminDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // TestOpen_Concurrently opens one new database from 8 goroutines at once:
@@ -117,6 +131,33 @@ func TestOpenDB_AppTransaction(t *testing.T) {
 	}
 }
 
+// TestOpenDB_PgxPool opens a Queue, as OpenDB's doc says, on an app's
+// pgxpool.Pool through the *sql.DB that stdlib.OpenDBFromPool makes of it:
+// a job enqueued through it is read back through the pool itself.
+func TestOpenDB_PgxPool(t *testing.T) {
+	t.Parallel()
+	pool, err := pgxpool.New(t.Context(), pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	q, err := postgres.OpenDB(t.Context(), db, litequeue.Options{Clock: clock.NewMock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	j, err := q.Enqueue(t.Context(), "k", "through the pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload []byte
+	if err := pool.QueryRow(t.Context(), `SELECT payload FROM litequeue_jobs WHERE id = $1`, j.ID).Scan(&payload); err != nil || string(payload) != `"through the pool"` {
+		t.Fatalf("the job read through the pgx pool: payload %q, %v", payload, err)
+	}
+}
+
 // TestUniqueKey_Concurrently enqueues one unique key from 16 goroutines on
 // two Queues (two pools, as two processes would): one job, every other
 // call a Duplicate of it, no error.
@@ -187,16 +228,22 @@ func startWork(t *testing.T, q *litequeue.Queue) <-chan int64 {
 		started <- j.ID
 		return nil
 	})
+	runWork(t, q, litequeue.WorkerOptions{})
+	return started
+}
+
+// runWork runs Work on q with opts until the test ends, and checks that
+// it then returns nil.
+func runWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{}) }()
+	go func() { done <- q.Work(ctx, opts) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Work: %v", err)
 		}
 	})
-	return started
 }
 
 // waitFor waits, up to 10 s of real time, for cond.
@@ -358,8 +405,8 @@ func TestHealth_OnServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !h.OK() || h.SchemaVersion != 3 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
-		t.Fatalf("Health = %+v, want OK, version 3, one pending job, no file figures", h)
+	if !h.OK() || h.SchemaVersion != 4 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
+		t.Fatalf("Health = %+v, want OK, version 4, one pending job, no file figures", h)
 	}
 }
 
@@ -424,8 +471,8 @@ func TestOpen_MigratesVersion2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.SchemaVersion != 3 || h.Jobs[litequeue.Pending] != 1 {
-		t.Errorf("Health = %+v, want version 3 and the one pending job", h)
+	if h.SchemaVersion != 4 || h.Jobs[litequeue.Pending] != 1 {
+		t.Errorf("Health = %+v, want version 4 and the one pending job", h)
 	}
 }
 

@@ -15,6 +15,13 @@
 //	litequeue_deaths_last_hour{kind, error_class}  jobs that went dead in the last hour
 //	litequeue_unhandled_kinds{kind}                1 for each kind with due jobs and no handler on this Queue
 //
+// A series whose label value is not valid UTF-8 — a kind or queue name
+// that an older version of litequeue, or the app's own SQL, wrote to the
+// file — cannot be exported: the collector leaves it out of the scrape,
+// and logs each such value once ([Collector.Logger]), so that the rest of
+// the scrape, and the app's own metrics in the same registry, still
+// arrive.
+//
 // The histogram of run durations by kind and outcome,
 // litequeue_run_duration_seconds, cannot be read from the file: it is
 // [RunDurations], fed by a middleware.
@@ -22,6 +29,8 @@ package prom
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,7 +58,15 @@ var (
 // safe for concurrent use; after the Queue is closed a scrape reports the
 // error.
 type Collector struct {
-	q *litequeue.Queue
+	// Logger receives a warning for each series left out of a scrape
+	// because a label value cannot be exported (see the package doc),
+	// once per value. Set it before the Collector is registered. nil:
+	// [slog.Default].
+	Logger *slog.Logger
+
+	q       *litequeue.Queue
+	mu      sync.Mutex
+	dropped map[string]bool // the problems logged; under mu
 }
 
 // NewCollector returns the collector of q's figures.
@@ -72,7 +89,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		if err != nil {
+			c.drop(err)
+			return
+		}
+		ch <- m
 	}
 	for name, qs := range stats.Queues {
 		for state, n := range map[string]int{
@@ -108,4 +130,26 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range deaths {
 		gauge(deathsDesc, float64(n), k.kind, k.class)
 	}
+}
+
+// drop logs, the first time, the problem err that leaves a series out of
+// the scrape.
+func (c *Collector) drop(err error) {
+	c.mu.Lock()
+	seen := c.dropped[err.Error()]
+	if !seen {
+		if c.dropped == nil {
+			c.dropped = make(map[string]bool)
+		}
+		c.dropped[err.Error()] = true
+	}
+	c.mu.Unlock()
+	if seen {
+		return
+	}
+	log := c.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn("litequeue prom: a series is left out of the scrape, and others with the same problem will be, unlogged", "err", err)
 }

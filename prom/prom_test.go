@@ -1,33 +1,51 @@
 package prom_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/litequeue/litequeue"
 	"github.com/litequeue/litequeue/prom"
 )
 
-// TestCollector scrapes a queue with a job in each state that matters and
-// a retry and a death in the last hour, on a mock clock.
-func TestCollector(t *testing.T) {
-	t.Parallel()
+// openMock opens a queue on a new file, on a mock clock at 2026-03-01
+// 09:00 UTC and without jitter, and closes it at the end of the test.
+func openMock(t *testing.T) (*litequeue.Queue, *clock.Mock) {
+	t.Helper()
 	clk := clock.NewMock()
 	clk.Set(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{Clock: clk, Rand: func() float64 { return 0.5 }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Close()
+	t.Cleanup(func() { q.Close() })
+	return q, clk
+}
+
+// TestCollector scrapes a queue with a job in each state that matters and
+// a retry and a death in the last hour, on a mock clock.
+func TestCollector(t *testing.T) {
+	t.Parallel()
+	q, clk := openMock(t)
 	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error {
 		if string(job.Payload) == `"bad"` {
 			return litequeue.Permanent(errors.New("bad address"))
@@ -85,6 +103,90 @@ litequeue_unhandled_kinds{kind="render"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCollector_BadNames scrapes, over HTTP, a registry of the app's own
+// metric and the collector of a file whose jobs and history carry a kind
+// and a queue that are not valid UTF-8, written with raw SQL as an older
+// version or the app could have: each scrape answers 200 with the app's
+// metric and every good series, without the bad ones, and each bad value
+// is logged once.
+func TestCollector_BadNames(t *testing.T) {
+	t.Parallel()
+	q, clk := openMock(t)
+	q.Handle("send", func(ctx context.Context, job *litequeue.Job) error { return errors.New("try later") })
+	ctx := t.Context()
+	for _, kind := range []string{"send", "send", "render"} {
+		if _, err := q.Enqueue(ctx, kind, nil, litequeue.OnQueue("mail")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := q.RunDue(ctx); err != nil { // two retries of send in the history
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`UPDATE litequeue_jobs SET kind = 'send' || x'ff', queue = 'mail' || x'fe' WHERE id = 1`,
+		`UPDATE litequeue_attempts SET kind = 'send' || x'ff' WHERE job_id = 1`,
+		`UPDATE litequeue_jobs SET kind = 'render' || x'c3' WHERE id = 3`,
+	} {
+		if _, err := q.DB().ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	clk.Add(time.Minute)
+
+	reg := prometheus.NewRegistry()
+	app := prometheus.NewCounter(prometheus.CounterOpts{Name: "app_requests_total", Help: "The app's own."})
+	app.Add(3)
+	c := prom.NewCollector(q)
+	var logs bytes.Buffer
+	c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	reg.MustRegister(app, c)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	defer srv.Close()
+	for range 2 {
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("scrape: %s\n%s", resp.Status, body)
+		}
+		for _, want := range []string{
+			"app_requests_total 3\n",
+			`litequeue_jobs{queue="mail",state="due"} 2` + "\n",
+			`litequeue_retries_last_hour{error_class="*errors.errorString",kind="send"} 1` + "\n",
+		} {
+			if !bytes.Contains(body, []byte(want)) {
+				t.Errorf("scrape lacks %q:\n%s", want, body)
+			}
+		}
+		if !utf8.Valid(body) || bytes.Contains(body, []byte("render")) || bytes.Count(body, []byte("litequeue_retries_last_hour{")) != 1 {
+			t.Errorf("scrape has a series of a bad name:\n%s", body)
+		}
+	}
+	var logged []string
+	for line := range strings.Lines(logs.String()) {
+		var rec struct{ Level, Err string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		logged = append(logged, rec.Level+" "+rec.Err)
+	}
+	slices.Sort(logged)
+	want := []string{
+		`WARN label value "mail\xfe" is not valid UTF-8`,
+		`WARN label value "render\xc3" is not valid UTF-8`,
+		`WARN label value "send\xff" is not valid UTF-8`,
+	}
+	if diff := cmp.Diff(want, logged); diff != "" {
+		t.Errorf("logs of two scrapes (-want +got):\n%s", diff)
 	}
 }
 

@@ -13,10 +13,13 @@ import (
 func (c *cli) backup(fs *flagSet) runFunc {
 	var to string
 	fs.Var(pathFlag{&to}, "to", "write the copy to this `path`, with mode 0600")
-	force := fs.Bool("force", false, "replace the file at --to, if there is one")
+	force := fs.Bool("force", false, "replace the regular file or symbolic link at --to, if there is one")
 	return func(ctx context.Context, _ []string) error {
 		if to == "" {
 			return fs.usageError(errors.New("--to is missing: name the file to write the copy to"))
+		}
+		if onServer(c.dbPath()) {
+			return fs.usageError(errors.New("--db names a PostgreSQL server, which has no file to copy: back it up with its own tools (pg_dump)"))
 		}
 		return c.read(func(q *litequeue.Queue) error {
 			err := q.Backup(ctx, to, litequeue.BackupOptions{Overwrite: *force})

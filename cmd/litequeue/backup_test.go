@@ -91,3 +91,20 @@ func TestBackup_Usage(t *testing.T) {
 		t.Errorf("a failed backup left %s: %v", to, err)
 	}
 }
+
+// TestBackup_Server: backup of a --db that names a PostgreSQL server is a
+// usage error that says to back the server up with its own tools, in the
+// command's words, before anything dials the server.
+func TestBackup_Server(t *testing.T) {
+	c := testCLI("")
+	c.db = "postgres://ada:secret@127.0.0.1:1/jobs"
+	to := filepath.Join(t.TempDir(), "copy.db")
+	r := runCLI(t, c, "backup", "--to", to)
+	want := "--db names a PostgreSQL server, which has no file to copy: back it up with its own tools (pg_dump)"
+	if r.code != exitUsage || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "secret") {
+		t.Errorf("backup of a server: exit %d, stderr %q; want %d, saying %q", r.code, r.stderr, exitUsage, want)
+	}
+	if _, err := os.Stat(to); !os.IsNotExist(err) {
+		t.Errorf("the refused backup made %s: %v", to, err)
+	}
+}

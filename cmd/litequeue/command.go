@@ -86,7 +86,7 @@ func commands() []*command {
 			short: "copy unfinished and dead jobs, with history, into another database"},
 		{name: "backup", usage: "backup --to PATH [--force]", group: otherGroup, setup: (*cli).backup,
 			short: "a consistent copy of the database, taken while the app runs"},
-		{name: "serve", usage: "serve [--addr HOST:PORT] [--token T] [--allow-writes]", group: otherGroup, setup: (*cli).serve,
+		{name: "serve", usage: "serve [--addr HOST:PORT] [--token T] [--allow-host H]... [--allow-writes] [--access-log]", group: otherGroup, setup: (*cli).serve,
 			short: "the web dashboard of the file (read-only unless --allow-writes)"},
 		{name: "demo", usage: "demo [--db PATH] [--jobs N] [--resume]", group: otherGroup, setup: (*cli).demo,
 			short: "a self-contained tour on a new database"},

@@ -11,7 +11,9 @@ import (
 
 // copyJobs defines the flags of "copy" and returns the command: it copies
 // the unfinished and dead jobs of one database, with their history and
-// keys, into another (see litequeue.Copy) — a file onto a server, say.
+// keys, into another (see litequeue.Copy) — a file onto a server, say —
+// each job once: run again, it skips, and counts, the jobs it copied
+// before.
 func (c *cli) copyJobs(fs *flagSet) runFunc {
 	var from, to string
 	fs.Var(pathFlag{&from}, "from", "the database to copy from: a file `path` or a postgres:// URL (default the database)")
@@ -42,7 +44,7 @@ func (c *cli) copyJobs(fs *flagSet) runFunc {
 			dst, err = litequeue.Open(to, opts)
 		}
 		if err != nil {
-			return err
+			return openError(to, err)
 		}
 		res, err := litequeue.Copy(ctx, src, dst)
 		if cerr := dst.Close(); err == nil {
@@ -51,8 +53,8 @@ func (c *cli) copyJobs(fs *flagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "copied %d jobs, %d history rows and %d keys from %s to %s\n",
-			res.Jobs, res.HistoryRows, res.Keys, c.dbName(), redact(to))
+		fmt.Fprintf(c.stdout, "copied %d jobs, %d history rows and %d keys from %s to %s; skipped %d jobs copied before\n",
+			res.Jobs, res.HistoryRows, res.Keys, c.dbName(), redact(to), res.Skipped)
 		return nil
 	}
 }

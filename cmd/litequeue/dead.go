@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/litequeue/litequeue"
 )
@@ -51,7 +50,7 @@ func (c *cli) deadRetry(fs *flagSet) runFunc {
 	all := fs.Bool("all", false, "replay every dead job that --queue and --kind select")
 	filter := fs.filterFlags("with --all: ")
 	dryRun := fs.Bool("dry-run", false, "say what would be replayed, and replay nothing")
-	yes := fs.Bool("yes", false, "with --all: replay without asking")
+	yes := fs.Bool("yes", false, "with --all: replay without asking (and fail, replaying nothing, if the dead jobs change between the count and the replay)")
 	return func(ctx context.Context, args []string) error {
 		switch {
 		case *all && len(args) > 0:
@@ -100,36 +99,24 @@ func (c *cli) replay(ctx context.Context) func(*litequeue.Queue, int64) error {
 	}
 }
 
-// replayAll replays the dead jobs f selects, once the user agrees.
+// replayAll replays the dead jobs f selects, once the user agrees: those
+// counted, and only if they are still as many (see bulk).
 func (c *cli) replayAll(ctx context.Context, f litequeue.Filter, dryRun, yes bool) error {
-	jobs, _, err := c.listJobs(ctx, f, 0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "%s %s\n", plural(len(jobs), "dead job"), describeFilter(f))
-	if len(jobs) == 0 {
-		return nil
-	}
-	if dryRun {
-		c.deadTable(jobs)
-		fmt.Fprintln(c.stdout, "dry run: nothing replayed")
-		return nil
-	}
-	if !yes {
-		ok, err := c.agree(fmt.Sprintf("Replay %s?", plural(len(jobs), "dead job")),
-			fmt.Sprintf("refusing to replay %s", plural(len(jobs), "job")), "nothing replayed")
-		if !ok {
+	return c.bulk(bulkAction{
+		tally:   func(q *litequeue.Queue) (litequeue.Tally, error) { return q.TallyReplay(ctx, f) },
+		act:     func(q *litequeue.Queue, t litequeue.Tally) (int, error) { return q.ReplayTallied(ctx, f, t) },
+		counted: func(n int) string { return plural(n, "dead job") + " " + describeFilter(f) },
+		ask: func(n int) (string, string) {
+			return fmt.Sprintf("Replay %s?", plural(n, "dead job")), fmt.Sprintf("refusing to replay %s", plural(n, "job"))
+		},
+		did:  "replayed",
+		done: func(n int) string { return fmt.Sprintf("replayed %s: pending, due now", plural(n, "job")) },
+		show: func(q *litequeue.Queue) error {
+			jobs, err := q.List(ctx, f)
+			c.deadTable(jobs)
 			return err
-		}
-	}
-	q, err := c.openWrite()
-	if err != nil {
-		return err
-	}
-	defer q.Close()
-	n, err := q.ReplayDead(ctx, f)
-	fmt.Fprintf(c.stdout, "replayed %s: pending, due now\n", plural(n, "job"))
-	return err
+		},
+	}, dryRun, yes)
 }
 
 // describeFilter says which jobs a --queue and --kind select.
@@ -152,46 +139,101 @@ func describeFilter(f litequeue.Filter) string {
 func (c *cli) deadPurge(fs *flagSet) runFunc {
 	olderThan := fs.durationFlag("older-than", 0, "only jobs dead for at least this long, e.g. 7d; 0: every dead job")
 	dryRun := fs.Bool("dry-run", false, "count what would be deleted, and delete nothing")
-	yes := fs.Bool("yes", false, "delete without asking")
+	yes := fs.Bool("yes", false, "delete without asking (and fail, deleting nothing, if the dead jobs change between the count and the purge)")
 	return func(ctx context.Context, _ []string) error {
-		var n int
-		err := c.read(func(q *litequeue.Queue) (err error) {
-			n, err = q.CountDead(ctx, *olderThan)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if *olderThan > 0 {
-			fmt.Fprintf(c.stdout, "%s dead for %s or more\n", plural(n, "job"), litequeue.FormatDuration(*olderThan))
-		} else {
-			fmt.Fprintf(c.stdout, "%s\n", plural(n, "dead job"))
-		}
-		switch {
-		case n == 0:
-			return nil
-		case *dryRun:
-			fmt.Fprintln(c.stdout, "dry run: nothing deleted")
-			return nil
-		case !*yes:
-			ok, err := c.agree(fmt.Sprintf("Delete %s and their history for good?", plural(n, "job")),
-				fmt.Sprintf("refusing to delete %s", plural(n, "job")), "nothing deleted")
-			if !ok {
-				return err
-			}
-		}
-		return c.purge(ctx, *olderThan)
+		return c.bulk(bulkAction{
+			tally: func(q *litequeue.Queue) (litequeue.Tally, error) { return q.TallyPurge(ctx, *olderThan) },
+			act: func(q *litequeue.Queue, t litequeue.Tally) (int, error) {
+				return q.PurgeTallied(ctx, *olderThan, t)
+			},
+			counted: func(n int) string {
+				if *olderThan > 0 {
+					return fmt.Sprintf("%s dead for %s or more", plural(n, "job"), litequeue.FormatDuration(*olderThan))
+				}
+				return plural(n, "dead job")
+			},
+			ask: func(n int) (string, string) {
+				history := "their history"
+				if n == 1 {
+					history = "its history"
+				}
+				return fmt.Sprintf("Delete %s and %s for good?", plural(n, "job"), history),
+					fmt.Sprintf("refusing to delete %s", plural(n, "job"))
+			},
+			did:  "deleted",
+			done: func(n int) string { return "deleted " + plural(n, "dead job") },
+		}, *dryRun, *yes)
 	}
 }
 
-// purge deletes the jobs dead for olderThan or more, and says how many.
-func (c *cli) purge(ctx context.Context, olderThan time.Duration) error {
-	q, err := c.openWrite()
-	if err != nil {
+// bulkAction is a replay or a purge of many dead jobs, as the command
+// counts it, asks and does it.
+type bulkAction struct {
+	tally   func(*litequeue.Queue) (litequeue.Tally, error)
+	act     func(*litequeue.Queue, litequeue.Tally) (int, error)
+	counted func(n int) string                     // the count, a line of stdout
+	ask     func(n int) (question, refusal string) // see confirm
+	did     string                                 // "replayed", "deleted"
+	done    func(n int) string                     // what it did, a line of stdout
+	show    func(*litequeue.Queue) error           // what a dry run shows of the jobs; nil: nothing
+}
+
+// bulk counts the jobs of a, says how many, asks unless yes, then acts on
+// those counted and says what it did; a dry run shows them instead. When
+// the jobs changed between the count and the act (a job died, or grew old
+// enough), the act did nothing: bulk says so, counts again and asks
+// again, or, with yes, where nobody confirmed the count, fails. It opens
+// the database for writes only once the user agrees.
+func (c *cli) bulk(a bulkAction, dryRun, yes bool) error {
+	var t litequeue.Tally
+	err := c.read(func(q *litequeue.Queue) (err error) {
+		if t, err = a.tally(q); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.stdout, a.counted(t.Jobs))
+		if dryRun && t.Jobs > 0 && a.show != nil {
+			return a.show(q)
+		}
+		return nil
+	})
+	switch {
+	case err != nil || t.Jobs == 0:
 		return err
+	case dryRun:
+		fmt.Fprintln(c.stdout, "dry run: nothing "+a.did)
+		return nil
 	}
-	defer q.Close()
-	deleted, err := q.PurgeDead(ctx, olderThan)
-	fmt.Fprintf(c.stdout, "deleted %s\n", plural(deleted, "dead job"))
-	return err
+	var q *litequeue.Queue
+	for {
+		if !yes {
+			question, refusal := a.ask(t.Jobs)
+			if ok, err := c.agree(question, refusal, "nothing "+a.did); !ok {
+				return err
+			}
+		}
+		if q == nil {
+			if q, err = c.openWrite(); err != nil {
+				return err
+			}
+			defer q.Close()
+		}
+		n, err := a.act(q, t)
+		te, changed := errors.AsType[*litequeue.TallyError](err)
+		if !changed {
+			fmt.Fprintln(c.stdout, a.done(n))
+			return err
+		}
+		msg := fmt.Sprintf("the dead jobs changed after they were counted: %d match now, not the %d counted; nothing %s", te.Got, te.Want, a.did)
+		if yes {
+			return errors.New(msg + " (run the command again)")
+		}
+		fmt.Fprintln(c.stderr, msg)
+		if t, err = a.tally(q); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.stdout, a.counted(t.Jobs))
+		if t.Jobs == 0 {
+			return nil
+		}
+	}
 }

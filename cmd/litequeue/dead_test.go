@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/litequeue/litequeue"
 )
@@ -258,5 +262,154 @@ func TestDeadList(t *testing.T) {
 	r = mustRun(t, fx.cli(""), "dead", "list", "--kind", "email.send", "--queue", "reports")
 	if got, want := r.stdout, "no dead jobs\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// answers is the stdin of a terminal where a person answers each question
+// with a line, after a while in which something happens to the file: the
+// step of that answer, if any.
+type answers struct {
+	lines []string
+	steps []func()
+}
+
+func (a *answers) Read(p []byte) (int, error) {
+	if len(a.lines) == 0 {
+		return 0, io.EOF
+	}
+	if a.steps[0] != nil {
+		a.steps[0]()
+	}
+	n := copy(p, a.lines[0])
+	a.lines, a.steps = a.lines[1:], a.steps[1:]
+	return n, nil
+}
+
+// dyingApp is an app working on a new file, on the clock clk, whose
+// "doomed" jobs die at their first run.
+type dyingApp struct {
+	path string
+	q    *litequeue.Queue
+}
+
+func newDyingApp(t *testing.T, clk clock.Clock) *dyingApp {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	q, err := litequeue.Open(path, litequeue.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	q.Handle("doomed", func(context.Context, *litequeue.Job) error { return litequeue.Permanent(errors.New("no")) })
+	return &dyingApp{path, q}
+}
+
+// die enqueues a doomed job due after delay and runs what is due.
+func (a *dyingApp) die(t *testing.T, delay time.Duration) *litequeue.Job {
+	t.Helper()
+	j, err := a.q.Enqueue(context.Background(), "doomed", nil, litequeue.Delay(delay))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.run(t)
+	return j
+}
+
+// run runs the jobs due.
+func (a *dyingApp) run(t *testing.T) {
+	t.Helper()
+	if _, err := a.q.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deadIDs lists the IDs of the dead jobs.
+func (a *dyingApp) deadIDs(t *testing.T) []int64 {
+	t.Helper()
+	jobs, err := a.q.List(context.Background(), litequeue.Filter{State: litequeue.Dead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, j := range jobs {
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+// TestDeadRetry_AllAsksAgainWhenJobsDie: "dead retry --all" counts 2 dead
+// jobs and asks; while the person reads, a job counted among the pending
+// dies, and another. It replays nothing, says so, and asks again for the
+// 4; a job that dies after that count is not replayed with the 4.
+func TestDeadRetry_AllAsksAgainWhenJobsDie(t *testing.T) {
+	app := newDyingApp(t, nil)
+	ctx := context.Background()
+	later := app.die(t, time.Hour) // pending
+	app.die(t, 0)
+	app.die(t, 0)
+	c := testCLI("")
+	c.db, c.stdinTTY, c.stderrTTY = app.path, true, true
+	c.stdin = &answers{lines: []string{"y\n", "n\n"}, steps: []func(){func() {
+		if err := app.q.RunNow(ctx, later.ID); err != nil {
+			t.Fatal(err)
+		}
+		app.run(t)
+		app.die(t, 0)
+	}, nil}}
+	r := runCLI(t, c, "dead", "retry", "--all", "--kind", "doomed")
+	if r.code != exitOK {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if got, want := r.stdout, "2 dead jobs of kind doomed\n4 dead jobs of kind doomed\n"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	if got, want := r.stderr, "Replay 2 dead jobs? [y/N] "+
+		"the dead jobs changed after they were counted: 3 match now, not the 2 counted; nothing replayed\n"+
+		"Replay 4 dead jobs? [y/N] nothing replayed\n"; got != want {
+		t.Errorf("stderr %q, want %q", got, want)
+	}
+	if got := app.deadIDs(t); len(got) != 4 {
+		t.Fatalf("dead jobs %v after nothing was replayed, want 4", got)
+	}
+
+	var last *litequeue.Job
+	c = testCLI("")
+	c.db, c.stdinTTY, c.stderrTTY = app.path, true, true
+	c.stdin = &answers{lines: []string{"y\n"}, steps: []func(){func() { last = app.die(t, 0) }}}
+	r = mustRun(t, c, "dead", "retry", "--all", "--kind", "doomed")
+	if got, want := r.stdout, "4 dead jobs of kind doomed\nreplayed 4 jobs: pending, due now\n"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	if diff := cmp.Diff([]int64{last.ID}, app.deadIDs(t)); diff != "" {
+		t.Errorf("dead jobs after the replay of the 4 (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeadPurge_AsksAgainWhenJobsAge: "dead purge --older-than 1h" counts
+// 1 job and asks; while the person reads, another counted job turns an
+// hour dead. It deletes nothing, says so, and asks again for the 2.
+func TestDeadPurge_AsksAgainWhenJobsAge(t *testing.T) {
+	clk := clock.NewMock()
+	clk.Set(epoch)
+	app := newDyingApp(t, clk)
+	app.die(t, 30*time.Minute) // dies at 30m
+	app.die(t, 0)
+	clk.Add(30 * time.Minute)
+	app.run(t)
+	clk.Add(30 * time.Minute)
+	c := testCLI("")
+	c.db, c.clock, c.stdinTTY, c.stderrTTY = app.path, clk, true, true
+	c.stdin = &answers{lines: []string{"y\n", "y\n"}, steps: []func(){func() { clk.Add(30 * time.Minute) }, nil}}
+	r := mustRun(t, c, "dead", "purge", "--older-than", "1h")
+	if got, want := r.stdout, "1 job dead for 1h or more\n2 jobs dead for 1h or more\ndeleted 2 dead jobs\n"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	if got, want := r.stderr, "Delete 1 job and its history for good? [y/N] "+
+		"the dead jobs changed after they were counted: 2 match now, not the 1 counted; nothing deleted\n"+
+		"Delete 2 jobs and their history for good? [y/N] "; got != want {
+		t.Errorf("stderr %q, want %q", got, want)
+	}
+	if got := app.deadIDs(t); len(got) != 0 {
+		t.Errorf("dead jobs %v after the purge, want none", got)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/litequeue/litequeue"
 )
@@ -19,8 +21,8 @@ func (c *cli) enqueue(fs *flagSet) runFunc {
 	return func(ctx context.Context, args []string) error {
 		kind, payload := args[0], json.RawMessage("null")
 		if len(args) == 2 {
-			if !json.Valid([]byte(args[1])) {
-				return usageErrorf("payload %q is not valid JSON", args[1])
+			if err := json.Unmarshal([]byte(args[1]), new(json.RawMessage)); err != nil {
+				return usageErrorf("payload %s is not valid JSON: %v", quoteStart(args[1]), jsonError(err))
 			}
 			payload = json.RawMessage(args[1])
 		}
@@ -66,4 +68,25 @@ func (c *cli) addJob(ctx context.Context, kind string, payload json.RawMessage, 
 	}
 	fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, due %s\n", job.ID, job.Kind, job.Queue, fmtTimeMS(job.RunAt))
 	return nil
+}
+
+// quoteStart quotes s for a message: whole if it is short, else its first
+// 30 bytes or so, and its length.
+func quoteStart(s string) string {
+	const n = 30
+	for i := range s {
+		if i >= n {
+			return fmt.Sprintf("%q… (%d bytes)", s[:i], len(s))
+		}
+	}
+	return strconv.Quote(s)
+}
+
+// jsonError is err, from decoding JSON, with the byte it stopped at.
+func jsonError(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%v (at byte %d)", err, se.Offset)
+	}
+	return err.Error()
 }

@@ -56,3 +56,31 @@ func TestEnqueue(t *testing.T) {
 		t.Error("the job does not list")
 	}
 }
+
+// TestEnqueue_BadJSON: a payload that is not JSON is a usage error that
+// says where it goes wrong and quotes only the payload's start, however
+// long it is; nothing is enqueued.
+func TestEnqueue_BadJSON(t *testing.T) {
+	fx := newFixture(t)
+	q := openFixture(t, fx)
+	before, err := q.List(context.Background(), litequeue.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		payload string
+		says    string
+	}{
+		{`{"to":}`, `payload "{\"to\":}" is not valid JSON: invalid character '}' looking for beginning of value (at byte 7)`},
+		{`[` + strings.Repeat(`"été",`, 20_000) + `]`, `payload "[\"été\",\"été\",\"été\",\"été"… (160002 bytes) is not valid JSON: ` +
+			`invalid character ']' looking for beginning of value (at byte 160002)`},
+	} {
+		r := runCLI(t, fx.cli(""), "enqueue", "email.send", tt.payload)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tt.says) || len(r.stderr) > 400 {
+			t.Errorf("enqueue of %d bytes of bad JSON: exit %d, %d bytes of stderr:\n%.600s\nwant exit %d and %q", len(tt.payload), r.code, len(r.stderr), r.stderr, exitUsage, tt.says)
+		}
+	}
+	if after, err := q.List(context.Background(), litequeue.Filter{}); err != nil || len(after) != len(before) {
+		t.Errorf("after the refusals: %d jobs, %d before (%v)", len(after), len(before), err)
+	}
+}

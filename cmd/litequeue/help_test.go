@@ -1,6 +1,8 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,32 @@ func TestRun_HelpFromTable(t *testing.T) {
 		if cmd.setup != nil && (!strings.Contains(help, "\nflags:\n") || !strings.Contains(help, "\n  -db path\n")) {
 			t.Errorf("help %s shows no flags:\n%s", cmd.name, help)
 		}
+	}
+}
+
+// TestDoc_ListsEveryCommand: the command's doc comment (main.go) holds the
+// overview of "litequeue help", made from the table of commands, so that
+// it lists every command as the help does. On a failure it prints the
+// block to paste.
+func TestDoc_ListsEveryCommand(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var help strings.Builder
+	writeOverview(&help)
+	var want strings.Builder
+	for line := range strings.Lines(help.String()) {
+		if line != "\n" {
+			line = "\t" + line
+		}
+		want.WriteString(line)
+	}
+	if doc := f.Doc.Text(); !strings.Contains(doc, want.String()) {
+		var block strings.Builder
+		for line := range strings.Lines(want.String()) {
+			block.WriteString(strings.TrimRight("//"+line, "\n") + "\n")
+		}
+		t.Errorf("the doc comment of main.go does not hold the overview of litequeue help; paste this block into it:\n%s", block.String())
 	}
 }

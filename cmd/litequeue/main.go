@@ -1,12 +1,65 @@
 // Command litequeue inspects and repairs a litequeue database while the app
-// keeps running on it: stats, lists, a job's whole history, dead letters
-// and their replay, cancel, enqueue, the retry schedule of a policy and a
-// simulation of what its jitter does to a dependency, an integrity check,
-// and a self-contained demo for newcomers.
+// keeps running on it — a SQLite file, or a PostgreSQL server named by a
+// postgres:// URL: stats, lists, a job's whole history, dead letters and
+// their replay, cancel, pause, enqueue, the retry schedule of a policy and
+// a simulation of what its jitter does to a dependency, an integrity check,
+// a backup, copies between databases, the web dashboard, and a
+// self-contained demo for newcomers.
 //
 // Reads go through a read-only connection; writes through the library's
-// own write path, so they are safe beside running workers. Run
-// "litequeue help" for the commands.
+// own write path, so they are safe beside running workers. "litequeue
+// help" lists the commands (a test keeps this list the same), and
+// "litequeue help COMMAND" shows the flags of one:
+//
+//	usage: litequeue [--db PATH] [--config FILE] COMMAND [ARGS]
+//
+//	Inspect (read-only, safe while the app runs):
+//	  stats [--json]          jobs per queue and state; retries and deaths in the last hour; what is paused
+//	  list [--state S] [--queue Q] [--kind K] [--limit N] [--json]
+//	                          jobs, oldest first
+//	  show ID [--json]        a job, its payload and its whole attempt history
+//	  dead list [--queue Q] [--kind K] [--limit N] [--json]
+//	                          the dead letters, in ID order
+//	  periodic list [--name N] [--json]
+//	                          the schedules in the file: spec, last slot and job, next slot
+//	  check [--json]          integrity, schema version, WAL size, counts; exit 1 if wrong
+//	  policy [NAME] [--json]  the worst-case retry schedule of a policy
+//	  policy simulate [NAME] [--jobs N] [--outage D] [--svg FILE] [--seed S] [--json]
+//	                          what a dependency sees when N jobs fail together
+//
+//	Change (through the library's write path, beside running workers):
+//	  dead retry ID... | dead retry --all [--queue Q] [--kind K] [--dry-run] [--yes]
+//	                          replay dead jobs: pending again, tries reset, history kept
+//	  dead purge [--older-than D] [--dry-run] [--yes]
+//	                          delete dead jobs and their history for good
+//	  cancel ID...            cancel pending or running jobs
+//	  run-now ID...           make pending jobs (scheduled, waiting to retry) due now
+//	  pause --queue Q | --kind K
+//	                          stop every worker from claiming a queue's or a kind's jobs
+//	  resume --queue Q | --kind K
+//	                          let the workers claim a paused queue or kind again
+//	  delete ID...            delete finished or dead jobs and their history
+//	  breaker reset KIND      close a kind's circuit breaker: its jobs are claimed again at once
+//	  enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--json]
+//	                          add a job
+//	  copy --to DB [--from DB]
+//	                          copy unfinished and dead jobs, with history, into another database
+//
+//	Other:
+//	  backup --to PATH [--force]
+//	                          a consistent copy of the database, taken while the app runs
+//	  serve [--addr HOST:PORT] [--token T] [--allow-writes]
+//	                          the web dashboard of the file (read-only unless --allow-writes)
+//	  demo [--db PATH] [--jobs N] [--resume]
+//	                          a self-contained tour on a new database
+//	  version                 the module and Go versions
+//	  help [COMMAND]          this text, or the flags of a command
+//
+//	The database is --db, else $LITEQUEUE_DB, else ./litequeue.db: a file's path,
+//	or a PostgreSQL server's postgres:// URL; policies come
+//	from --config (a litequeue.toml), else the defaults. Flags may follow the
+//	arguments. Durations take Go syntax plus d for days: 90s, 1h30m, 14d.
+//	Exit status: 0 ok, 1 runtime error, 2 usage or config error.
 package main
 
 import "os"

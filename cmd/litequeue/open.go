@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/litequeue/litequeue"
 	"github.com/litequeue/litequeue/postgres"
@@ -70,7 +71,21 @@ func (c *cli) open(open func(string, litequeue.Options) (*litequeue.Queue, error
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s does not exist (name the database with --db or $LITEQUEUE_DB)", path)
 	}
-	return open(path, opts)
+	q, err := open(path, opts)
+	return q, openError(path, err)
+}
+
+// openError is err, from opening the file at path, in the command's words
+// where the library's would name its own API.
+func openError(path string, err error) error {
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, litequeue.ErrNoTables):
+		return fmt.Errorf("%s has no litequeue tables: is --db the app's database? (the app makes them when it first opens the file)", path)
+	case errors.Is(err, litequeue.ErrNotWritable) && errors.As(err, &errno):
+		return fmt.Errorf("this process may not write %s (%v): stats, list, show, dead list and check only read it", path, errno)
+	}
+	return err
 }
 
 // dbName is the database as messages name it: a server's URL without its

@@ -14,8 +14,8 @@ import (
 )
 
 // TestWrite_ForeignFile runs each command that writes on the app's own
-// SQLite file, without litequeue's tables: each refuses, saying why, and
-// leaves the file byte for byte as it was, with no -wal, -shm or -lock
+// SQLite file, without litequeue's tables: each refuses, saying why in
+// words about --db, not the library's, and leaves the file byte for byte as it was, with no -wal, -shm or -lock
 // beside it.
 func TestWrite_ForeignFile(t *testing.T) {
 	t.Parallel()
@@ -42,9 +42,9 @@ func TestWrite_ForeignFile(t *testing.T) {
 		c := testCLI("")
 		c.db = path
 		r := runCLI(t, c, args...)
-		if r.code != exitFailure || !strings.Contains(r.stderr, "has no litequeue tables") {
-			t.Errorf("litequeue %s: exit %d, stderr %q; want exit 1 saying the file has no litequeue tables",
-				strings.Join(args, " "), r.code, r.stderr)
+		if want := path + " has no litequeue tables: is --db the app's database?"; r.code != exitFailure || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "Open") {
+			t.Errorf("litequeue %s: exit %d, stderr %q; want exit 1 saying %q, in the command's words (not the library's Open)",
+				strings.Join(args, " "), r.code, r.stderr, want)
 		}
 		after, err := os.ReadFile(path)
 		if err != nil {

@@ -47,22 +47,31 @@ func (c *cli) setPaused(ctx context.Context, fs *flagSet, t pauseTarget, pause b
 	if queue == kind {
 		return fs.usageError(fmt.Errorf("name the queue (--queue) or the kind (--kind), one of them"))
 	}
+	scope, name, verb := "queue", *t.queue, "resume"
+	if kind {
+		scope, name = "kind", *t.kind
+	}
+	if pause {
+		verb = "pause"
+	}
+	if name == "" {
+		return fs.usageError(fmt.Errorf("--%s is empty: name the %[1]s to %s", scope, verb))
+	}
 	q, err := c.openWrite()
 	if err != nil {
 		return err
 	}
 	defer q.Close()
 	var act func(context.Context, string) error
-	scope, name := "queue", *t.queue
 	switch {
 	case queue && pause:
 		act = q.PauseQueue
 	case queue:
 		act = q.ResumeQueue
 	case pause:
-		act, scope, name = q.PauseKind, "kind", *t.kind
+		act = q.PauseKind
 	default:
-		act, scope, name = q.ResumeKind, "kind", *t.kind
+		act = q.ResumeKind
 	}
 	was := pause
 	if !pause {

@@ -92,8 +92,9 @@ func TestPause_Refuses(t *testing.T) {
 	}{
 		{[]string{"pause"}, exitUsage, "name the queue (--queue) or the kind (--kind), one of them"},
 		{[]string{"resume", "--queue", "a", "--kind", "b"}, exitUsage, "name the queue (--queue) or the kind (--kind), one of them"},
-		{[]string{"pause", "--kind", ""}, exitFailure, "pause kind: the kind's name is empty"},
-		{[]string{"resume", "--queue", ""}, exitFailure, "resume queue: the queue's name is empty"},
+		{[]string{"pause", "--kind", ""}, exitUsage, "--kind is empty: name the kind to pause"},
+		{[]string{"pause", "--queue", ""}, exitUsage, "--queue is empty: name the queue to pause"},
+		{[]string{"resume", "--queue", ""}, exitUsage, "--queue is empty: name the queue to resume"},
 		{[]string{"pause", "x"}, exitUsage, `unexpected argument "x"`},
 	} {
 		r := runCLI(t, fx.cli(""), tt.args...)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 
@@ -18,9 +19,22 @@ func (c *cli) serve(fs *flagSet) runFunc {
 	addr := fs.String("addr", dashboard.DefaultAddr, "listen on `host:port`; an address beyond loopback needs --token")
 	token := fs.String("token", "", "require this `token` of every request (default $LITEQUEUE_TOKEN)")
 	writes := fs.Bool("allow-writes", false, "allow replay, cancel and purge from the pages")
+	accessLog := fs.Bool("access-log", false, "log every request on stderr (errors and refused requests are logged always)")
+	var hosts []string
+	fs.Func("allow-host", "without a token, answer requests for this `host` too (e.g. a reverse proxy's name; repeat for more): "+
+		"else only localhost and loopback addresses", func(s string) error {
+		hosts = append(hosts, s)
+		return nil
+	})
 	return func(ctx context.Context, _ []string) error {
 		if *token == "" {
 			*token = c.getenv("LITEQUEUE_TOKEN")
+		}
+		opts := dashboard.ServeOptions{Addr: *addr, Token: *token, AllowedHosts: hosts, AllowWrites: *writes, Clock: c.clock,
+			Logger: slog.New(slog.NewTextHandler(c.stderr, nil)), AccessLog: *accessLog,
+			Ready: func(a net.Addr) { fmt.Fprintf(c.stderr, "litequeue: serving http://%s/\n", a) }}
+		if err := opts.Check(); err != nil {
+			return fs.usageError(err)
 		}
 		open := c.openRead
 		if *writes {
@@ -35,10 +49,8 @@ func (c *cli) serve(fs *flagSet) runFunc {
 			return err
 		}
 		defer q.Close()
-		return dashboard.Serve(ctx, q, dashboard.ServeOptions{
-			Addr: *addr, Token: *token, AllowWrites: *writes, Policies: policies, Clock: c.clock,
-			Ready: func(a net.Addr) { fmt.Fprintf(c.stderr, "litequeue: serving http://%s/\n", a) },
-		})
+		opts.Policies = policies
+		return dashboard.Serve(ctx, q, opts)
 	}
 }
 

@@ -248,3 +248,27 @@ func TestDSN_UnreachableServer(t *testing.T) {
 		t.Errorf("child output shows the DSN's password:\n%s", out)
 	}
 }
+
+// TestServer_RestartAndStop restarts a server of the test's own: a
+// connection of the pool is cut, the next one answers on the same DSN;
+// once stopped, nothing answers.
+func TestServer_RestartAndStop(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewServer(t)
+	db := open(t, s.DSN)
+	var before, after int
+	if err := db.QueryRowContext(t.Context(), `SELECT pg_backend_pid()`).Scan(&before); err != nil {
+		t.Fatalf("query before the restart: %v", err)
+	}
+	s.Restart(t)
+	if err := db.QueryRowContext(t.Context(), `SELECT pg_backend_pid()`).Scan(&after); err != nil {
+		t.Fatalf("query after the restart: %v", err)
+	}
+	if after == before {
+		t.Errorf("the same backend (pid %d) answered after the restart", after)
+	}
+	s.Stop(t)
+	if err := db.PingContext(t.Context()); err == nil {
+		t.Error("the server answers after Stop")
+	}
+}

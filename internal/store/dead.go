@@ -11,7 +11,11 @@ import (
 const deadByIDSQL = `SELECT ` + JobColumns + ` FROM litequeue_jobs
 	WHERE id IN (?) AND state = 'dead' ORDER BY id /*FOR UPDATE*/`
 
-const countDeadSQL = `SELECT COUNT(*) FROM litequeue_jobs WHERE state = 'dead' AND finished_at <= ?`
+const tallyDeadSQL = `SELECT COUNT(*) AS jobs, COALESCE(MAX(id), 0) AS max_id
+	FROM litequeue_jobs WHERE state = 'dead' AND finished_at <= ?`
+
+// deadUpToSQL is finishedJobsSQL for the dead jobs up to an ID, in order.
+const deadUpToSQL = finishedJobsSQL + ` AND id <= ? ORDER BY id`
 
 // DeadJobs reads, in the write transaction tx, the rows of those of the
 // jobs with the given IDs that are dead, in ID order, for tx to write
@@ -26,9 +30,16 @@ func DeadJobs(ctx context.Context, tx Execer, ids []int64) ([]JobRow, error) {
 	return rows, err
 }
 
-// CountDead counts on db the dead jobs that died at or before cutoff.
-func CountDead(ctx context.Context, db Execer, cutoff int64) (int, error) {
-	var n int
-	err := db.GetContext(ctx, &n, countDeadSQL, cutoff)
-	return n, err
+// TallyDead counts on db the dead jobs that died at or before cutoff, and
+// returns the highest ID among them (0 for none), from one statement.
+func TallyDead(ctx context.Context, db Execer, cutoff int64) (jobs int, maxID int64, err error) {
+	return tally(ctx, db, tallyDeadSQL, cutoff)
+}
+
+// DeadUpTo returns, in ID order, the dead jobs that died at or before
+// cutoff with an ID of at most maxID, with the size of their history.
+func DeadUpTo(ctx context.Context, db Execer, cutoff, maxID int64) ([]Finished, error) {
+	var found []Finished
+	err := selectIn(ctx, db, &found, deadUpToSQL, []string{"dead"}, cutoff, maxID)
+	return found, err
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -104,15 +105,39 @@ func StorableText(s string) string {
 const LimitParam = `CAST(? AS INTEGER)`
 
 // Pool is a database/sql pool that runs litequeue's SQL in its engine's
-// dialect: litequeue's own reads.
+// dialect: litequeue's own reads. On a server its reads are tried again
+// while the server is away (see again).
 type Pool struct {
 	*sqlx.DB
 	d     *Dialect
-	stmts stmtCache // on a file, its reads, prepared once (see GetContext)
+	stmts stmtCache        // on a file, its reads, prepared once (see GetContext)
+	lost  func(error) bool // the engine's Lost
 }
 
-// NewPool is db running litequeue's SQL in dialect d.
-func NewPool(db *sqlx.DB, d *Dialect) *Pool { return &Pool{DB: db, d: d} }
+// NewPool is db running litequeue's SQL in dialect d, for an engine whose
+// Lost tells a lost connection (nil: one that never loses it).
+func NewPool(db *sqlx.DB, d *Dialect, lost func(error) bool) *Pool {
+	return &Pool{DB: db, d: d, lost: lost}
+}
+
+// again runs fn, a read, and runs it again while it fails because the
+// server went away, as the writer does a write (see Writer.Do). dest, the
+// read's destination, is emptied before each try: a read cut short may
+// have filled part of it.
+func (p *Pool) again(ctx context.Context, dest any, fn func() error) error {
+	var o outage
+	for err := fn(); ; err = fn() {
+		if p.lost == nil || !p.lost(err) {
+			return err
+		}
+		if !o.wait(ctx) {
+			return o.gone(ctx, err)
+		}
+		if dest != nil {
+			reflect.ValueOf(dest).Elem().SetZero()
+		}
+	}
+}
 
 func (p *Pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return p.DB.ExecContext(ctx, p.d.SQL(query), p.d.Args(args)...)
@@ -125,7 +150,7 @@ func (p *Pool) ExecContext(ctx context.Context, query string, args ...any) (sql.
 // would be one more, named, on every connection of the pool.
 func (p *Pool) GetContext(ctx context.Context, dest any, query string, args ...any) error {
 	if p.d != nil {
-		return p.DB.GetContext(ctx, dest, p.d.SQL(query), p.d.Args(args)...)
+		return p.again(ctx, dest, func() error { return p.DB.GetContext(ctx, dest, p.d.SQL(query), p.d.Args(args)...) })
 	}
 	return p.stmts.run(ctx, p, query, func(st *sqlx.Stmt) error { return st.GetContext(ctx, dest, args...) })
 }
@@ -133,7 +158,7 @@ func (p *Pool) GetContext(ctx context.Context, dest any, query string, args ...a
 // SelectContext is GetContext for many rows.
 func (p *Pool) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
 	if p.d != nil {
-		return p.DB.SelectContext(ctx, dest, p.d.SQL(query), p.d.Args(args)...)
+		return p.again(ctx, dest, func() error { return p.DB.SelectContext(ctx, dest, p.d.SQL(query), p.d.Args(args)...) })
 	}
 	return p.stmts.run(ctx, p, query, func(st *sqlx.Stmt) error { return st.SelectContext(ctx, dest, args...) })
 }
@@ -153,14 +178,29 @@ func (p *Pool) Begin(ctx context.Context, opts *sql.TxOptions) (*AppTx, error) {
 
 // Snapshot runs fn in a read-only transaction on the pool, which it rolls
 // back when fn returns: fn's reads see one snapshot of the database and
-// take no write lock (on the file, a DEFERRED BEGIN).
+// take no write lock (on the file, a DEFERRED BEGIN; on a server,
+// REPEATABLE READ). On a server it runs
+// the whole of it again while it fails because the server went away (see
+// again): fn sets its results afresh each time.
 func (p *Pool) Snapshot(ctx context.Context, fn func(tx Execer) error) error {
-	tx, err := p.Begin(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
+	// A file's read transaction (DEFERRED) reads one snapshot; a server's
+	// needs REPEATABLE READ for that.
+	opts := &sql.TxOptions{ReadOnly: true}
+	if p.d != nil {
+		opts.Isolation = sql.LevelRepeatableRead
 	}
-	defer tx.Rollback()
-	return fn(tx)
+	once := func() error {
+		tx, err := p.Begin(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		return fn(tx)
+	}
+	if p.d == nil {
+		return once()
+	}
+	return p.again(ctx, nil, once)
 }
 
 // CloseStmts releases the statements the pool prepared; the pool itself

@@ -62,7 +62,7 @@ func TestPool_ReadsWhileTheCacheTurnsOver(t *testing.T) {
 	}
 	db.SetMaxOpenConns(4)
 	t.Cleanup(func() { db.Close() })
-	p := NewPool(db, nil)
+	p := NewPool(db, nil, nil)
 	t.Cleanup(func() { p.CloseStmts() })
 	const readers, each = 8, 20 * maxStmts
 	errs := make(chan error, readers)

@@ -29,16 +29,21 @@ type Engine interface {
 	// Begin begins a write transaction on the writer's connection; a
 	// batch that is not durable may commit without an fsync.
 	Begin(c *Conn, durable bool) error
+	// Commit commits the transaction begun on c. A failed COMMIT is
+	// ErrCommit: a *CommitLost if the connection was lost and the server
+	// can tell later whether it took effect.
+	Commit(c *Conn) error
 	// Claim finds, in tx, up to q.Limit due jobs of q's kinds and
 	// queues, in priority, then RunAt, then ID order, calls lease on
 	// each row, which makes it the row of a running job, and writes
 	// those it took (lease returned true) so.
 	Claim(ctx context.Context, tx Execer, q ClaimQuery, lease func(*JobRow) bool) error
-	// LockKind makes the claimers of kind take turns until tx ends, so
-	// that what one counts of the kind's runs is not changed by another
-	// meanwhile. An engine whose writers take turns anyway takes
+	// LockKey makes the transactions that lock key in space (the claims
+	// that count a kind's runs, the copies into the database) take turns
+	// until tx ends, so that what one counts or reads is not changed by
+	// another meanwhile. An engine whose writers take turns anyway takes
 	// nothing.
-	LockKind(ctx context.Context, tx Execer, kind string) error
+	LockKey(ctx context.Context, tx Execer, space, key string) error
 	// InsertJobs inserts the jobs in one statement, and returns their
 	// IDs in the order of the payloads. It never makes a second live job
 	// of a UniqueKey: where another transaction may have inserted the
@@ -74,6 +79,9 @@ type Engine interface {
 	// process's own writer commits, so the writer wakes them itself (see
 	// Writer.WakeOwn).
 	TellsOwn() bool
+	// ServerNow reads the clock of the database's server in ex, for the
+	// check of the Queue's own clock against it (see Info.ServerClock).
+	ServerNow(ctx context.Context, ex Execer) (time.Time, error)
 	// Info describes the engine's pools and schema, for the Queue that
 	// works on them.
 	Info() Info
@@ -97,6 +105,10 @@ type Info struct {
 	Flow bool
 	// Path is the file's path; "" on a server.
 	Path string
+	// ServerClock says that the database keeps a clock of its own (a
+	// server), which the clocks of the Queues on it must agree with; a
+	// file is shared only by the processes of one machine.
+	ServerClock bool
 }
 
 // PollInterval bounds how long an idle worker sleeps before it looks again

@@ -16,7 +16,7 @@ func (op *Op[N]) Err() error { return op.err }
 const (
 	SetRowSQL     = setRowSQL
 	SetHeldRowSQL = setHeldRowSQL
-	CountDeadSQL  = countDeadSQL
+	TallyDeadSQL  = tallyDeadSQL
 )
 
 // FailedSinceSQL is the breaker's count of failures, for its plan's test.

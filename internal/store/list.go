@@ -44,6 +44,24 @@ func CountJobs(ctx context.Context, db Execer, f JobFilter) (int, error) {
 	return n, err
 }
 
+// TallyJobs counts on db the jobs that JobIDs would read for f, and
+// returns the highest ID among them (0 for none), both from one statement:
+// the count and the ID are of the same jobs.
+func TallyJobs(ctx context.Context, db Execer, f JobFilter) (jobs int, maxID int64, err error) {
+	query, args := f.query("id", f.Limit > 0) // in order, for the first Limit
+	return tally(ctx, db, `SELECT COUNT(*) AS jobs, COALESCE(MAX(id), 0) AS max_id FROM (`+query+`) AS counted`, args...)
+}
+
+// tally runs query, a count of jobs and their highest ID.
+func tally(ctx context.Context, db Execer, query string, args ...any) (int, int64, error) {
+	var row struct {
+		Jobs  int   `db:"jobs"`
+		MaxID int64 `db:"max_id"`
+	}
+	err := db.GetContext(ctx, &row, query, args...)
+	return row.Jobs, row.MaxID, err
+}
+
 // query returns the SELECT of the given columns of the jobs that match the
 // filter, limited, and its arguments; ordered, in the filter's order,
 // read through the index that gives it (see stateCond).

@@ -14,7 +14,7 @@ import (
 // use the partial index that holds that state, not every row: the
 // stopped index for ListJobs of dead, discarded, cancelled and expired
 // jobs (the CLI's dead list), the finished index for CountJobs of any
-// terminal state and for CountDead, the claim and lease indexes for
+// terminal state and for the tally of a purge of dead jobs, the claim and lease indexes for
 // pending and running jobs.
 func TestQueryPlans_PartialIndexes(t *testing.T) {
 	t.Parallel()
@@ -33,7 +33,7 @@ func TestQueryPlans_PartialIndexes(t *testing.T) {
 		{"count dead of a kind", "", nil, "litequeue_jobs_finished"},
 		{"list pending", "", nil, "litequeue_jobs_claim"},
 		{"list running", "", nil, "litequeue_jobs_lease"},
-		{"dead purge count", store.CountDeadSQL, []any{0}, "litequeue_jobs_finished"},
+		{"dead purge count", store.TallyDeadSQL, []any{0}, "litequeue_jobs_finished"},
 	} {
 		switch tc.name {
 		case "list dead":
@@ -148,7 +148,7 @@ func BenchmarkList_NewestCompleted(b *testing.B) {
 // pool for the benchmark's own writes.
 func openReads(b *testing.B) (*store.Pool, *sqlx.DB) {
 	w, app := openFile(b, "")
-	reads := store.NewPool(w.Engine.Info().Reads, nil)
+	reads := store.NewPool(w.Engine.Info().Reads, nil, nil)
 	b.Cleanup(func() { reads.CloseStmts() })
 	return reads, app
 }

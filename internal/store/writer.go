@@ -72,21 +72,55 @@ const maxBatch = 512
 //
 // A non-nil op.End is settled in the same transaction, after fn,
 // together with the ends of the other writes in the batch.
+//
+// A write that failed because the server went away (see Engine.Lost) runs
+// again after a wait (see outage), for up to ServerRetry within op.Ctx,
+// and then fails with ErrServerGone. A write whose COMMIT was cut off is
+// never run again before the server, once back, has said that the COMMIT
+// did not take effect (see CommitLost); one that it cannot tell of fails
+// with ErrCommitUnknown too.
 func (w *Writer[N]) Do(op *Op[N]) error {
+	var o outage
+	w.once(op)
+	for w.Engine.Lost(op.err) {
+		if !o.wait(op.Ctx) {
+			return o.gone(op.Ctx, op.err)
+		}
+		var cl *CommitLost
+		if !errors.As(op.err, &cl) {
+			w.once(op) // its transaction rolled back whole
+			continue
+		}
+		status, err := cl.outcome(op.Ctx)
+		switch {
+		case err != nil && w.Engine.Lost(err), err == nil && status == "in progress":
+			// asked again after the next wait
+		case err == nil && status == "committed":
+			op.err = nil
+		case err == nil && status == "aborted":
+			w.once(op)
+		default:
+			return &goneError{err: op.err, commit: true}
+		}
+	}
+	return op.err
+}
+
+// once runs op in a batch, once, and sets op.err.
+func (w *Writer[N]) once(op *Op[N]) {
 	op.done = make(chan bool, 1)
 	w.mu.Lock()
 	w.queue = append(w.queue, op)
 	if w.leading {
 		w.mu.Unlock()
 		if lead := <-op.done; !lead {
-			return op.err
+			return
 		}
 	} else {
 		w.leading = true
 		w.mu.Unlock()
 	}
 	w.lead(op)
-	return op.err
 }
 
 // lead commits one batch that includes op, then passes the lead on.
@@ -154,10 +188,6 @@ func (w *Writer[N]) commit(batch []*Op[N]) {
 // whole (a deadlock, a lost connection) runs.
 const writeTries = 3
 
-// errCommit marks a failed COMMIT: whether it took effect is unknown when
-// the connection was lost, so the writes are not run again.
-var errCommit = errors.New("commit")
-
 // failed returns the writes of the batch that failed in a way that lets
 // them run again, and reports whether one failed because the connection
 // was lost.
@@ -167,7 +197,7 @@ func (w *Writer[N]) failed(batch []*Op[N]) (again []*Op[N], lost bool) {
 			continue
 		}
 		lost = lost || w.Engine.Lost(o.err)
-		if w.Engine.Retry(o.err) && !errors.Is(o.err, errCommit) && o.Ctx.Err() == nil {
+		if w.Engine.Retry(o.err) && !errors.Is(o.err, ErrCommit) && o.Ctx.Err() == nil {
 			again = append(again, o)
 		}
 	}
@@ -215,9 +245,9 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 			return false
 		}
 	}
-	if err := c.Exec(`COMMIT`); err != nil {
+	if err := w.Engine.Commit(c); err != nil {
 		c.Rollback()
-		return fail(fmt.Errorf("%w: %w", errCommit, err))
+		return fail(err)
 	}
 	if w.wakes {
 		w.Wake()

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -24,10 +25,12 @@ import (
 // every other read that the same transaction then writes takes its rows
 // FOR UPDATE (see dialect); a unique key is inserted ON CONFLICT DO
 // NOTHING. Idle workers wake on LISTEN: a trigger notifies at the commit
-// of every write that leaves a job pending (schema.sql).
+// of every write that leaves a job pending (schema.sql), on the channel
+// of the tables' schema (pgChannel).
 type Engine struct {
 	db     *sqlx.DB
 	pg     backend.Postgres
+	wakeOn string // the channel of the wake-ups (pgChannel)
 	logger *slog.Logger
 }
 
@@ -36,38 +39,10 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 3 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list
-
-// pgUpgrades take a schema of version v to v+1, where running the whole
-// of schema.sql again would lock more than the change needs: its
-// ALTER TABLEs take the jobs table's ACCESS EXCLUSIVE lock, held until the
-// migration commits while every index of every table is built or checked,
-// which stalls the writers of processes still at work, or deadlocks with
-// one that holds a lock on another table. A step locks the one table it
-// changes; TestOpen_MigratesVersion2 checks that it leaves the indexes a
-// new schema has.
-var pgUpgrades = map[int]string{
-	// The index is built before the one it replaces is dropped, so that the
-	// long scan holds only a SHARE lock.
-	2: `CREATE INDEX IF NOT EXISTS litequeue_jobs_stopped
-	ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL AND state <> 'completed';
-DROP INDEX IF EXISTS litequeue_jobs_list`,
-}
-
-// pgMigrationSQL takes litequeue's tables of the given version (0: none)
-// to pgSchemaVersion.
-func pgMigrationSQL(version int) string {
-	if step, ok := pgUpgrades[version]; ok && version+1 == pgSchemaVersion {
-		return step
-	}
-	return pgSchemaSQL
-}
+const pgSchemaVersion = 4 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied
 
 // VersionSQL reads the version of litequeue's tables.
 const VersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
-
-// pgChannel is the channel of the wake-ups.
-const pgChannel = "litequeue"
 
 // Open opens the engine on the server behind pg.DB, creating or upgrading
 // litequeue's tables in the schema of the connections' search_path
@@ -78,24 +53,25 @@ func Open(ctx context.Context, pg backend.Postgres, logger *slog.Logger) (*Engin
 		logger = slog.New(slog.DiscardHandler)
 	}
 	db := sqlx.NewDb(pg.DB, "pgx")
-	if err := migratePostgres(ctx, db, pg.Existing); err != nil {
+	wakeOn, err := migratePostgres(ctx, db, pg.Existing)
+	if err != nil {
 		return nil, err
 	}
-	return &Engine{db: db, pg: pg, logger: logger}, nil
+	return &Engine{db: db, pg: pg, wakeOn: wakeOn, logger: logger}, nil
 }
 
 // Serial is false: the server's writers run side by side.
 func (e *Engine) Serial() bool { return false }
 
-// wakeSQL wakes every listening worker at the commit, as the trigger does
-// for a job that becomes pending (schema.sql).
-const wakeSQL = `SELECT pg_notify('litequeue', '')`
+// wakeSQL wakes every worker listening on the channel at the commit, as
+// the trigger does for a job that becomes pending (schema.sql).
+const wakeSQL = `SELECT pg_notify(?, '')`
 
 // NotifyAtCommit notifies every listening Work loop, this process's
 // among them, since they look again only when told: the trigger tells
 // only of a job that becomes pending.
 func (e *Engine) NotifyAtCommit(ctx context.Context, tx store.Execer) error {
-	_, err := tx.ExecContext(ctx, wakeSQL)
+	_, err := tx.ExecContext(ctx, wakeSQL, e.wakeOn)
 	return err
 }
 
@@ -108,55 +84,7 @@ func (e *Engine) TellsOwn() bool { return true }
 // table.
 func (e *Engine) Info() store.Info {
 	return store.Info{Reads: e.db, Writes: e.db, App: e.db, Dialect: new(store.Dialect),
-		JobColumns: store.JobColumns, Flow: true}
-}
-
-// migratePostgres creates litequeue's tables (unless existing: then their
-// absence is an error), or checks that they are of a version this binary
-// knows, holding an advisory lock for the transaction: several processes
-// that open a new database at once create them once.
-func migratePostgres(ctx context.Context, db *sqlx.DB, existing bool) error {
-	tx, err := db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue'))`); err != nil {
-		return fmt.Errorf("migrate: lock: %w", err)
-	}
-	var present bool
-	if err := tx.GetContext(ctx, &present, `SELECT to_regclass('litequeue_meta') IS NOT NULL`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	var version int // 0: no tables
-	switch {
-	case !present && existing:
-		return errors.New("no litequeue tables in the schema of the connections' search_path")
-	case present:
-		if err := tx.GetContext(ctx, &version, VersionSQL); err != nil && !errors.Is(err, store.ErrNoRows) {
-			return fmt.Errorf("migrate: read schema version: %w", err)
-		}
-		if version > pgSchemaVersion {
-			return fmt.Errorf("litequeue schema version %d is newer than this binary's %d: upgrade litequeue", version, pgSchemaVersion)
-		}
-		if version == pgSchemaVersion {
-			// Nothing to do; and the schema's statements must not run
-			// again: CREATE INDEX IF NOT EXISTS and CREATE OR REPLACE
-			// TRIGGER lock the table even when there is nothing to
-			// create, which stalls, or deadlocks with, the writers of
-			// the processes already at work. (Unlike the file's, a
-			// change to schema.sql takes a new version.)
-			return nil
-		}
-	}
-	if _, err := tx.ExecContext(ctx, pgMigrationSQL(version)); err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO litequeue_meta (name, value) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, "schema_version", fmt.Sprint(pgSchemaVersion)); err != nil {
-		return fmt.Errorf("migrate: write schema version: %w", err)
-	}
-	return tx.Commit()
+		JobColumns: store.JobColumns, Flow: true, ServerClock: true}
 }
 
 // sqlState is the SQLSTATE of a server's error, or "".
@@ -176,6 +104,52 @@ func (e *Engine) Begin(c *store.Conn, durable bool) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	return nil
+}
+
+// pgXactSQL names the transaction that is about to commit, if it wrote:
+// should the connection be lost during its COMMIT, pgXactStatusSQL tells,
+// once the server is back, whether the COMMIT took effect.
+const (
+	pgXactSQL       = `SELECT CAST(pg_current_xact_id_if_assigned() AS text)`
+	pgXactStatusSQL = `SELECT pg_xact_status(CAST(? AS xid8))`
+)
+
+// Commit commits, having read the transaction's ID first: if the
+// connection is lost during the COMMIT, the server tells later whether it
+// took effect (a *store.CommitLost).
+func (e *Engine) Commit(c *store.Conn) error {
+	var xid sql.NullString
+	if err := c.GetContext(context.Background(), &xid, pgXactSQL); err != nil {
+		return err // before the COMMIT: the transaction rolls back
+	}
+	err := c.Exec(`COMMIT`)
+	switch {
+	case err == nil:
+		return nil
+	case !e.Lost(err):
+		return fmt.Errorf("%w: %w", store.ErrCommit, err)
+	case !xid.Valid:
+		return err // it wrote nothing: as good as rolled back
+	}
+	return &store.CommitLost{Err: err, Ask: func(ctx context.Context) (string, error) {
+		var status sql.NullString
+		err := e.db.GetContext(ctx, &status, e.db.Rebind(pgXactStatusSQL), xid.String)
+		return status.String, err
+	}}
+}
+
+// pgNowSQL reads the server's clock, in microseconds: clock_timestamp, not
+// now, which is when the transaction began.
+const pgNowSQL = `SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS bigint)`
+
+// ServerNow reads the server's clock in ex, for the check of the Queue's
+// clock against it.
+func (e *Engine) ServerNow(ctx context.Context, ex store.Execer) (time.Time, error) {
+	var us int64
+	if err := ex.GetContext(ctx, &us, pgNowSQL); err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMicro(us), nil
 }
 
 // pgClaimSQL takes, in claim order, due jobs that no other transaction
@@ -229,11 +203,12 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 	return err
 }
 
-// lockKind takes a lock on kind for the rest of tx: PostgreSQL's claimers
-// do not take turns, so two could each count a kind's runs before either
-// wrote its claim.
-func (e *Engine) LockKind(ctx context.Context, tx store.Execer, kind string) error {
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue.kind'), hashtext(?))`, kind)
+// LockKey takes an advisory lock on key in space, of the tables' schema,
+// for the rest of tx: PostgreSQL's writers do not take turns, so two
+// claims could each count a kind's runs before either wrote its claim,
+// and two copies each miss the other's record.
+func (e *Engine) LockKey(ctx context.Context, tx store.Execer, space, key string) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue.' || ?), hashtext(?))`, space, key)
 	return err
 }
 
@@ -294,7 +269,7 @@ func (e *Engine) Close() error {
 }
 
 // pgWatch tells an idle Work loop that a job may have become pending: a
-// notification came on pgChannel since the last call of changed, or the
+// notification came on the engine's channel since the last call of changed, or the
 // listening connection is down (then every look is a change, and Work
 // polls every store.PollInterval until it is back). On each notification it
 // also wakes the Work loops at once.
@@ -320,12 +295,12 @@ func (e *Engine) Watch(wk store.Waker) (store.Changes, error) {
 	return w, nil
 }
 
-// listen listens on pgChannel until ctx is done, listening again after
+// listen listens on the engine's channel until ctx is done, listening again after
 // each loss.
 func (w *pgWatch) listen(ctx context.Context) {
 	defer close(w.done)
 	for ctx.Err() == nil {
-		l, err := w.e.pg.Listen(ctx, pgChannel)
+		l, err := w.e.pg.Listen(ctx, w.e.wakeOn)
 		if err == nil {
 			w.up.Store(true)
 			w.dirty.Store(true)

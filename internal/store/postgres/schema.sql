@@ -1,10 +1,13 @@
--- litequeue schema on PostgreSQL, version 3: schema.sql's tables and
+-- litequeue schema on PostgreSQL, version 4: schema.sql's tables and
 -- indexes, with PostgreSQL's types (BIGINT for every integer, a job ID from
 -- an identity column that never hands a number out twice, BYTEA for the
 -- payload), in the schema the connection's search_path names first. Every
 -- statement can run again without harm; migratePostgres runs it under an
 -- advisory lock, so that processes opening at once do not race.
 
+-- 'schema_version': this file's version; 'database_id': a random ID,
+-- written when the tables are made or upgraded, by which Copy knows the
+-- database as a source (copy.go).
 CREATE TABLE IF NOT EXISTS litequeue_meta (
 	name  TEXT PRIMARY KEY,
 	value TEXT NOT NULL
@@ -82,11 +85,21 @@ CREATE INDEX IF NOT EXISTS litequeue_keys_expiry
 
 -- Wake-ups: a job that becomes pending (enqueued, retried, replayed, run
 -- now), in any session — a Queue's, the app's own transaction, another
--- machine's — notifies the channel litequeue at its commit. PostgreSQL
--- sends one notification per transaction however many rows it wrote.
+-- machine's — notifies at its commit the channel of its table's schema:
+-- litequeue_<schema>, or, where that would pass the 63 bytes of a name,
+-- litequeue_<the md5 of the schema's name, in hex> (pgChannel in
+-- postgres.go names it alike), so that the Queues of other schemas in the
+-- database do not wake for it. PostgreSQL sends one notification per
+-- channel and transaction however many rows it wrote. Version 4: before,
+-- every schema notified the channel litequeue.
 CREATE OR REPLACE FUNCTION litequeue_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+	channel text := 'litequeue_' || TG_TABLE_SCHEMA;
 BEGIN
-	PERFORM pg_notify('litequeue', '');
+	IF octet_length(channel) > 63 THEN
+		channel := 'litequeue_' || md5(TG_TABLE_SCHEMA);
+	END IF;
+	PERFORM pg_notify(channel, '');
 	RETURN NULL;
 END $$;
 
@@ -167,4 +180,17 @@ CREATE TABLE IF NOT EXISTS litequeue_periodic (
 	last_job_id   BIGINT  NOT NULL DEFAULT 0,  -- the job of the latest slot fired; 0: none yet
 	fired_at      BIGINT  NOT NULL DEFAULT 0,  -- ms: when that job was enqueued; 0: never
 	registered_at BIGINT  NOT NULL             -- ms: the newest registration
+);
+
+-- Copy (copy.go).
+
+-- Version 4: a row per job that Copy copied into these tables, kept for
+-- good, as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_copied (
+	source      TEXT    NOT NULL,
+	fingerprint TEXT    NOT NULL,
+	source_id   BIGINT  NOT NULL,
+	job_id      BIGINT  NOT NULL,
+	copied_at   BIGINT  NOT NULL,
+	PRIMARY KEY (source, fingerprint)
 );

@@ -191,6 +191,21 @@ func (e *Engine) Begin(c *store.Conn, durable bool) error {
 	return nil
 }
 
+// Commit commits; a connection to a file is never lost, so a failed
+// COMMIT is store.ErrCommit alone.
+func (e *Engine) Commit(c *store.Conn) error {
+	if err := c.Exec(`COMMIT`); err != nil {
+		return fmt.Errorf("%w: %w", store.ErrCommit, err)
+	}
+	return nil
+}
+
+// ServerNow fails: a file keeps no clock of its own (see
+// store.Info.ServerClock).
+func (e *Engine) ServerNow(context.Context, store.Execer) (time.Time, error) {
+	return time.Time{}, errors.New("a file keeps no clock of its own")
+}
+
 // setDurable sets the synchronous level for the next commit: with full
 // configured, FULL for a durable batch and NORMAL for a light one. A
 // failure to relax is of no consequence (the commit is fsynced); a
@@ -272,8 +287,8 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 	return err
 }
 
-// lockKind takes nothing: the file's writers take turns.
-func (e *Engine) LockKind(context.Context, store.Execer, string) error { return nil }
+// LockKey takes nothing: the file's writers take turns.
+func (e *Engine) LockKey(context.Context, store.Execer, string, string) error { return nil }
 
 const insertJobSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, unique_key, metadata, expires_at)

@@ -126,6 +126,31 @@ func openFrozen(path string, err error) bool {
 	return errors.Is(statErr, os.ErrNotExist)
 }
 
+// readAccessOf is how OpenReadOnly reads the file at path. A -wal and
+// -shm that SQLite made beside it would have the file's mode and this
+// user as owner (the file's owner if this process runs as root); where the
+// file's owner could not write them (a file of mode 0400, a reader who
+// may not write the file), its writers would fail later with "attempt to
+// write a readonly database". Such a reader makes none: where no -wal
+// exists, no writer is at work and every committed transaction is in the
+// file, so it reads the file as a snapshot, as openFrozen does; a -wal
+// without its -shm is refused, as reading it needs a -shm made.
+func readAccessOf(path string) (access, error) {
+	fi, err := os.Stat(path)
+	if err != nil || !makesUnwritableSides(fi) {
+		return readAccess, err
+	}
+	_, walErr := os.Stat(path + "-wal")
+	_, shmErr := os.Stat(path + "-shm")
+	switch {
+	case errors.Is(walErr, fs.ErrNotExist):
+		return frozenAccess, nil
+	case walErr == nil && errors.Is(shmErr, fs.ErrNotExist):
+		return 0, fmt.Errorf("its -wal has no -shm beside it, and one made by this process (uid %d) could not be written by the file's writers: read it as the file's owner", os.Geteuid())
+	}
+	return readAccess, nil
+}
+
 // isNoSHM reports whether err is SQLite's failure to make a -shm file.
 func isNoSHM(err error) bool {
 	var se interface{ Code() int }
@@ -191,7 +216,7 @@ func openFile(path string, mode Mode, synchronous, checkpoint string) (_ *file, 
 		return nil, err
 	}
 	if mode == Existing && f.version == 0 {
-		return nil, errors.New("the file has no litequeue tables (only Open adopts a file)")
+		return nil, fmt.Errorf("%w (only Open adopts a file)", store.ErrNoTables)
 	}
 	if mode != ReadOnly && f.lock == nil {
 		f.lock, err = openFileLock(path)
@@ -221,7 +246,7 @@ func statFile(path string, mode Mode) (exists bool, err error) {
 		return false, err
 	}
 	if !fi.Mode().IsRegular() {
-		return false, fmt.Errorf("it is %s, not a database file", fileType(fi.Mode()))
+		return false, fmt.Errorf("it is %s, not a database file", FileType(fi.Mode()))
 	}
 	// SQLite reads a file of one byte as an empty database, and would
 	// write over it; no database SQLite writes has one byte (but for the
@@ -238,9 +263,12 @@ func statFile(path string, mode Mode) (exists bool, err error) {
 		return true, nil
 	}
 	if err := accessible(path, true); errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		return false, fmt.Errorf("the file is not writable (OpenReadOnly can inspect it): %w", err)
+		return false, fmt.Errorf("%w (OpenReadOnly can inspect it): %w", store.ErrNotWritable, err)
 	} else if err != nil {
 		return false, err
+	}
+	if sides := UnwritableSides(path, true); len(sides) > 0 {
+		return false, errors.New(strings.Join(sides, "; "))
 	}
 	return true, nil
 }
@@ -281,7 +309,10 @@ func CreateFile(path string) error {
 func openChecked(path string, mode Mode, synchronous, checkpoint string) (*sqlx.DB, int, error) {
 	a := writeAccess
 	if mode == ReadOnly {
-		a = readAccess
+		var err error
+		if a, err = readAccessOf(path); err != nil {
+			return nil, 0, err
+		}
 	}
 	db, version, err := openAndCheck(path, a, synchronous, checkpoint)
 	if mode == ReadOnly && openFrozen(path, err) {
@@ -296,7 +327,7 @@ func openChecked(path string, mode Mode, synchronous, checkpoint string) (*sqlx.
 		return nil, 0, err
 	case mode == ReadOnly && version == 0:
 		db.Close()
-		return nil, 0, errors.New("the file has no litequeue tables")
+		return nil, 0, store.ErrNoTables
 	}
 	return db, version, nil
 }
@@ -380,4 +411,14 @@ func ReadSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 		return 0, nil
 	}
 	return version, err
+}
+
+// ShellQuote quotes path for a POSIX shell where it needs quoting.
+func ShellQuote(path string) string {
+	if path != "" && !strings.ContainsFunc(path, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%=", r))
+	}) {
+		return path
+	}
+	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }

@@ -2,7 +2,10 @@
 
 package sqlite
 
-import "os"
+import (
+	"io/fs"
+	"os"
+)
 
 // accessible reports whether this process may read the file at path, or
 // write it if write, by opening it so. Closing the descriptor drops no
@@ -19,3 +22,10 @@ func accessible(path string, write bool) error {
 	}
 	return f.Close()
 }
+
+// UnwritableSides finds nothing: Windows has no Unix file modes, and
+// SQLite gives no -shm a mode of its own.
+func UnwritableSides(path string, self bool) []string { return nil }
+
+// makesUnwritableSides reports false: see unwritableSides.
+func makesUnwritableSides(db fs.FileInfo) bool { return false }

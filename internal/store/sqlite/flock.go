@@ -63,13 +63,13 @@ func notRegular(m fs.FileMode) error {
 	if m&fs.ModeSymlink != 0 {
 		return errors.New("it is a symbolic link, which litequeue does not follow")
 	}
-	return fmt.Errorf("it is %s, not a regular file", fileType(m))
+	return fmt.Errorf("it is %s, not a regular file", FileType(m))
 }
 
 func (l *fileLock) close() error { return l.f.Close() }
 
-// fileType names what a file that is not a regular file is.
-func fileType(m fs.FileMode) string {
+// FileType names what a file that is not a regular file is.
+func FileType(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"

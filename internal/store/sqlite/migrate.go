@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // migrate switches the file to WAL and creates or upgrades litequeue's
@@ -12,11 +13,12 @@ import (
 // once it holds the lock, so that when several processes open an old file
 // at once one of them migrates it and the others find it done. Opening
 // never destroys data: schema.sql adds tables and indexes, and drops only
-// an index it replaces (it runs at every Open, so an index added to it
-// needs no new version: see litequeue_jobs_stopped and
-// litequeue_attempts_breaker), the one rebuild, that of
-// version 3 (see setAsideJobsSQL), copies every row, and versions 4 and 5
-// add a column each (see addMetadataSQL, addExpiresSQL).
+// an index it replaces (it runs at every Open, so an index or a table
+// added to it needs no new version: see litequeue_jobs_stopped,
+// litequeue_attempts_breaker and litequeue_copied), the one rebuild, that
+// of version 3 (see setAsideJobsSQL), copies every row, and versions 4
+// and 5 add a column each (see addMetadataSQL, addExpiresSQL). A file
+// without a database ID gets one (addDatabaseID).
 //
 // A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
 // accepts only before the file's first page is written, so that the
@@ -43,17 +45,20 @@ func migrate(ctx context.Context, db *sqlx.DB, schemaSQL string) error {
 		// schema.sql runs again, to make what it has changed without a
 		// new version: an index (litequeue_jobs_stopped, which replaced
 		// litequeue_jobs_list; litequeue_attempts_breaker, which replaced
-		// litequeue_attempts_failed). When nothing is missing it writes
-		// nothing.
+		// litequeue_attempts_failed), a table (litequeue_copied). When
+		// nothing is missing it writes nothing.
 		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}
-		return tx.Commit()
+	} else {
+		if err := upgrade(ctx, tx, version, schemaSQL); err != nil {
+			return err
+		}
+		if err := claimFile(ctx, tx); err != nil {
+			return err
+		}
 	}
-	if err := upgrade(ctx, tx, version, schemaSQL); err != nil {
-		return err
-	}
-	if err := claimFile(ctx, tx); err != nil {
+	if err := store.AddDatabaseID(ctx, tx); err != nil {
 		return err
 	}
 	return tx.Commit()

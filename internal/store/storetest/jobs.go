@@ -217,7 +217,8 @@ func testRequestCancel(t *testing.T, f *Fixture) {
 }
 
 // testDeadJobs: DeadJobs reads those of the given jobs that are dead, in
-// ID order, and CountDead counts the dead jobs that died by a cutoff.
+// ID order; TallyDead counts the dead jobs that died by a cutoff, with the
+// highest ID among them, and DeadUpTo lists those up to an ID.
 func testDeadJobs(t *testing.T, f *Fixture) {
 	ctx := t.Context()
 	late := putJob(t, f, "q", "k", finished("dead", 30, "late"))
@@ -238,9 +239,16 @@ func testDeadJobs(t *testing.T, f *Fixture) {
 	if want := []int64{late, early}; !slices.Equal(got, want) {
 		t.Errorf("DeadJobs = %v, want %v", got, want)
 	}
-	for cutoff, want := range map[int64]int{9: 0, 10: 1, 29: 1, 30: 2} {
-		if n, err := store.CountDead(ctx, f.Reads, cutoff); err != nil || n != want {
-			t.Errorf("CountDead(%d) = %d, %v; want %d", cutoff, n, err, want)
+	for cutoff, want := range map[int64]struct {
+		n   int
+		max int64
+	}{9: {0, 0}, 10: {1, early}, 29: {1, early}, 30: {2, early}} {
+		if n, maxID, err := store.TallyDead(ctx, f.Reads, cutoff); err != nil || n != want.n || maxID != want.max {
+			t.Errorf("TallyDead(%d) = %d, %d, %v; want %d, %d", cutoff, n, maxID, err, want.n, want.max)
 		}
+	}
+	found, err := store.DeadUpTo(ctx, f.Reads, 30, late)
+	if err != nil || len(found) != 1 || found[0].ID != late {
+		t.Errorf("DeadUpTo(30, %d) = %+v, %v; want job %d alone", late, found, err, late)
 	}
 }

@@ -31,7 +31,7 @@ func NewFixture(tb testing.TB, eng store.Engine) *Fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	reads := store.NewPool(info.Reads, info.Dialect)
+	reads := store.NewPool(info.Reads, info.Dialect, eng.Lost)
 	tb.Cleanup(func() {
 		reads.CloseStmts()
 		conn.Close()

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+)
+
+// A database's ID: a random value in its litequeue_meta, written the first
+// time it is opened for writing, by which Copy knows it as a source.
+
+const (
+	addDatabaseIDSQL = `INSERT INTO litequeue_meta (name, value) VALUES ('database_id', ?)
+		ON CONFLICT (name) DO NOTHING`
+	databaseIDSQL = `SELECT value FROM litequeue_meta WHERE name = 'database_id'`
+)
+
+// AddDatabaseID gives the database of tx a random ID, unless it has one.
+func AddDatabaseID(ctx context.Context, tx Execer) error {
+	if _, err := tx.ExecContext(ctx, addDatabaseIDSQL, rand.Text()); err != nil {
+		return fmt.Errorf("add the database ID: %w", err)
+	}
+	return nil
+}
+
+// DatabaseID reads the ID of the database of ex; "" if it has none (a
+// file last written by an older litequeue).
+func DatabaseID(ctx context.Context, ex Execer) (string, error) {
+	var id string
+	if err := ex.GetContext(ctx, &id, databaseIDSQL); err != nil && !errors.Is(err, ErrNoRows) {
+		return "", err
+	}
+	return id, nil
+}
+
+// What Copy moves from one database to another, and the record it keeps
+// of what it copied (litequeue_copied), so that it copies each job once.
+
+// A CopySource is what Copy reads of a database, in one snapshot: its ID
+// ("" for none), the jobs that are not finished (and the dead), their
+// history, and the idempotency keys that have not expired.
+type CopySource struct {
+	ID      string
+	Jobs    []JobRow
+	History []CopyHistoryRow
+	Keys    []CopyKeyRow
+}
+
+// A CopyHistoryRow is a history row of a job Copy copies.
+type CopyHistoryRow struct {
+	JobID int64 `db:"job_id"`
+	AttemptRow
+	Kind string `db:"kind"`
+	Next string `db:"next_state"`
+}
+
+// A CopyKeyRow is an idempotency key Copy copies.
+type CopyKeyRow struct {
+	Key       string `db:"key"`
+	ExpiresAt int64  `db:"expires_at"`
+}
+
+const (
+	copyJobsWhere  = ` FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead') ORDER BY id`
+	copyHistorySQL = `SELECT job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state
+		FROM litequeue_attempts WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead'))
+		ORDER BY id`
+	copyKeysSQL = `SELECT key, expires_at FROM litequeue_keys WHERE expires_at > ?`
+)
+
+// ReadCopySource reads what Copy copies from the database of p, in one
+// snapshot, scanning the jobs' columns cols; the keys are those that have
+// not expired at now.
+func ReadCopySource(ctx context.Context, p *Pool, cols string, now int64) (*CopySource, error) {
+	var src *CopySource
+	err := p.Snapshot(ctx, func(tx Execer) (err error) {
+		src = new(CopySource)
+		if src.ID, err = DatabaseID(ctx, tx); err != nil {
+			return err
+		}
+		if err := tx.SelectContext(ctx, &src.Jobs, `SELECT `+cols+copyJobsWhere); err != nil {
+			return err
+		}
+		if err := tx.SelectContext(ctx, &src.History, copyHistorySQL); err != nil {
+			return err
+		}
+		return tx.SelectContext(ctx, &src.Keys, copyKeysSQL, now)
+	})
+	return src, err
+}
+
+const (
+	// copiedFromSQL reads the fingerprints of the jobs copied here from a
+	// source, and from any without an ID; copiedAnySQL those from any
+	// source, for a source without an ID.
+	copiedFromSQL   = `SELECT fingerprint FROM litequeue_copied WHERE source = ? OR source = ''`
+	copiedAnySQL    = `SELECT fingerprint FROM litequeue_copied`
+	copiedInsertSQL = `INSERT INTO litequeue_copied (source, fingerprint, source_id, job_id, copied_at) VALUES (?, ?, ?, ?, ?)`
+	copyInsertSQL   = `INSERT INTO litequeue_jobs
+		(queue, kind, payload, state, priority, attempt, max_tries, own_max_tries, run_at, created_at,
+		 finished_at, last_error, unique_key, token, metadata, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	// copyKeySQL keeps the later expiry of a key in both.
+	copyKeySQL = `INSERT INTO litequeue_keys (key, expires_at) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET expires_at = excluded.expires_at
+		WHERE excluded.expires_at > litequeue_keys.expires_at`
+)
+
+// CopiedBefore returns, in the write transaction tx of the target, the
+// fingerprints of the jobs copied into it before from source: from it
+// and, where either database had no ID, from any. It refuses a source
+// that is the target's own database. The copies into one database take
+// turns (see Engine.LockKey) until tx ends, so that each reads what the
+// one before recorded.
+func CopiedBefore(ctx context.Context, tx Execer, eng Engine, source string) (map[string]bool, error) {
+	if err := eng.LockKey(ctx, tx, "copy", ""); err != nil {
+		return nil, err
+	}
+	id, err := DatabaseID(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if id != "" && id == source {
+		return nil, fmt.Errorf("from and to are one database (database ID %s)", id)
+	}
+	var fps []string
+	if source == "" {
+		err = tx.SelectContext(ctx, &fps, copiedAnySQL)
+	} else {
+		err = tx.SelectContext(ctx, &fps, copiedFromSQL, source)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the jobs copied before: %w", err)
+	}
+	copied := make(map[string]bool, len(fps))
+	for _, fp := range fps {
+		copied[fp] = true
+	}
+	return copied, nil
+}
+
+// InsertCopy inserts the job of row r as it is, but for its ID and lease,
+// and returns its new ID.
+func InsertCopy(ctx context.Context, tx Execer, r *JobRow) (int64, error) {
+	var id int64
+	err := tx.GetContext(ctx, &id, copyInsertSQL, r.Queue, r.Kind, PayloadColumn(r.Payload), r.State, r.Priority, r.Attempt,
+		r.MaxTries, r.OwnMaxTries, r.RunAt, r.CreatedAt, r.FinishedAt, r.LastError, r.UniqueKey, r.Token, r.Metadata, r.ExpiresAt)
+	return id, err
+}
+
+// RecordCopy records that the job sourceID of source, whose fingerprint
+// is fp, was copied as the job jobID at the given time.
+func RecordCopy(ctx context.Context, tx Execer, source, fp string, sourceID, jobID, at int64) error {
+	_, err := tx.ExecContext(ctx, copiedInsertSQL, source, fp, sourceID, jobID, at)
+	return err
+}
+
+// MergeKey adds the idempotency key, or keeps the later of its expiries.
+func MergeKey(ctx context.Context, tx Execer, key string, expiresAt int64) error {
+	_, err := tx.ExecContext(ctx, copyKeySQL, key, expiresAt)
+	return err
+}

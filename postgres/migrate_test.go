@@ -1,0 +1,299 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/internal/pgtest"
+	"github.com/litequeue/litequeue/postgres"
+)
+
+// oldTables makes litequeue's tables of schema version 2 or 3 in the
+// database at dsn, from testdata/schema-v3.sql (version 3 as it was
+// released; version 2 had litequeue_jobs_list where version 3 has
+// litequeue_jobs_stopped), with jobs rows in them, a third each
+// completed, dead and pending. It returns a pool on the database, closed
+// at the end of the test.
+func oldTables(t *testing.T, dsn string, version, jobs int) *sql.DB {
+	t.Helper()
+	ddl, err := os.ReadFile(filepath.Join("testdata", "schema-v3.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	exec := func(stmt string, args ...any) {
+		t.Helper()
+		if _, err := admin.Exec(stmt, args...); err != nil {
+			t.Fatalf("%.60s…: %v", stmt, err)
+		}
+	}
+	exec(string(ddl))
+	exec(`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', '3')`)
+	exec(`INSERT INTO litequeue_jobs (queue, kind, payload, state, max_tries, created_at, run_at, finished_at)
+		SELECT 'default', 'k', convert_to(i::text, 'UTF8'), (ARRAY['completed', 'dead', 'pending'])[i % 3 + 1],
+			8, i, i, CASE WHEN i % 3 < 2 THEN i END
+		FROM generate_series(1, $1::int) AS i`, jobs)
+	if version == 2 {
+		exec(`DROP INDEX litequeue_jobs_stopped`)
+		exec(`CREATE INDEX litequeue_jobs_list ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL`)
+		exec(`UPDATE litequeue_meta SET value = '2' WHERE name = 'schema_version'`)
+	}
+	return admin
+}
+
+// newTables describes litequeue's tables as a new database has them: the
+// definitions of their indexes, and the schema version.
+func newTables(t *testing.T) (indexes []string, version int) {
+	t.Helper()
+	q := open(t, pgtest.DSN(t), clock.NewMock())
+	h, err := q.Health(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return indexDefs(t, q), h.SchemaVersion
+}
+
+// checkUpgraded checks that the tables at dsn are as a new database has
+// them, each index valid, with the jobs counted.
+func checkUpgraded(t *testing.T, dsn string, jobs int) {
+	t.Helper()
+	wantIndexes, wantVersion := newTables(t)
+	q := open(t, dsn, clock.NewMock())
+	if diff := cmp.Diff(wantIndexes, indexDefs(t, q)); diff != "" {
+		t.Errorf("indexes after the upgrade (-new database +upgraded):\n%s", diff)
+	}
+	var invalid []string
+	if err := q.DB().Select(&invalid, `SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE c.relname LIKE 'litequeue%' AND NOT (i.indisvalid AND i.indisready)`); err != nil {
+		t.Fatal(err)
+	}
+	if len(invalid) > 0 {
+		t.Errorf("invalid indexes after the upgrade: %v", invalid)
+	}
+	h, err := q.Health(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := q.Count(t.Context(), litequeue.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.SchemaVersion != wantVersion || n != jobs {
+		t.Errorf("after the upgrade: version %d, %d jobs; want %d, %d", h.SchemaVersion, n, wantVersion, jobs)
+	}
+}
+
+// heldUpgrade makes tables of version 2 with jobs rows in them in a new
+// database, and holds there a transaction that wrote a job (holdWrite),
+// which an index build waits for.
+func heldUpgrade(t *testing.T, jobs int) (dsn string, admin *sql.DB, holder *sql.Tx) {
+	t.Helper()
+	dsn = pgtest.DSN(t)
+	admin = oldTables(t, dsn, 2, jobs)
+	return dsn, admin, holdWrite(t, admin)
+}
+
+// conn returns a connection of admin's, closed at the end of the test (a
+// statement that runs on it under the test's context is cancelled then).
+func conn(t *testing.T, admin *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := admin.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// holdWrite begins a transaction on admin that inserts a job and keeps it
+// open: an index build waits for it to end. It is rolled back at the end
+// of the test, if it is still open.
+func holdWrite(t *testing.T, admin *sql.DB) *sql.Tx {
+	t.Helper()
+	tx, err := admin.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback() })
+	if _, err := tx.Exec(insertJobSQL); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// insertJobSQL inserts a pending job, as an enqueue of any process does.
+const insertJobSQL = `INSERT INTO litequeue_jobs (queue, kind, payload, state, max_tries, created_at, run_at)
+	VALUES ('default', 'k', '\x6e756c6c', 'pending', 8, 0, 0)`
+
+// waitBuilding waits until a session builds the index, waiting for a lock
+// (the transaction of holdWrite), and returns its pid.
+func waitBuilding(t *testing.T, admin *sql.DB, index string) int {
+	t.Helper()
+	var pid int
+	waitFor(t, "the build of "+index+" to wait", func() bool {
+		err := admin.QueryRow(`SELECT pid FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'CREATE INDEX %' || $1 || '%'
+			  AND wait_event_type = 'Lock'`, index).Scan(&pid)
+		return err == nil
+	})
+	return pid
+}
+
+// openClose opens a Queue on dsn, upgrading its tables, and closes it.
+func openClose(ctx context.Context, dsn string) error {
+	q, err := postgres.Open(ctx, dsn, litequeue.Options{})
+	if err != nil {
+		return err
+	}
+	return q.Close()
+}
+
+// wait waits up to a minute of real time for the error of an Open.
+func wait(t *testing.T, opened <-chan error) {
+	t.Helper()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Open did not return within a minute")
+	}
+}
+
+// TestOpen_UpgradeBesideWriters upgrades tables of version 2 while
+// another session writes to litequeue_jobs: the build of version 3's
+// index (litequeue_jobs_stopped), held up by a transaction that wrote a
+// job, takes no lock that stops those writes, each of which completes
+// while the build waits; once that transaction ends the upgrade
+// finishes, with every index valid and every job kept. A build in the
+// migration's transaction took a SHARE lock, and every INSERT queued
+// behind it.
+func TestOpen_UpgradeBesideWriters(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dsn, admin, holder := heldUpgrade(t, 3000)
+	writer := conn(t, admin)
+	opened := make(chan error, 1)
+	go func() { opened <- openClose(ctx, dsn) }()
+	builder := waitBuilding(t, admin, "litequeue_jobs_stopped")
+
+	var pid int
+	if err := writer.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	const writes = 20
+	for i := range writes {
+		done := make(chan error, 1)
+		go func() {
+			_, err := writer.ExecContext(ctx, insertJobSQL)
+			done <- err
+		}()
+		var blocked bool
+		waitFor(t, "the INSERT to complete or wait", func() bool {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("INSERT %d: %v", i, err)
+				}
+				return true
+			default:
+			}
+			admin.QueryRow(`SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&blocked)
+			return blocked
+		})
+		if blocked {
+			holder.Rollback() // lets the build, then the INSERT, go on
+			<-done
+			t.Fatalf("INSERT %d into litequeue_jobs waited for a lock while the upgrade built its index", i)
+		}
+	}
+	var building bool
+	if err := admin.QueryRow(`SELECT EXISTS (SELECT FROM pg_stat_progress_create_index WHERE pid = $1)`, builder).Scan(&building); err != nil || !building {
+		t.Fatalf("the build was over before the writes were (%v): the test proves nothing", err)
+	}
+	if err := holder.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, opened)
+	checkUpgraded(t, dsn, 3000+1+writes)
+}
+
+// TestOpen_UpgradeConcurrently upgrades tables of version 2 from six
+// Opens at once, each on a pool of its own as processes on several
+// machines would, while a transaction holds up the index build: one
+// upgrades, the others wait for it without holding a snapshot that the
+// concurrent build would wait for in turn (a deadlock), and every Open
+// succeeds.
+func TestOpen_UpgradeConcurrently(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dsn, admin, holder := heldUpgrade(t, 300)
+	const n = 6
+	opened := make(chan error, n)
+	for range n {
+		go func() { opened <- openClose(ctx, dsn) }()
+	}
+	builder := waitBuilding(t, admin, "litequeue_jobs_stopped")
+	waitFor(t, "the other Opens to wait for the upgrade", func() bool {
+		var waiting int
+		err := admin.QueryRow(`SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE '%advisory%lock%' AND pid <> $1`, builder).Scan(&waiting)
+		return err == nil && waiting >= n-1
+	})
+	if err := holder.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		wait(t, opened)
+	}
+	checkUpgraded(t, dsn, 300+1)
+}
+
+// TestOpen_UpgradeRebuildsInvalidIndex upgrades tables of version 2 on
+// which a concurrent build of litequeue_jobs_stopped was interrupted (here
+// cancelled), leaving an INVALID index of that name, which the server
+// keeps up to date but never reads: the upgrade drops it and builds it
+// again, where CREATE INDEX IF NOT EXISTS would keep it as it is.
+func TestOpen_UpgradeRebuildsInvalidIndex(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dsn, admin, holder := heldUpgrade(t, 300)
+	builder := conn(t, admin)
+	built := make(chan error, 1)
+	go func() {
+		_, err := builder.ExecContext(ctx, `CREATE INDEX CONCURRENTLY litequeue_jobs_stopped
+			ON litequeue_jobs (state, id) WHERE finished_at IS NOT NULL AND state <> 'completed'`)
+		built <- err
+	}()
+	pid := waitBuilding(t, admin, "litequeue_jobs_stopped")
+	if _, err := admin.Exec(`SELECT pg_cancel_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-built; err == nil {
+		t.Fatal("the build was not interrupted")
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	var valid bool
+	if err := admin.QueryRow(`SELECT indisvalid FROM pg_index WHERE indexrelid = 'litequeue_jobs_stopped'::regclass`).Scan(&valid); err != nil || valid {
+		t.Fatalf("the interrupted build left a valid index (%v): the test proves nothing", err)
+	}
+	if err := openClose(ctx, dsn); err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	checkUpgraded(t, dsn, 300)
+}
