@@ -46,10 +46,10 @@ func firstLine(s string, n int) string {
 	return line
 }
 
-// errorShown bounds the bytes of an error the job page shows: 16 KiB, as
-// much as litequeue keeps of a run's error, so that only an error stored
-// before that bound is cut.
-const errorShown = 16 << 10
+// errorShown bounds the bytes of an error the job page shows: as much as
+// litequeue keeps of a run's error, so that only an error stored before
+// that bound (by an older litequeue, or by the app through DB()) is cut.
+const errorShown = litequeue.MaxErrorText
 
 // errorView is an error as the job page shows it: at most errorShown
 // bytes of it, cut between two characters.

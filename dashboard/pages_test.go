@@ -376,8 +376,10 @@ func TestJobs_LongErrorsAreCut(t *testing.T) {
 	}
 }
 
-// TestJob_LongErrorsAreBounded: the page of a job whose error is 2 MiB
-// shows the first 16 KiB of each, says how long it is, and stays small.
+// TestJob_LongErrorsAreBounded: the page of a job whose error was 2 MiB
+// shows each as litequeue stored it, cut to MaxErrorText with the length
+// it had, and stays small; an error stored whole before that bound (by an
+// older litequeue) is cut by the page to as much, saying how long it is.
 func TestJob_LongErrorsAreBounded(t *testing.T) {
 	t.Parallel()
 	q, srv, text := hugeErrors(t, 1, 3)
@@ -392,10 +394,18 @@ func TestJob_LongErrorsAreBounded(t *testing.T) {
 	if n := strings.Count(page, `<pre class="error">`+text[:1000]); n != 4 {
 		t.Errorf("%d blocks show the error's start, want 4: the last error and the 3 runs", n)
 	}
-	if strings.Contains(page, text[:16<<10+1]) {
-		t.Error("the page shows more than 16 KiB of an error")
+	if n := strings.Count(page, fmt.Sprintf("[cut: %d bytes in all]", len(text))); n != 4 {
+		t.Errorf("%d blocks show the length the stored error had, want 4", n)
 	}
-	if n := strings.Count(page, fmt.Sprintf("the first 16384 of %d bytes", len(text))); n != 4 {
-		t.Errorf("%d blocks say they show part of the error, want 4", n)
+	// An error stored whole, as an older litequeue did.
+	if _, err := q.DB().ExecContext(t.Context(), `UPDATE litequeue_jobs SET last_error = ? WHERE id = ?`, text, jobs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	_, page = get(t, srv.URL+"/jobs/"+itoa(jobs[0].ID))
+	if strings.Contains(page, text[:litequeue.MaxErrorText+1]) {
+		t.Errorf("the page shows more than %d bytes of an error", litequeue.MaxErrorText)
+	}
+	if n := strings.Count(page, fmt.Sprintf("the first %d of %d bytes", litequeue.MaxErrorText, len(text))); n != 1 {
+		t.Errorf("%d blocks say they show part of the error stored whole, want 1", n)
 	}
 }

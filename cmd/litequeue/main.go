@@ -48,7 +48,7 @@
 //	Other:
 //	  backup --to PATH [--force]
 //	                          a consistent copy of the database, taken while the app runs
-//	  serve [--addr HOST:PORT] [--token T] [--allow-writes]
+//	  serve [--addr HOST:PORT] [--token T] [--allow-host H]... [--allow-writes] [--access-log]
 //	                          the web dashboard of the file (read-only unless --allow-writes)
 //	  demo [--db PATH] [--jobs N] [--resume]
 //	                          a self-contained tour on a new database
