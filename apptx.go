@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/litequeue/litequeue/internal/store"
 )
 
 // The app's own work in the queue's file: the pool DB() returns, and
@@ -75,6 +74,3 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	}
 	return err
 }
-
-// appTx is the app's transaction tx, for litequeue's SQL.
-func (q *Queue) appTx(t *sqlx.Tx) *store.AppTx { return store.WrapTx(t, q.st.info.Dialect) }

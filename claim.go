@@ -12,12 +12,6 @@ import (
 // Claims: a worker takes due jobs of the kinds it handles by leasing them
 // (see lease), in priority, then RunAt, then ID order.
 
-// claimer says which jobs a worker takes, and the name it records.
-type claimer struct {
-	queues []string // nil: every queue
-	worker string
-}
-
 // claim leases up to limit due jobs of the kinds this Queue handles, from
 // the claimer's queues, in priority, then RunAt, then ID order, and fires
 // job.started for each after the commit.
@@ -35,7 +29,7 @@ func (rn *runner) claim(ctx context.Context, c claimer, limit int) ([]*lease, er
 	}
 	rn.hold(leases...)
 	rn.events.emit(expired...)
-	rn.events.started(now, leases...)
+	rn.started(now, leases...)
 	return leases, nil
 }
 

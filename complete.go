@@ -30,7 +30,7 @@ func (q *Queue) CompleteTx(ctx context.Context, tx *sqlx.Tx, job *Job) error {
 		return err
 	}
 	defer leave()
-	etx := q.appTx(tx)
+	etx := q.st.appTx(tx)
 	row, done, err := holder(ctx, etx, job)
 	switch {
 	case err != nil:

@@ -9,7 +9,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/litequeue/litequeue/internal/store"
 )
 
@@ -91,87 +90,6 @@ func UniqueKey(key string) EnqueueOption {
 // [Queue.Enqueue] refuses any other n, 0 too.
 func MaxTries(n int) EnqueueOption {
 	return func(c *enqueueConfig) { c.maxTries, c.maxTriesSet = n, true }
-}
-
-// Enqueue adds a job of the given kind and returns it as stored, once the
-// commit is durable. payload is encoded as JSON, except []byte and
-// [json.RawMessage], which are stored byte for byte. It refuses, writing
-// nothing: a kind or queue that is not a name (see [NameLimit]), a negative delay, [At] the zero time, a
-// due time that Unix milliseconds in an int64 cannot hold (see At),
-// [MaxTries] outside 1…50, an [ExpireAfter] that is not positive or that
-// no stored time holds, a payload over [Options.MaxPayload], and metadata
-// out of its bounds (see [Metadata]). An
-// in-process [Queue.Work] loop that is idle picks the job up at once.
-func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
-	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
-	if err != nil {
-		return nil, err
-	}
-	return jobs[0], nil
-}
-
-// EnqueueMany adds one job per payload, all with the same options, in one
-// transaction: all are added or none. It refuses what [Queue.Enqueue]
-// refuses, and [UniqueKey], even for one payload: one key cannot name many
-// jobs. With no payloads it checks its arguments and adds nothing.
-func (q *Queue) EnqueueMany(ctx context.Context, kind string, payloads []any, opts ...EnqueueOption) ([]*Job, error) {
-	return q.enqueue(ctx, kind, payloads, opts, true)
-}
-
-// EnqueueTx adds a job inside the caller's transaction, begun on
-// [Queue.DB](): the job exists if and only if the caller commits. It fires
-// no event, and idle workers notice the job at once where they are told of
-// the commit (on a file, by the file system) and otherwise at their next
-// look (see [Queue.Work]).
-func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	if q.st.readOnly() {
-		return nil, ErrReadOnly
-	}
-	batch, err := q.enq.batch(kind, []any{payload}, opts)
-	if err != nil {
-		return nil, err
-	}
-	jobs, err := batch.insert(ctx, q.appTx(tx), q.now())
-	if err != nil {
-		return nil, fmt.Errorf("litequeue: enqueue %s: %w", kind, err)
-	}
-	return jobs[0], nil
-}
-
-// enqueue is Enqueue, or EnqueueMany if many.
-func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts []EnqueueOption, many bool) ([]*Job, error) {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer leave()
-	batch, err := q.enq.batch(kind, payloads, opts)
-	switch {
-	case err != nil:
-		return nil, err
-	case many && batch.cfg.uniqueKey != "":
-		return nil, fmt.Errorf("litequeue: enqueue %s: EnqueueMany refuses UniqueKey %q: one key cannot name many jobs", kind, batch.cfg.uniqueKey)
-	case len(payloads) == 0:
-		return nil, nil
-	}
-	var jobs []*Job
-	var at time.Time
-	err = q.st.write(ctx, func(tx store.Execer) error {
-		at = q.now()
-		jobs, err = batch.insert(ctx, tx, at)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("litequeue: enqueue %s: %w", kind, err)
-	}
-	q.wake.fire()
-	q.events.enqueued(at, jobs...)
-	return jobs, nil
 }
 
 // enqueueBatch is a checked Enqueue call, ready to insert.
@@ -372,4 +290,35 @@ func (b *enqueueBatch) jobs(ids []int64, runAt, now time.Time) []*Job {
 		}
 	}
 	return jobs
+}
+
+// Metadata sets the key of the job's metadata to value: a small map of
+// strings carried from the enqueue to every run of the job ([Job.Metadata])
+// and kept with it in the file, for what travels beside the payload rather
+// than in it (a trace context, a request ID, the user who asked). Given
+// again for one key, the last value wins. [Queue.Enqueue] refuses an empty
+// key, a key or value that is not valid UTF-8, more than
+// [MetadataKeysLimit] keys and more than [MetadataSizeLimit] bytes.
+func Metadata(key, value string) EnqueueOption {
+	return func(c *enqueueConfig) {
+		if c.metadata == nil {
+			c.metadata = make(store.Metadata)
+		}
+		c.metadata[key] = value
+	}
+}
+
+// ExpireAfter makes the job expire if it has not started within d of the
+// moment it is first due (its [Job.RunAt] at enqueue: now, or as [Delay] or
+// [At] set it). At that moment a pending job becomes [Expired], with a
+// history row of outcome [OutcomeExpired] and the event job.expired; it is
+// not retried and not dead-lettered. The same holds for every later start:
+// a retry, a snooze, a [Queue.Replay] or a [Queue.RunNow] due at or after
+// the expiry expires instead of running, as a job that is late is of no
+// use. A run that started before the expiry is never cut short by it.
+// ExpireAfter wins over the kind's [WithExpiry]. [Queue.Enqueue] refuses a
+// d that is not positive, or that puts the expiry past the latest storable
+// time (see At).
+func ExpireAfter(d time.Duration) EnqueueOption {
+	return func(c *enqueueConfig) { c.expireAfter, c.expireSet = d, true }
 }

@@ -47,18 +47,6 @@ type emitter struct {
 	mu     sync.Mutex // held while OnEvent runs
 }
 
-// started fires the job.started events of new leases, claimed at now.
-func (e *emitter) started(now time.Time, leases ...*lease) {
-	if e.on == nil {
-		return
-	}
-	events := make([]Event, len(leases))
-	for i, l := range leases {
-		events[i] = Event{Type: eventStarted, Job: *l.job, At: now}
-	}
-	e.emit(events...)
-}
-
 // enqueued fires the job.enqueued events of jobs inserted at now; a
 // duplicate (UniqueKey) was not, and fires none.
 func (e *emitter) enqueued(now time.Time, jobs ...*Job) {

@@ -21,6 +21,12 @@ import (
 // worker's due times, so that it neither wakes for work it may not take
 // nor misses the moment a shut kind opens.
 
+// The scopes of litequeue_paused.
+const (
+	scopeQueue = "queue"
+	scopeKind  = "kind"
+)
+
 // A gate is a Queue's flow control: it reads, for a claim or an idle
 // worker's due times, what may be taken now (admit), and keeps, in the
 // transactions that claim and that store a run's end, what the limits and
@@ -213,4 +219,59 @@ func (g *gate) opened() {
 	if g.st.eng.TellsOwn() {
 		g.wake.fire()
 	}
+}
+
+// setPaused pauses (paused) or resumes the queue or kind name of scope,
+// as op ("pause" or "resume") says.
+func (g *gate) setPaused(ctx context.Context, op, scope, name string, paused bool) error {
+	var changed bool
+	err := g.st.write(ctx, func(tx store.Execer) (err error) {
+		if paused {
+			changed, err = store.Pause(ctx, tx, scope, name, store.MS(g.clock.Now()))
+			return err
+		}
+		if changed, err = store.Resume(ctx, tx, scope, name); err != nil || !changed {
+			return err
+		}
+		return g.st.w.WakeIdle(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("litequeue: %s %s %q: %w", op, scope, name, err)
+	}
+	if changed {
+		g.logger.Info("litequeue: "+op+"d", scope, name)
+		if !paused {
+			g.opened()
+		}
+	}
+	return nil
+}
+
+// pausedRows reads litequeue_paused in tx; nothing from a file of an older
+// schema opened read-only, which has no such table (see flowTables).
+func (g *gate) pausedRows(ctx context.Context, tx store.Execer) ([]store.PauseRow, error) {
+	if !g.st.info.Flow {
+		return nil, nil
+	}
+	return store.Pauses(ctx, tx)
+}
+
+// pauseGate shuts the paused kinds and puts the paused queues in g.paused.
+func (g *gate) pauseGate(ctx context.Context, tx store.Execer, a *admission, now time.Time, claiming bool) error {
+	if !a.anyPaused {
+		return nil
+	}
+	rows, err := g.pausedRows(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		switch r.Scope {
+		case scopeQueue:
+			a.paused = append(a.paused, r.Name)
+		case scopeKind:
+			a.shut(r.Name, time.Time{}) // until a resume, which writes
+		}
+	}
+	return nil
 }

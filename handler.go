@@ -34,6 +34,13 @@ type handler struct {
 	breaker    *Breaker                // of WithBreaker, resolved; nil: none
 }
 
+// composed is a handler wrapped in the first n middleware of Use: Use
+// only appends, so n names the list.
+type composed struct {
+	n  int
+	fn Handler
+}
+
 // UsePolicy makes the handler use the named policy from [Options.Policies]
 // instead of [Options.Retry]. [Queue.Handle] panics if the name is unknown.
 func UsePolicy(name string) HandlerOption {
@@ -53,54 +60,6 @@ func UsePolicy(name string) HandlerOption {
 // cancellation still comes when the mock passes the deadline.
 func WithTimeout(d time.Duration) HandlerOption {
 	return func(h *handler) { h.timeout = d }
-}
-
-// Handle registers h for jobs of the given kind. Only kinds with a handler
-// on this [Queue] are claimed by its [Queue.Work] and [Queue.RunDue]; a
-// kind registered while Work runs is claimed from then on, its due jobs at
-// once. Handle panics, like http.ServeMux, on a kind that is not a name
-// (see [NameLimit]), a nil handler,
-// a kind that already has one, an unknown policy name, a negative timeout,
-// a [WithExpiry] that is not positive, a limit out of range ([MaxRunning],
-// [RateLimit]) or a [Breaker] out of its limits: these are mistakes in the
-// program, not in its data.
-//
-// The handler starts from the kind's entry in [Options.Kinds], if any (see
-// [KindOptions]), and opts are applied after it, so each of them wins over
-// the field it sets: MaxRunning(3) over the entry's
-// [KindOptions.MaxRunning], leaving its [KindOptions.RateLimit],
-// [KindOptions.ExpireAfter] and [KindOptions.Breaker] in force; a
-// [WithBreaker] replaces the entry's Breaker as a whole.
-func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
-	if kind == "" {
-		panic("litequeue: Handle with an empty kind")
-	}
-	if err := checkName("kind", kind); err != nil {
-		panic("litequeue: Handle: " + err.Error())
-	}
-	if h == nil {
-		panic(fmt.Sprintf("litequeue: Handle(%q) with a nil handler", kind))
-	}
-	hd := &handler{fn: h}
-	for _, o := range append(q.opts.Kinds[kind].options(), opts...) {
-		o(hd)
-	}
-	policy, err := q.policy(hd.policyName)
-	if err != nil {
-		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
-	}
-	hd.policy = policy
-	hd.fn = compose(h, hd.middleware)
-	if hd.timeout < 0 {
-		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
-	}
-	if err := hd.resolve(); err != nil {
-		panic(fmt.Sprintf("litequeue: Handle(%q): %s", kind, hd.optionError(err)))
-	}
-	if !q.reg.add(kind, hd) {
-		panic(fmt.Sprintf("litequeue: Handle(%q) twice", kind))
-	}
-	q.wake.fire() // idle Work loops look again, now for this kind too
 }
 
 // gated reports whether the gate counts the runs of h's kind: it has a
@@ -140,69 +99,6 @@ func (h *handler) optionError(e *kindError) string {
 	return h.limits.optionError(e.Err)
 }
 
-// policy returns the named policy, or Options.Retry for "".
-func (q *Queue) policy(name string) (Policy, error) {
-	if name == "" {
-		return q.opts.Retry, nil
-	}
-	p, ok := q.opts.Policies[name]
-	if !ok {
-		return Policy{}, fmt.Errorf("unknown policy %q (Options.Policies has %v)", name, sortedKeys(q.opts.Policies))
-	}
-	return p, nil
-}
-
-// A registry holds the handlers of a Queue by kind. Handle only adds
-// kinds. It is safe for concurrent use.
-type registry struct {
-	mu         sync.RWMutex
-	handlers   map[string]*handler
-	middleware []func(Handler) Handler // of Use; only appended to
-}
-
-func newRegistry() *registry { return &registry{handlers: make(map[string]*handler)} }
-
-// add registers h for kind, and reports false, adding nothing, if kind
-// has a handler already.
-func (r *registry) add(kind string, h *handler) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, dup := r.handlers[kind]; dup {
-		return false
-	}
-	r.handlers[kind] = h
-	return true
-}
-
-// use adds middleware that wraps every kind's handler.
-func (r *registry) use(mw ...func(Handler) Handler) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.middleware = append(r.middleware, mw...)
-}
-
-// get returns the handler of kind, or nil.
-func (r *registry) get(kind string) *handler {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.handlers[kind]
-}
-
-// count returns how many kinds have a handler. Handle only adds kinds,
-// so a Work loop that saw the same number saw the same kinds.
-func (r *registry) count() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return len(r.handlers)
-}
-
-// kinds returns the kinds with a handler, sorted.
-func (r *registry) kinds() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return sortedKeys(r.handlers)
-}
-
 // JSON adapts a function of a decoded payload into a [Handler]. A payload
 // that does not decode into T is a [Permanent] failure: the job goes to
 // dead at once with the decode error in its history.
@@ -215,3 +111,111 @@ func JSON[T any](fn func(ctx context.Context, job *Job, args T) error) Handler {
 		return fn(ctx, job, args)
 	}
 }
+
+// WithBreaker gives the handler a circuit breaker (see [Breaker]). A
+// handler has none unless it is given one: a breaker that trips where none
+// was asked for would surprise, holding back jobs whose retries the program
+// counts on. [Queue.Handle] panics on a field out of its limits:
+// [Breaker.Failures] ≥ 1, [Breaker.Ratio] in (0, 1], [Breaker.Window] > 0,
+// [Breaker.Cooldown] > 0, [Breaker.MaxCooldown] ≥ Cooldown (zero fields
+// take their defaults first).
+//
+// The breaker's state is kept in the database and shared by the Queues
+// on it whose handler of the kind has a breaker: one opens it, and none
+// claims more of the kind while it is open (what each already claimed
+// still runs). Give every process the same options:
+// a [Queue] whose handler has none claims the kind as if it had no breaker
+// (and so pays nothing for the feature), though it still counts a lost
+// probe that it rescues.
+func WithBreaker(b Breaker) HandlerOption {
+	return func(h *handler) { h.breaker = &b }
+}
+
+// MaxRunning lets at most n runs of the handler's kind run at once, across
+// every process and [Queue] on the database: MaxRunning(1) makes the kind's
+// runs take turns, a mutex for the kind. Jobs that [Queue.Work] has leased
+// ahead of a free slot count as running, and so does the run of a worker
+// that died, until its lease expires and it is rescued. A run counts while
+// its job is running: once [Queue.CompleteTx] has committed it, or its
+// timeout has recorded it timed out (see [WithTimeout]), the next run may
+// start while that handler has not yet returned. Workers with free slots
+// take other kinds meanwhile, and an idle one looks again when a run ends.
+// Each process declares its own handlers, so every process that handles the
+// kind should declare the same limit: a process that declares none, or a
+// higher one, starts runs up to its own. [Queue.Handle] panics if n < 1.
+func MaxRunning(n int) HandlerOption {
+	return func(h *handler) { h.limits.running, h.limits.runningSet = n, true }
+}
+
+// RateLimit lets at most n runs of the handler's kind start in any window
+// of length per on the injected clock (a sliding window, to the
+// millisecond), across every process and [Queue] on the database. A start
+// is a run's claim, counted in the claim's transaction: each try of a job
+// is one, and a job that [Queue.Work] leased ahead of a free slot counts
+// from its claim, so its handler may begin a little later. Once n runs
+// started within per, the kind's jobs wait, and idle workers wake when the
+// oldest of those starts leaves the window. As with [MaxRunning], every
+// process that handles the kind should declare the same limit. A clock set
+// back forgets the starts that lie after it. [Queue.Handle] panics if n < 1
+// or per < 1ms.
+func RateLimit(n int, per time.Duration) HandlerOption {
+	return func(h *handler) { h.limits.rate, h.limits.per, h.limits.rateSet = n, per, true }
+}
+
+// WithExpiry gives every job of the handler's kind that this [Queue]
+// enqueues, with [Queue.Enqueue], [Queue.EnqueueMany] or [Queue.EnqueueTx]
+// after [Queue.Handle], the expiry of [ExpireAfter](d), unless the call
+// gives its own. It is named apart from ExpireAfter because a
+// [HandlerOption] and an [EnqueueOption] are different types; it reads as
+// [WithTimeout] does. Jobs enqueued by another Queue, or before Handle,
+// keep what their enqueue gave them. Handle panics on a d that is not
+// positive.
+func WithExpiry(d time.Duration) HandlerOption {
+	return func(h *handler) { h.expiry, h.expirySet = d, true }
+}
+
+// checkExpiry refuses a WithExpiry that is not positive.
+func (h *handler) checkExpiry() *FieldError {
+	if h.expirySet && h.expiry <= 0 {
+		return &FieldError{Field: "expire_after", Value: h.expiry, Limit: time.Duration(0), kind: notPositive}
+	}
+	return nil
+}
+
+// WithMiddleware wraps the handler in mw, inside the middleware of
+// [Queue.Use] (see there for the order). It panics on a nil middleware.
+func WithMiddleware(mw ...func(Handler) Handler) HandlerOption {
+	checkMiddleware("WithMiddleware", mw)
+	return func(h *handler) { h.middleware = append(h.middleware, mw...) }
+}
+
+// checkMiddleware panics on a nil middleware: a mistake in the program.
+func checkMiddleware(call string, mw []func(Handler) Handler) {
+	for _, m := range mw {
+		if m == nil {
+			panic("litequeue: " + call + " with a nil middleware")
+		}
+	}
+}
+
+// kindError reports a kind of Options.Kinds that Open and LoadConfig
+// refuse: a field out of its limits, found checking the table Table
+// ("" for the kind's own fields, "breaker" for those of its Breaker).
+type kindError struct {
+	Kind  string
+	Table string
+	Err   *FieldError
+}
+
+// path returns the key of the table the error is about, as litequeue.toml
+// has it.
+func (e *kindError) path() []string {
+	if e.Table == "" {
+		return []string{"kinds", e.Kind}
+	}
+	return []string{"kinds", e.Kind, e.Table}
+}
+
+func (e *kindError) Error() string { return fmt.Sprintf("%s: %v", dotted(e.path()), e.Err) }
+
+func (e *kindError) Unwrap() error { return e.Err }

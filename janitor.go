@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -189,6 +190,68 @@ func (j *janitor) purgeKeys(ctx context.Context) (int, error) {
 		}
 		total += deleted
 		if len(keys) < purgeBatch {
+			return total, nil
+		}
+	}
+}
+
+// expireBatch bounds the jobs one statement of expireTx reads.
+const expireBatch = purgeBatch
+
+// expireDue expires in tx every pending job whose expiry is at or before
+// now, as worker, and returns their job.expired events, to fire after the
+// commit. The claim calls it before it claims, in its transaction.
+func expireDue(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, error) {
+	var events []Event
+	for {
+		got, err := expireTx(ctx, tx, worker, now, expireBatch)
+		events = append(events, got...)
+		if err != nil || len(got) < expireBatch {
+			return events, err
+		}
+	}
+}
+
+// expireTx expires in tx up to limit pending jobs whose expiry is at or
+// before now, and returns their events.
+func expireTx(ctx context.Context, tx store.Execer, worker string, now time.Time, limit int) ([]Event, error) {
+	rows, err := store.DueExpiries(ctx, tx, store.MS(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("expire: %w", err)
+	}
+	events := make([]Event, 0, len(rows))
+	for i := range rows {
+		d := expire(&rows[i], worker, now)
+		if err := storeDecision(ctx, tx, &d); err != nil {
+			return nil, fmt.Errorf("expire job %d: %w", rows[i].ID, err)
+		}
+		events = append(events, d.event)
+	}
+	return events, nil
+}
+
+// expireSweep is the janitor's expiry: it expires every pending job whose
+// expiry has come, of any kind, in transactions of at most expireBatch
+// jobs, firing job.expired after each commit, and returns how many. With
+// nothing to expire it only reads.
+func (j *janitor) expireSweep(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		due, err := store.ExpiryDue(ctx, j.st.reads, store.MS(j.clock.Now()))
+		if err != nil || !due {
+			return total, err
+		}
+		var events []Event
+		err = j.st.write(ctx, func(tx store.Execer) (err error) {
+			events, err = expireTx(ctx, tx, j.worker, j.clock.Now(), expireBatch)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		j.events.emit(events...)
+		total += len(events)
+		if len(events) < expireBatch {
 			return total, nil
 		}
 	}

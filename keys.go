@@ -44,7 +44,7 @@ func (q *Queue) SeenTx(ctx context.Context, tx *sqlx.Tx, key string) (bool, erro
 		return false, err
 	}
 	defer leave()
-	return seen(ctx, q.appTx(tx), key, q.now())
+	return seen(ctx, q.st.appTx(tx), key, q.now())
 }
 
 // seen is Seen's answer at now, read on db.
@@ -92,7 +92,7 @@ func (q *Queue) MarkTx(ctx context.Context, tx *sqlx.Tx, key string, ttl time.Du
 	if err := checkKey(key, ttl); err != nil {
 		return err
 	}
-	if err := store.MarkKey(ctx, q.appTx(tx), key, q.now().Add(ttl)); err != nil {
+	if err := store.MarkKey(ctx, q.st.appTx(tx), key, q.now().Add(ttl)); err != nil {
 		return fmt.Errorf("litequeue: mark %q: %w", key, err)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package litequeue
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -58,54 +57,6 @@ func (k KindOptions) options() []HandlerOption {
 		opts = append(opts, WithBreaker(*k.Breaker))
 	}
 	return opts
-}
-
-// kindError reports a kind of Options.Kinds that Open and LoadConfig
-// refuse: a field out of its limits, found checking the table Table
-// ("" for the kind's own fields, "breaker" for those of its Breaker).
-type kindError struct {
-	Kind  string
-	Table string
-	Err   *FieldError
-}
-
-// path returns the key of the table the error is about, as litequeue.toml
-// has it.
-func (e *kindError) path() []string {
-	if e.Table == "" {
-		return []string{"kinds", e.Kind}
-	}
-	return []string{"kinds", e.Kind, e.Table}
-}
-
-func (e *kindError) Error() string { return fmt.Sprintf("%s: %v", dotted(e.path()), e.Err) }
-
-func (e *kindError) Unwrap() error { return e.Err }
-
-// resolveKinds replaces o.Kinds with a copy whose Breakers are copies
-// with their zero fields filled in, and returns the problems of its
-// kinds, sorted by name.
-func (o *Options) resolveKinds() []*kindError {
-	if len(o.Kinds) == 0 {
-		o.Kinds = nil
-		return nil
-	}
-	var errs []*kindError
-	kinds := make(map[string]KindOptions, len(o.Kinds))
-	for _, kind := range sortedKeys(o.Kinds) {
-		if err := checkName("kind", kind); err != nil {
-			errs = append(errs, &kindError{Kind: kind, Err: err})
-			continue
-		}
-		k, err := o.Kinds[kind].resolve()
-		if err != nil {
-			err.Kind = kind
-			errs = append(errs, err)
-		}
-		kinds[kind] = k
-	}
-	o.Kinds = kinds
-	return errs
 }
 
 // resolve checks k with the checks Handle makes of the HandlerOptions it

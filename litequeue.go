@@ -296,3 +296,156 @@ func (q *Queue) isClosing() bool {
 
 // now reads the injected clock.
 func (q *Queue) now() time.Time { return q.clock.Now() }
+
+// Enqueue adds a job of the given kind and returns it as stored, once the
+// commit is durable. payload is encoded as JSON, except []byte and
+// [json.RawMessage], which are stored byte for byte. It refuses, writing
+// nothing: a kind or queue that is not a name (see [NameLimit]), a negative delay, [At] the zero time, a
+// due time that Unix milliseconds in an int64 cannot hold (see At),
+// [MaxTries] outside 1…50, an [ExpireAfter] that is not positive or that
+// no stored time holds, a payload over [Options.MaxPayload], and metadata
+// out of its bounds (see [Metadata]). An
+// in-process [Queue.Work] loop that is idle picks the job up at once.
+func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
+	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	return jobs[0], nil
+}
+
+// EnqueueMany adds one job per payload, all with the same options, in one
+// transaction: all are added or none. It refuses what [Queue.Enqueue]
+// refuses, and [UniqueKey], even for one payload: one key cannot name many
+// jobs. With no payloads it checks its arguments and adds nothing.
+func (q *Queue) EnqueueMany(ctx context.Context, kind string, payloads []any, opts ...EnqueueOption) ([]*Job, error) {
+	return q.enqueue(ctx, kind, payloads, opts, true)
+}
+
+// EnqueueTx adds a job inside the caller's transaction, begun on
+// [Queue.DB](): the job exists if and only if the caller commits. It fires
+// no event, and idle workers notice the job at once where they are told of
+// the commit (on a file, by the file system) and otherwise at their next
+// look (see [Queue.Work]).
+func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	if q.st.readOnly() {
+		return nil, ErrReadOnly
+	}
+	batch, err := q.enq.batch(kind, []any{payload}, opts)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := batch.insert(ctx, q.st.appTx(tx), q.now())
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: enqueue %s: %w", kind, err)
+	}
+	return jobs[0], nil
+}
+
+// enqueue is Enqueue, or EnqueueMany if many.
+func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts []EnqueueOption, many bool) ([]*Job, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	batch, err := q.enq.batch(kind, payloads, opts)
+	switch {
+	case err != nil:
+		return nil, err
+	case many && batch.cfg.uniqueKey != "":
+		return nil, fmt.Errorf("litequeue: enqueue %s: EnqueueMany refuses UniqueKey %q: one key cannot name many jobs", kind, batch.cfg.uniqueKey)
+	case len(payloads) == 0:
+		return nil, nil
+	}
+	var jobs []*Job
+	var at time.Time
+	err = q.st.write(ctx, func(tx store.Execer) error {
+		at = q.now()
+		jobs, err = batch.insert(ctx, tx, at)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: enqueue %s: %w", kind, err)
+	}
+	q.wake.fire()
+	q.events.enqueued(at, jobs...)
+	return jobs, nil
+}
+
+// Handle registers h for jobs of the given kind. Only kinds with a handler
+// on this [Queue] are claimed by its [Queue.Work] and [Queue.RunDue]; a
+// kind registered while Work runs is claimed from then on, its due jobs at
+// once. Handle panics, like http.ServeMux, on a kind that is not a name
+// (see [NameLimit]), a nil handler,
+// a kind that already has one, an unknown policy name, a negative timeout,
+// a [WithExpiry] that is not positive, a limit out of range ([MaxRunning],
+// [RateLimit]) or a [Breaker] out of its limits: these are mistakes in the
+// program, not in its data.
+//
+// The handler starts from the kind's entry in [Options.Kinds], if any (see
+// [KindOptions]), and opts are applied after it, so each of them wins over
+// the field it sets: MaxRunning(3) over the entry's
+// [KindOptions.MaxRunning], leaving its [KindOptions.RateLimit],
+// [KindOptions.ExpireAfter] and [KindOptions.Breaker] in force; a
+// [WithBreaker] replaces the entry's Breaker as a whole.
+func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
+	if kind == "" {
+		panic("litequeue: Handle with an empty kind")
+	}
+	if err := checkName("kind", kind); err != nil {
+		panic("litequeue: Handle: " + err.Error())
+	}
+	if h == nil {
+		panic(fmt.Sprintf("litequeue: Handle(%q) with a nil handler", kind))
+	}
+	hd := &handler{fn: h}
+	for _, o := range append(q.opts.Kinds[kind].options(), opts...) {
+		o(hd)
+	}
+	policy, err := q.opts.policy(hd.policyName)
+	if err != nil {
+		panic(fmt.Sprintf("litequeue: Handle(%q): %v", kind, err))
+	}
+	hd.policy = policy
+	hd.fn = compose(h, hd.middleware)
+	if hd.timeout < 0 {
+		panic(fmt.Sprintf("litequeue: Handle(%q): negative timeout %v", kind, hd.timeout))
+	}
+	if err := hd.resolve(); err != nil {
+		panic(fmt.Sprintf("litequeue: Handle(%q): %s", kind, hd.optionError(err)))
+	}
+	if !q.reg.add(kind, hd) {
+		panic(fmt.Sprintf("litequeue: Handle(%q) twice", kind))
+	}
+	q.wake.fire() // idle Work loops look again, now for this kind too
+}
+
+// Use adds middleware that wraps every handler of the [Queue], those
+// registered before the call too, from their next run on: cross-cutting
+// code such as tracing, logging and metrics. Each middleware is given the
+// next [Handler] and returns one that runs in its place; it sees the run's
+// ctx (the handler's, with its deadline and cancellation) and [*Job], may
+// pass on another ctx, and gets what the handler returns, so it can
+// observe the outcome and the duration. The run records what the
+// outermost middleware returns. A handler's panic passes up through the
+// middleware as a panic (their deferred calls run) and is recorded as
+// panicked; a run past its timeout is recorded as timed_out at once,
+// whatever the middleware returns later.
+//
+// Order: middleware given to Use wraps that given to [WithMiddleware], and
+// within each, the first given is the outermost. After Use(a, b), Use(c)
+// and [Queue.Handle](kind, h, WithMiddleware(d)), a run calls
+// a(b(c(d(h)))): a sees the run start first and end last. Each middleware
+// is applied to a handler once, at the handler's first run after the Use
+// that added it. Use is safe to call while runs are in progress; it panics
+// on a nil middleware.
+func (q *Queue) Use(mw ...func(Handler) Handler) {
+	checkMiddleware("Use", mw)
+	q.reg.use(mw...)
+}

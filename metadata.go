@@ -17,22 +17,6 @@ const (
 	MetadataSizeLimit = 4096 // bytes, the lengths of every key and value summed
 )
 
-// Metadata sets the key of the job's metadata to value: a small map of
-// strings carried from the enqueue to every run of the job ([Job.Metadata])
-// and kept with it in the file, for what travels beside the payload rather
-// than in it (a trace context, a request ID, the user who asked). Given
-// again for one key, the last value wins. [Queue.Enqueue] refuses an empty
-// key, a key or value that is not valid UTF-8, more than
-// [MetadataKeysLimit] keys and more than [MetadataSizeLimit] bytes.
-func Metadata(key, value string) EnqueueOption {
-	return func(c *enqueueConfig) {
-		if c.metadata == nil {
-			c.metadata = make(store.Metadata)
-		}
-		c.metadata[key] = value
-	}
-}
-
 // MetadataMap sets every key of m in the job's metadata, as [Metadata]
 // does for one: for metadata made elsewhere, such as a propagator's
 // carrier (see the lqotel package). The map is copied.

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -181,7 +182,7 @@ func (o *Options) resolvePolicies() []*FieldError {
 	}
 	var errs []*FieldError
 	policies := make(map[string]Policy, len(o.Policies))
-	for _, name := range sortedKeys(o.Policies) {
+	for _, name := range slices.Sorted(maps.Keys(o.Policies)) {
 		p := o.Policies[name].withDefaults(o.Retry)
 		if err := p.check(); err != nil {
 			err.Policy = name
@@ -245,15 +246,6 @@ func (o *Options) checkQueue() *FieldError {
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // draws serialises the calls to Options.Rand, which need not be safe for
 // concurrent use.
 type draws struct {
@@ -266,4 +258,81 @@ func (d *draws) draw() float64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.rand()
+}
+
+// policy returns the named policy of the resolved options, or Retry for
+// "".
+func (o *Options) policy(name string) (Policy, error) {
+	if name == "" {
+		return o.Retry, nil
+	}
+	p, ok := o.Policies[name]
+	if !ok {
+		return Policy{}, fmt.Errorf("unknown policy %q (Options.Policies has %v)", name, slices.Sorted(maps.Keys(o.Policies)))
+	}
+	return p, nil
+}
+
+// resolveKinds replaces o.Kinds with a copy whose Breakers are copies
+// with their zero fields filled in, and returns the problems of its
+// kinds, sorted by name.
+func (o *Options) resolveKinds() []*kindError {
+	if len(o.Kinds) == 0 {
+		o.Kinds = nil
+		return nil
+	}
+	var errs []*kindError
+	kinds := make(map[string]KindOptions, len(o.Kinds))
+	for _, kind := range slices.Sorted(maps.Keys(o.Kinds)) {
+		if err := checkName("kind", kind); err != nil {
+			errs = append(errs, &kindError{Kind: kind, Err: err})
+			continue
+		}
+		k, err := o.Kinds[kind].resolve()
+		if err != nil {
+			err.Kind = kind
+			errs = append(errs, err)
+		}
+		kinds[kind] = k
+	}
+	o.Kinds = kinds
+	return errs
+}
+
+// resolveRetention validates the rules of o.Retention and returns a copy
+// in which their zero fields hold o's values (filled in already).
+func (o *Options) resolveRetention() ([]Retention, error) {
+	if len(o.Retention) == 0 {
+		return nil, nil
+	}
+	rules := make([]Retention, len(o.Retention))
+	seen := make(map[[2]string]int, len(o.Retention))
+	for i, r := range o.Retention {
+		fail := func(field string, err error) ([]Retention, error) {
+			return nil, &ruleError{Index: i, Field: field, Err: err}
+		}
+		switch j, dup := seen[[2]string{r.Queue, r.Kind}]; {
+		case r.Queue == "" && r.Kind == "":
+			return fail("", fmt.Errorf("names neither a queue nor a kind (Options.KeepFinished and DeadTTL are the rule for every job)"))
+		case dup:
+			return fail("", fmt.Errorf("%s, as rule %d does", r.names(), j))
+		case r.KeepFinished == 0 && r.DeadTTL == 0:
+			return fail("", fmt.Errorf("%s sets neither KeepFinished nor DeadTTL", r.names()))
+		}
+		seen[[2]string{r.Queue, r.Kind}] = i
+		if err := checkTTL("keep_finished", r.KeepFinished); err != nil {
+			return fail(err.Field, err)
+		}
+		if err := checkTTL("dead_ttl", r.DeadTTL); err != nil {
+			return fail(err.Field, err)
+		}
+		if r.KeepFinished == 0 {
+			r.KeepFinished = o.KeepFinished
+		}
+		if r.DeadTTL == 0 {
+			r.DeadTTL = o.DeadTTL
+		}
+		rules[i] = r
+	}
+	return rules, nil
 }

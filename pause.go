@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,12 +13,6 @@ import (
 // until it is resumed. The state is a row of litequeue_paused, so every
 // process on the database sees it; the gate (gate.go) reads it in each
 // claim's transaction.
-
-// The scopes of litequeue_paused.
-const (
-	scopeQueue = "queue"
-	scopeKind  = "kind"
-)
 
 // Pause is a paused queue or kind, as [Stats] and [Queue.Paused] report it:
 // exactly one of [Pause.Queue] and [Pause.Kind] is set.
@@ -68,11 +63,11 @@ func (q *Queue) Paused(ctx context.Context) ([]Pause, error) {
 		return nil, err
 	}
 	defer leave()
-	ps, err := q.gate.pauses(ctx, q.st.reads)
+	rows, err := q.gate.pausedRows(ctx, q.st.reads)
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: paused: %w", err)
 	}
-	return ps, nil
+	return pausesOf(rows), nil
 }
 
 // pause pauses (paused) or resumes the queue or kind name of scope.
@@ -95,38 +90,9 @@ func (q *Queue) pause(ctx context.Context, scope, name string, paused bool) erro
 	return q.gate.setPaused(ctx, op, scope, name, paused)
 }
 
-// setPaused pauses (paused) or resumes the queue or kind name of scope,
-// as op ("pause" or "resume") says.
-func (g *gate) setPaused(ctx context.Context, op, scope, name string, paused bool) error {
-	var changed bool
-	err := g.st.write(ctx, func(tx store.Execer) (err error) {
-		if paused {
-			changed, err = store.Pause(ctx, tx, scope, name, store.MS(g.clock.Now()))
-			return err
-		}
-		if changed, err = store.Resume(ctx, tx, scope, name); err != nil || !changed {
-			return err
-		}
-		return g.st.w.WakeIdle(ctx, tx)
-	})
-	if err != nil {
-		return fmt.Errorf("litequeue: %s %s %q: %w", op, scope, name, err)
-	}
-	if changed {
-		g.logger.Info("litequeue: "+op+"d", scope, name)
-		if !paused {
-			g.opened()
-		}
-	}
-	return nil
-}
-
-// pauses reads what is paused, in tx; never nil.
-func (g *gate) pauses(ctx context.Context, tx store.Execer) ([]Pause, error) {
-	rows, err := g.pausedRows(ctx, tx)
-	if err != nil {
-		return nil, err
-	}
+// pausesOf is what is paused, as the rows of litequeue_paused say; never
+// nil.
+func pausesOf(rows []store.PauseRow) []Pause {
 	ps := make([]Pause, len(rows))
 	for i, r := range rows {
 		ps[i].Since = store.FromMS(r.Since)
@@ -136,34 +102,38 @@ func (g *gate) pauses(ctx context.Context, tx store.Execer) ([]Pause, error) {
 			ps[i].Kind = r.Name
 		}
 	}
-	return ps, nil
+	return ps
 }
 
-// pausedRows reads litequeue_paused in tx; nothing from a file of an older
-// schema opened read-only, which has no such table (see flowTables).
-func (g *gate) pausedRows(ctx context.Context, tx store.Execer) ([]store.PauseRow, error) {
-	if !g.st.info.Flow {
-		return nil, nil
+// ResetBreaker closes the circuit breaker of kind by hand, as a probe that
+// completed would, so that its jobs are claimed again at once, and wakes
+// the idle workers, as [Queue.ResumeKind] does. A breaker that is closed
+// stays so. It fires no event. An empty kind is an error; on a [Queue] from
+// [OpenReadOnly], ResetBreaker returns [ErrReadOnly].
+func (q *Queue) ResetBreaker(ctx context.Context, kind string) error {
+	if kind == "" {
+		return errors.New("litequeue: reset breaker: the kind's name is empty")
 	}
-	return store.Pauses(ctx, tx)
-}
-
-// pauseGate shuts the paused kinds and puts the paused queues in g.paused.
-func (g *gate) pauseGate(ctx context.Context, tx store.Execer, a *admission, now time.Time, claiming bool) error {
-	if !a.anyPaused {
-		return nil
-	}
-	rows, err := g.pausedRows(ctx, tx)
+	leave, err := q.enter(ctx)
 	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		switch r.Scope {
-		case scopeQueue:
-			a.paused = append(a.paused, r.Name)
-		case scopeKind:
-			a.shut(r.Name, time.Time{}) // until a resume, which writes
+	defer leave()
+	var closed bool
+	err = q.st.write(ctx, func(tx store.Execer) error {
+		if err := q.st.eng.LockKey(ctx, tx, "kind", kind); err != nil {
+			return err
 		}
+		if closed, err = store.CloseBreaker(ctx, tx, kind, store.MS(q.now())); err != nil || !closed {
+			return err
+		}
+		return q.st.w.WakeIdle(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("litequeue: reset breaker %q: %w", kind, err)
+	}
+	if closed {
+		q.gate.opened()
 	}
 	return nil
 }

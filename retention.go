@@ -54,44 +54,6 @@ func checkTTL(field string, d time.Duration) *FieldError {
 	return nil
 }
 
-// resolveRetention validates the rules of o.Retention and returns a copy
-// in which their zero fields hold o's values (filled in already).
-func (o *Options) resolveRetention() ([]Retention, error) {
-	if len(o.Retention) == 0 {
-		return nil, nil
-	}
-	rules := make([]Retention, len(o.Retention))
-	seen := make(map[[2]string]int, len(o.Retention))
-	for i, r := range o.Retention {
-		fail := func(field string, err error) ([]Retention, error) {
-			return nil, &ruleError{Index: i, Field: field, Err: err}
-		}
-		switch j, dup := seen[[2]string{r.Queue, r.Kind}]; {
-		case r.Queue == "" && r.Kind == "":
-			return fail("", fmt.Errorf("names neither a queue nor a kind (Options.KeepFinished and DeadTTL are the rule for every job)"))
-		case dup:
-			return fail("", fmt.Errorf("%s, as rule %d does", r.names(), j))
-		case r.KeepFinished == 0 && r.DeadTTL == 0:
-			return fail("", fmt.Errorf("%s sets neither KeepFinished nor DeadTTL", r.names()))
-		}
-		seen[[2]string{r.Queue, r.Kind}] = i
-		if err := checkTTL("keep_finished", r.KeepFinished); err != nil {
-			return fail(err.Field, err)
-		}
-		if err := checkTTL("dead_ttl", r.DeadTTL); err != nil {
-			return fail(err.Field, err)
-		}
-		if r.KeepFinished == 0 {
-			r.KeepFinished = o.KeepFinished
-		}
-		if r.DeadTTL == 0 {
-			r.DeadTTL = o.DeadTTL
-		}
-		rules[i] = r
-	}
-	return rules, nil
-}
-
 // names says which jobs the rule is for.
 func (r Retention) names() string {
 	switch {

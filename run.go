@@ -299,21 +299,9 @@ func (rn *runner) finish(ctx context.Context, l *lease, e end, next *claimer) (*
 	}
 	rn.events.emit(n.expired...)
 	if n.chained != nil {
-		rn.events.started(n.at, n.chained)
+		rn.started(n.at, n.chained)
 	}
 	return n.chained, err
-}
-
-// A runNote is what a run's end carries through the writer's settle for
-// the runner (see store.RunEnd.Note): the worker's ask for its next job,
-// and what the settle's steps found for it. The steps set it afresh at
-// each try of the batch.
-type runNote struct {
-	next    *claimer  // nil: no next job
-	chained *lease    // the next job, claimed with the end, if one was due
-	at      time.Time // when it was claimed
-	expired []Event   // of the jobs the claim expired first (see expireDue)
-	gated   []Event   // the gate's, of the stored end (see gate.ran)
 }
 
 // settleChanged decides the end e of the run of l again on the job's row

@@ -96,9 +96,11 @@ func readStats(ctx context.Context, tx store.Execer, now time.Time, reg *registr
 	for _, d := range s.DeathsByClassLastHour {
 		s.DeathsLastHour[d.Kind] += d.Count
 	}
-	if s.Paused, err = g.pauses(ctx, tx); err != nil {
+	paused, err := g.pausedRows(ctx, tx)
+	if err != nil {
 		return Stats{}, err
 	}
+	s.Paused = pausesOf(paused)
 	if s.Breakers, err = g.breakerStats(ctx, tx); err != nil {
 		return Stats{}, err
 	}

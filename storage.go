@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/litequeue/litequeue/internal/store"
 )
 
@@ -39,3 +40,7 @@ func (s *storage) submit(op *store.Op[*runNote]) error {
 
 // readOnly reports whether the Queue came from OpenReadOnly.
 func (s *storage) readOnly() bool { return s.w == nil }
+
+// appTx is the app's transaction t, running litequeue's SQL in the
+// engine's dialect (EnqueueTx, SeenTx, MarkTx, CompleteTx).
+func (s *storage) appTx(t *sqlx.Tx) *store.AppTx { return store.WrapTx(t, s.info.Dialect) }

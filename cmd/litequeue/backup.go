@@ -18,7 +18,7 @@ func (c *cli) backup(fs *flagSet) runFunc {
 		if to == "" {
 			return fs.usageError(errors.New("--to is missing: name the file to write the copy to"))
 		}
-		if onServer(c.dbPath()) {
+		if isServerURL(c.dbPath()) {
 			return fs.usageError(errors.New("--db names a PostgreSQL server, which has no file to copy: back it up with its own tools (pg_dump)"))
 		}
 		return c.read(func(q *litequeue.Queue) error {

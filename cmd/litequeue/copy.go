@@ -38,7 +38,7 @@ func (c *cli) copyJobs(fs *flagSet) runFunc {
 			return err
 		}
 		var dst *litequeue.Queue
-		if onServer(to) {
+		if isServerURL(to) {
 			dst, err = postgres.Open(ctx, to, opts)
 		} else {
 			dst, err = litequeue.Open(to, opts)

@@ -62,7 +62,7 @@ func (c *cli) open(open func(string, litequeue.Options) (*litequeue.Queue, error
 		return nil, err
 	}
 	path := c.dbPath()
-	if onServer(path) {
+	if isServerURL(path) {
 		// A server has no read-only Queue: every command opens it as
 		// OpenExisting does a file, refusing a database without
 		// litequeue's tables.
@@ -96,7 +96,7 @@ func (c *cli) dbName() string { return redact(c.dbPath()) }
 // part or its query.
 func redact(db string) string {
 	u, err := url.Parse(db)
-	if err != nil || !onServer(db) {
+	if err != nil || !isServerURL(db) {
 		return db
 	}
 	if q := u.Query(); q.Has("password") {
@@ -106,9 +106,9 @@ func redact(db string) string {
 	return u.Redacted()
 }
 
-// onServer reports whether db names a PostgreSQL server rather than a
-// file.
-func onServer(db string) bool {
+// isServerURL reports whether db is the URL of a PostgreSQL server rather
+// than a file's path.
+func isServerURL(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 

@@ -21,7 +21,7 @@ func TestServer(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	fx := newFixture(t)
 	onFile := func(args ...string) result { return mustRun(t, fx.cli(""), args...) }
-	onServer := func(args ...string) result {
+	onTheServer := func(args ...string) result {
 		c := fx.cli("")
 		c.db = dsn
 		return runCLI(t, c, args...)
@@ -37,7 +37,7 @@ func TestServer(t *testing.T) {
 	if err := json.Unmarshal([]byte(onFile("dead", "list", "--json").stdout), &fileDead); err != nil {
 		t.Fatal(err)
 	}
-	r = onServer("dead", "list", "--json")
+	r = onTheServer("dead", "list", "--json")
 	if r.code != exitOK {
 		t.Fatalf("dead list on the server: exit %d: %s", r.code, r.stderr)
 	}
@@ -56,7 +56,7 @@ func TestServer(t *testing.T) {
 		{"enqueue", "email.send", `{"to":"ada@example.com"}`},
 		{"dead", "retry", id}, {"cancel", id},
 	} {
-		r := onServer(args...)
+		r := onTheServer(args...)
 		if r.code != exitOK {
 			t.Errorf("litequeue %s on the server: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
 		}
