@@ -279,7 +279,7 @@ func noNext() *claimer { return nil }
 func (rn *runner) finish(ctx context.Context, l *lease, e end, next *claimer) (*lease, error) {
 	d := decide(&l.row, e, rn.now())
 	end := &store.RunEnd[*runNote]{Claimed: &l.row, After: d.after, History: d.history,
-		Gated: l.h.gated(), Note: &runNote{next: next}}
+		Gated: l.h.gated(), Next: next != nil, Note: &runNote{next: next}}
 	if err := rn.st.w.Do(&store.Op[*runNote]{Ctx: ctx, End: end}); err != nil { // a read-only Queue runs nothing
 		return nil, err
 	}

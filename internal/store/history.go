@@ -27,39 +27,6 @@ func (h *HistoryRow) Values(args []any) []any {
 		h.Outcome, h.Error, h.ErrorClass, h.Delay, h.Worker, h.Kind, h.Next)
 }
 
-// historyChunk is how many rows one statement of AddHistory adds. A
-// statement costs the file several times the row it writes, and a server
-// a round trip; a fixed chunk keeps the statements few in kind, as each
-// is prepared once (see stmtCache), and the rows left over take a
-// statement each.
-const historyChunk = 8
-
-// addHistorySQL adds historyChunk rows.
-var addHistorySQL = InsertAttemptsSQL(historyChunk)
-
-// AddHistory adds the history rows, in their order: a chunk of
-// historyChunk at a time (one INSERT of many rows' VALUES), and the rest
-// one at a time.
-func AddHistory(ctx context.Context, tx Execer, rows []*HistoryRow) error {
-	var args []any // reused from chunk to chunk
-	for len(rows) >= historyChunk {
-		args = args[:0]
-		for _, h := range rows[:historyChunk] {
-			args = h.Values(args)
-		}
-		if _, err := tx.ExecContext(ctx, addHistorySQL, args...); err != nil {
-			return err
-		}
-		rows = rows[historyChunk:]
-	}
-	for _, h := range rows {
-		if err := AddHistoryRow(ctx, tx, h); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // AddHistoryRow adds the history row h; nil adds none.
 func AddHistoryRow(ctx context.Context, tx Execer, h *HistoryRow) error {
 	if h == nil {

@@ -49,6 +49,9 @@ type RunEnd[N any] struct {
 	// Gated says that the gate counts the end: its kind has a limit or a
 	// breaker (see Steps.Ran).
 	Gated bool
+	// Next says that the worker asks for its next job, to be claimed in
+	// the same transaction (see Steps.Claim).
+	Next bool
 	// Note is the machinery's own: what it asks of its steps of the
 	// settle (the worker's next job), and what they tell it back.
 	Note N
@@ -66,8 +69,8 @@ type RunEnd[N any] struct {
 type Steps[N any] interface {
 	// Ran tells the gate of the stored ends whose kind it counts.
 	Ran(ctx context.Context, tx Execer, ends []*RunEnd[N]) error
-	// Claim claims the next jobs that the workers of the ends ask for,
-	// once the ends freed their places.
+	// Claim claims the next jobs that the workers of the ends ask for
+	// (RunEnd.Next), once the ends freed their places.
 	Claim(ctx context.Context, tx Execer, ends []*RunEnd[N]) error
 }
 
@@ -79,8 +82,11 @@ type Steps[N any] interface {
 // the commit.
 func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) error {
 	var history []*HistoryRow
-	var gated []*RunEnd[N]
+	var gated, next []*RunEnd[N]
 	for _, e := range ends {
+		if e.Next {
+			next = append(next, e)
+		}
 		held, err := SetHeldRow(ctx, tx, e.Claimed, &e.After)
 		if err != nil {
 			return err
@@ -106,5 +112,41 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 			return err
 		}
 	}
-	return w.Steps.Claim(ctx, tx, ends)
+	if len(next) == 0 {
+		return nil
+	}
+	return w.Steps.Claim(ctx, tx, next)
+}
+
+// historyChunk is how many rows one statement of AddHistory adds. A
+// statement costs the file several times the row it writes, and a server
+// a round trip; a fixed chunk keeps the statements few in kind, as each
+// is prepared once (see stmtCache), and the rows left over take a
+// statement each.
+const historyChunk = 8
+
+// addHistorySQL adds historyChunk rows.
+var addHistorySQL = InsertAttemptsSQL(historyChunk)
+
+// AddHistory adds the history rows, in their order: a chunk of
+// historyChunk at a time (one INSERT of many rows' VALUES), and the rest
+// one at a time.
+func AddHistory(ctx context.Context, tx Execer, rows []*HistoryRow) error {
+	var args []any // reused from chunk to chunk
+	for len(rows) >= historyChunk {
+		args = args[:0]
+		for _, h := range rows[:historyChunk] {
+			args = h.Values(args)
+		}
+		if _, err := tx.ExecContext(ctx, addHistorySQL, args...); err != nil {
+			return err
+		}
+		rows = rows[historyChunk:]
+	}
+	for _, h := range rows {
+		if err := AddHistoryRow(ctx, tx, h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
