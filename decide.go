@@ -14,7 +14,8 @@ import (
 // the job's row, how the run ended and the time, and returns the row after,
 // the history row and the event. It reads no clock, runs no SQL and starts
 // no goroutine, so the holder of a lease and the rescuer of an expired one
-// decide alike, and any engine stores the same decision (see store.go).
+// decide alike, and any engine stores the same decision (see
+// store.Writer.settle, and storeDecision in store.go).
 //
 // The policy is applied at claim time (see Queue.lease): the claim writes
 // into the row the job's effective MaxTries and the wait to apply if this

@@ -466,7 +466,7 @@ func (e *Engine) Lost(error) bool { return false }
 // commits — this Queue's writer, another Queue, another process, or the
 // app's EnqueueTx. Only then, or when a time it already knows of comes,
 // does the loop run its indexed look for due jobs and expired leases. Its
-// notifier (watch.go), if it runs, wakes the loop when the file changes,
+// notifier (notifier.go), if it runs, wakes the loop when the file changes,
 // so that the loop need not look often on its own (see poll).
 type watch struct {
 	db       *sqlx.DB   // one query_only connection
@@ -536,7 +536,7 @@ func (w *watch) Changed(ctx context.Context) (bool, error) {
 }
 
 // poll is notifiedPoll while the notifier runs and the file has been quiet
-// for recentChange, store.PollInterval otherwise (see watch.go).
+// for recentChange, store.PollInterval otherwise (see notifier.go).
 func (w *watch) Poll() time.Duration {
 	if w.n.running() && w.n.quiet() {
 		return w.polls[1]

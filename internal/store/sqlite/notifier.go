@@ -25,7 +25,7 @@ import (
 // burst the notifier asks PRAGMA data_version, again and again at growing
 // intervals for settleMax, and wakes the loops each time it says that
 // someone committed. Each loop asks data_version again (see watch in
-// sqlite.go) before it looks for jobs. The Queue's own commits it does
+// engine.go) before it looks for jobs. The Queue's own commits it does
 // not watch (see notifiers): those that give a loop something to do wake
 // it in-process (notify, wakeOwn).
 //

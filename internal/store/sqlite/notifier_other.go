@@ -6,7 +6,7 @@ import "errors"
 
 // fileNotifications is false: kqueue opens every file of a watched
 // directory, and closing those descriptors would drop SQLite's fcntl locks
-// (see watch.go), so Work polls every store.PollInterval.
+// (see notifier.go), so Work polls every store.PollInterval.
 const fileNotifications = false
 
 // A dirWatch is inotify's (see watch_linux.go); here none starts.
