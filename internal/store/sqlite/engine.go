@@ -419,7 +419,7 @@ func (e *Engine) vacuum(ctx context.Context, write func(context.Context, func(st
 	return err
 }
 
-// walGrowth logs a warning when the -wal file has grown past WALWarnSize,
+// walGrowth logs a warning when the -wal file has grown past walWarnSize,
 // and again each time it doubles. SQLite's checkpoints cannot empty the
 // WAL while a connection, in any process, holds a read transaction begun
 // before the frames they would copy back: an unclosed *sql.Rows on the
@@ -434,7 +434,7 @@ func (e *Engine) walGrowth() {
 	}
 	size := fi.Size()
 	switch last := e.walWarned.Load(); {
-	case size < WALWarnSize:
+	case size < walWarnSize:
 		e.walWarned.Store(0)
 	case size >= 2*last:
 		e.walWarned.Store(size)

@@ -84,6 +84,8 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"RegisterSchedule": testRegisterSchedule,
 		"ClaimSlot":        testClaimSlot,
 		"FireSlotAtOnce":   testFireSlotAtOnce,
+		"Health":           testHealth,
+		"RowCounts":        testRowCounts,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
