@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"Pauses":           testPauses,
 		"Starts":           testStarts,
 		"Breakers":         testBreakers,
+		"CloseBreaker":     testCloseBreaker,
 		"ListJobs":         testListJobs,
 		"JobByID":          testJobByID,
 		"DeleteJob":        testDeleteJob,
