@@ -118,8 +118,6 @@ type Info struct {
 	// Flow says that the database has the tables of flow control and of
 	// the periodic schedules (schema version 5 on a file).
 	Flow bool
-	// Path is the file's path; "" on a server.
-	Path string
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a
 	// file is shared only by the processes of one machine.
