@@ -58,6 +58,21 @@ type Engine interface {
 	// Compact gives the room of purged rows back, and warns of a log
 	// that keeps growing; the janitor calls it after each sweep.
 	Compact(ctx context.Context, write func(context.Context, func(Execer) error) error) error
+	// Health checks the database on litequeue's reads while others work
+	// on it, for Queue.Health, and reports what it found: on a file,
+	// SQLite's integrity check, the schema version, the application_id
+	// and journal mode, the sizes of the file and its -wal, their modes,
+	// and a -wal or -shm that the file's writers cannot write; on a
+	// server, the schema version only (the server checks its own pages).
+	// What a read finds wrong is a problem of the report; the error is
+	// for a report that cannot be made (the file cannot be stat'ed).
+	Health(ctx context.Context) (*Health, error)
+	// Backup writes a consistent copy of the database to the file at
+	// path, while others work on it, and replaces a file there only if
+	// overwrite; its errors leave path for the caller to name. A file's
+	// copy is SQLite's VACUUM INTO, written beside path and renamed into
+	// place; a server has no file to copy, and says so.
+	Backup(ctx context.Context, path string, overwrite bool) error
 	// Retry reports whether a transaction that failed with err may begin
 	// again: the database was busy.
 	Retry(err error) bool
@@ -103,8 +118,6 @@ type Info struct {
 	// Flow says that the database has the tables of flow control and of
 	// the periodic schedules (schema version 5 on a file).
 	Flow bool
-	// Path is the file's path; "" on a server.
-	Path string
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a
 	// file is shared only by the processes of one machine.

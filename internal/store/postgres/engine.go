@@ -249,6 +249,23 @@ func (e *Engine) Compact(context.Context, func(context.Context, func(store.Exece
 	return nil
 }
 
+// Health reads the schema version of litequeue's tables: the rest of a
+// report is a file's, and the server checks its own pages.
+func (e *Engine) Health(ctx context.Context) (*store.Health, error) {
+	h := &store.Health{ReadProblems: []string{}, Warnings: []string{}}
+	if err := e.db.GetContext(ctx, &h.SchemaVersion, VersionSQL); err != nil {
+		h.ReadProblems = append(h.ReadProblems, fmt.Sprintf("no schema version: %v", err))
+	}
+	return h, nil
+}
+
+// errNoFile is Backup's refusal: a server has no file to copy.
+var errNoFile = errors.New("a Queue on a server has no file to copy: back the server up with its own tools (pg_dump)")
+
+// Backup refuses: a Queue on a server has no file to copy, and the
+// server's own tools (pg_dump, its replicas) back it up.
+func (e *Engine) Backup(context.Context, string, bool) error { return errNoFile }
+
 // retry reports a serialization failure, a deadlock and a lost
 // connection: the transaction rolled back, and may run again.
 func (e *Engine) Retry(err error) bool {

@@ -22,7 +22,8 @@ import (
 // json_each, the batch insert through json_each and unhex, data_version
 // for wake-ups, incremental vacuum and checkpoints, and SQLITE_BUSY. The
 // pragmas set on every connection are in dsn (file.go); the checks of the
-// file and its schema in file.go and migrate.go.
+// file and its schema in file.go and migrate.go; the copy of the file
+// and the report on its health in backup.go and health.go.
 type Engine struct {
 	path        string
 	synchronous string
@@ -134,7 +135,7 @@ func (e *Engine) TellsOwn() bool { return false }
 func (e *Engine) Info() store.Info {
 	readOnly := e.writes == nil
 	info := store.Info{
-		Reads: e.db, Writes: e.writes, App: e.app, Path: e.path,
+		Reads: e.db, Writes: e.writes, App: e.app,
 		JobColumns: store.FileJobColumns(e.version, readOnly),
 		Flow:       !readOnly || e.version >= 5,
 	}
@@ -419,7 +420,7 @@ func (e *Engine) vacuum(ctx context.Context, write func(context.Context, func(st
 	return err
 }
 
-// walGrowth logs a warning when the -wal file has grown past WALWarnSize,
+// walGrowth logs a warning when the -wal file has grown past walWarnSize,
 // and again each time it doubles. SQLite's checkpoints cannot empty the
 // WAL while a connection, in any process, holds a read transaction begun
 // before the frames they would copy back: an unclosed *sql.Rows on the
@@ -434,7 +435,7 @@ func (e *Engine) walGrowth() {
 	}
 	size := fi.Size()
 	switch last := e.walWarned.Load(); {
-	case size < WALWarnSize:
+	case size < walWarnSize:
 		e.walWarned.Store(0)
 	case size >= 2*last:
 		e.walWarned.Store(size)

@@ -22,9 +22,9 @@ const (
 	// schemaVersion is the version of schema.sql, kept in litequeue_meta.
 	schemaVersion = 5
 
-	// ApplicationID marks a SQLite file as litequeue's ("LQUE"), set only
+	// applicationID marks a SQLite file as litequeue's ("LQUE"), set only
 	// where the file's application_id is 0.
-	ApplicationID = 0x4c515545
+	applicationID = 0x4c515545
 
 	// busyTimeoutMS bounds how long one connection waits for another's
 	// write lock inside SQLite before SQLITE_BUSY.
@@ -35,10 +35,11 @@ const (
 	// pages of 4 KiB) lets it reach, so that in steady state it is never cut.
 	walSizeLimit = 4 << 20
 
-	// WALWarnSize is the -wal size past which the janitor logs a warning:
-	// checkpoints are not keeping up, most likely because a read
-	// transaction (an open *sql.Rows, say) has been held for a long time.
-	WALWarnSize = 64 << 20
+	// walWarnSize is the -wal size past which the janitor logs a warning,
+	// and Health warns: checkpoints are not keeping up, most likely
+	// because a read transaction (an open *sql.Rows, say) has been held
+	// for a long time.
+	walWarnSize = 64 << 20
 )
 
 // dsn turns a file path into the driver's connection string. The path is
@@ -183,7 +184,7 @@ func (f *file) close() error {
 // here, before migrate's first write, and a refused file is left as it
 // was, with no -lock beside it.
 //
-// It never opens the database file with os (CreateFile excepted): on
+// It never opens the database file with os (createFile excepted): on
 // POSIX, closing any descriptor of a file drops every fcntl lock the
 // process holds on it, the shared lock that SQLite keeps in WAL mode
 // included, and another SQLite client would then take itself for the last
@@ -203,7 +204,7 @@ func openFile(path string, mode Mode, synchronous, checkpoint string) (_ *file, 
 		// Nothing to refuse in a missing file: take the lock first, so that
 		// a -lock that cannot be opened leaves no new file behind.
 		if f.lock, err = openFileLock(path); err == nil {
-			if err = CreateFile(path); errors.Is(err, fs.ErrExist) {
+			if err = createFile(path); errors.Is(err, fs.ErrExist) {
 				err = nil // another process created it meanwhile: left alone
 			}
 		}
@@ -224,8 +225,8 @@ func openFile(path string, mode Mode, synchronous, checkpoint string) (_ *file, 
 	return f, err
 }
 
-// createMu serialises statFile and CreateFile across every Open of the
-// process, for CreateFile's sake. It is process-wide because POSIX locks
+// createMu serialises statFile and createFile across every Open of the
+// process, for createFile's sake. It is process-wide because POSIX locks
 // are.
 var createMu sync.Mutex
 
@@ -267,7 +268,7 @@ func statFile(path string, mode Mode) (exists bool, err error) {
 	} else if err != nil {
 		return false, err
 	}
-	if sides := UnwritableSides(path, true); len(sides) > 0 {
+	if sides := unwritableSides(path, true); len(sides) > 0 {
 		return false, errors.New(strings.Join(sides, "; "))
 	}
 	return true, nil
@@ -276,7 +277,7 @@ func statFile(path string, mode Mode) (exists bool, err error) {
 // errNotSQLite is the refusal of a file that is not a SQLite database.
 var errNotSQLite = errors.New("the file is not a SQLite database")
 
-// CreateFile creates the missing file at path, empty, with mode 0600, so
+// createFile creates the missing file at path, empty, with mode 0600, so
 // that SQLite, which gives its -wal and -shm the mode of the database
 // file, makes no file that other users may read; a file that exists is
 // fs.ErrExist, and left alone. Open creates the database file with it, and
@@ -291,7 +292,7 @@ var errNotSQLite = errors.New("the file is not a SQLite database")
 // createMu keeps it waiting until the descriptor is closed. (A SQLite
 // connection that the app opens by itself, not through litequeue, on a
 // path that litequeue creates at the same instant, is not covered.)
-func CreateFile(path string) error {
+func createFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return fs.ErrExist
@@ -382,10 +383,10 @@ func checkFile(ctx context.Context, db *sqlx.DB) (int, error) {
 	if err := db.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
 		return 0, fmt.Errorf("read application_id: %w", err)
 	}
-	if appID != 0 && appID != ApplicationID {
+	if appID != 0 && appID != applicationID {
 		return 0, fmt.Errorf("the file belongs to another application (application_id %#x)", appID)
 	}
-	version, err := ReadSchemaVersion(ctx, db)
+	version, err := readSchemaVersion(ctx, db)
 	if err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
@@ -395,9 +396,9 @@ func checkFile(ctx context.Context, db *sqlx.DB) (int, error) {
 	return version, nil
 }
 
-// ReadSchemaVersion returns the version in litequeue_meta, 0 if the file
+// readSchemaVersion returns the version in litequeue_meta, 0 if the file
 // has no litequeue tables yet.
-func ReadSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error) {
+func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error) {
 	var n int
 	err := sqlx.GetContext(ctx, db, &n,
 		`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_meta'`)
@@ -413,8 +414,8 @@ func ReadSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 	return version, err
 }
 
-// ShellQuote quotes path for a POSIX shell where it needs quoting.
-func ShellQuote(path string) string {
+// shellQuote quotes path for a POSIX shell where it needs quoting.
+func shellQuote(path string) string {
 	if path != "" && !strings.ContainsFunc(path, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+,:@%=", r))
 	}) {

@@ -23,9 +23,9 @@ func accessible(path string, write bool) error {
 	return f.Close()
 }
 
-// UnwritableSides finds nothing: Windows has no Unix file modes, and
+// unwritableSides finds nothing: Windows has no Unix file modes, and
 // SQLite gives no -shm a mode of its own.
-func UnwritableSides(path string, self bool) []string { return nil }
+func unwritableSides(path string, self bool) []string { return nil }
 
 // makesUnwritableSides reports false: see unwritableSides.
 func makesUnwritableSides(db fs.FileInfo) bool { return false }

@@ -26,14 +26,14 @@ func accessible(path string, write bool) error {
 	return unix.Access(path, mode)
 }
 
-// UnwritableSides describes the -shm and -wal beside the database file at
+// unwritableSides describes the -shm and -wal beside the database file at
 // path that its writers may not write: SQLite opens such a file read-only,
 // and every write fails ("attempt to write a readonly database"). A read
 // by a user who could not write the database file leaves them so (see
 // readAccessOf). With self, it names those this process may not write,
 // for Open; else those the database file's owner may not write, for
 // Health.
-func UnwritableSides(path string, self bool) []string {
+func unwritableSides(path string, self bool) []string {
 	db, err := os.Stat(path)
 	if err != nil {
 		return nil
@@ -51,7 +51,7 @@ func UnwritableSides(path string, self bool) []string {
 			cannot = errors.Is(accessible(side, true), fs.ErrPermission)
 		}
 		if cannot {
-			q := ShellQuote(side)
+			q := shellQuote(side)
 			found = append(found, fmt.Sprintf("%s has mode %04o and owner uid %d: %s cannot write it, and every write fails: chown %d %s && chmod 600 %s",
 				side, fi.Mode().Perm(), owner(fi), who, owner(db), q, q))
 		}

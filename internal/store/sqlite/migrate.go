@@ -34,7 +34,7 @@ func migrate(ctx context.Context, db *sqlx.DB, schemaSQL string) error {
 		return err
 	}
 	defer tx.Rollback()
-	version, err := ReadSchemaVersion(ctx, tx)
+	version, err := readSchemaVersion(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func claimFile(ctx context.Context, tx *sqlx.Tx) error {
 	if appID != 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, ApplicationID))
+	_, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, applicationID))
 	return err
 }
 

@@ -93,31 +93,49 @@ func testStarts(t *testing.T, f *Fixture) {
 	}
 }
 
-// testBreakers: OpenBreaker opens a closed breaker (with or without a
-// row) and leaves an open one as it is; CloseBreaker closes an open one
-// and reports whether it did; OpenBreakers lists those not closed by kind.
+// openBreaker opens kind's breaker at at, for 100 ms, and reports whether
+// OpenBreaker opened it.
+func openBreaker(t *testing.T, f *Fixture, kind string, at int64) bool {
+	t.Helper()
+	ctx := t.Context()
+	var opened bool
+	err := f.Write(ctx, func(tx store.Execer) (err error) {
+		opened, err = store.OpenBreaker(ctx, tx, kind, at, at+100, 100, 1000)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opened
+}
+
+// testBreakers: OpenBreaker opens a closed breaker without a row and
+// leaves an open one as it is; Breaker reads a breaker's row, nil for a
+// kind whose breaker never opened.
 func testBreakers(t *testing.T, f *Fixture) {
 	ctx := t.Context()
-	open := func(kind string, at int64) bool {
-		var opened bool
-		err := f.Write(ctx, func(tx store.Execer) (err error) {
-			opened, err = store.OpenBreaker(ctx, tx, kind, at, at+100, 100, 1000)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return opened
-	}
-	if !open("b", 1) || !open("a", 2) || open("b", 3) {
+	if !openBreaker(t, f, "b", 1) || !openBreaker(t, f, "a", 2) || openBreaker(t, f, "b", 3) {
 		t.Fatal("OpenBreaker: want b and a opened, and b not again")
 	}
 	r, err := store.Breaker(ctx, f.Reads, "b")
 	if err != nil || r == nil || r.State != "open" || r.OpenedAt != 1 || r.Trips != 1 {
 		t.Fatalf("breaker b after two opens: %+v, %v; want open at 1, one trip", r, err)
 	}
+	if r, _ := store.Breaker(ctx, f.Reads, "none"); r != nil {
+		t.Errorf("the breaker of a kind that never opened: %+v, want nil", r)
+	}
+}
+
+// testCloseBreaker: CloseBreaker closes an open breaker and reports
+// whether it did; OpenBreakers lists those not closed by kind; a closed
+// breaker, which has a row, opens again.
+func testCloseBreaker(t *testing.T, f *Fixture) {
+	ctx := t.Context()
+	if !openBreaker(t, f, "b", 1) || !openBreaker(t, f, "a", 2) {
+		t.Fatal("OpenBreaker: want b and a opened")
+	}
 	var closed bool
-	err = f.Write(ctx, func(tx store.Execer) (err error) {
+	err := f.Write(ctx, func(tx store.Execer) (err error) {
 		closed, err = store.CloseBreaker(ctx, tx, "a", 50)
 		return err
 	})
@@ -128,10 +146,7 @@ func testBreakers(t *testing.T, f *Fixture) {
 	if err != nil || len(rows) != 1 || rows[0].Kind != "b" {
 		t.Errorf("OpenBreakers: %+v, %v; want b alone", rows, err)
 	}
-	if !open("a", 60) {
+	if !openBreaker(t, f, "a", 60) {
 		t.Error("a closed breaker with a row did not open again")
-	}
-	if r, _ := store.Breaker(ctx, f.Reads, "none"); r != nil {
-		t.Errorf("the breaker of a kind that never opened: %+v, want nil", r)
 	}
 }

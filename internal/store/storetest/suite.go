@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"Pauses":           testPauses,
 		"Starts":           testStarts,
 		"Breakers":         testBreakers,
+		"CloseBreaker":     testCloseBreaker,
 		"ListJobs":         testListJobs,
 		"JobByID":          testJobByID,
 		"DeleteJob":        testDeleteJob,
@@ -84,6 +85,8 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"RegisterSchedule": testRegisterSchedule,
 		"ClaimSlot":        testClaimSlot,
 		"FireSlotAtOnce":   testFireSlotAtOnce,
+		"Health":           testHealth,
+		"RowCounts":        testRowCounts,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
