@@ -35,13 +35,17 @@ type claimer struct {
 }
 
 // A runNote is what a run's end carries through the writer's settle for
-// the runner (see store.RunEnd.Note): the worker's ask for its next job,
-// and what the settle's steps found for it. The steps set it afresh at
-// each try of the batch.
+// the runner (see store.RunEnd.Note): the run's job and end, to decide
+// again if the job's row changed, the worker's ask for its next job, and
+// what the settle's steps found for it. The steps set it afresh at each
+// try of the batch.
 type runNote struct {
-	next    *claimer  // nil: no next job
-	chained *lease    // the next job, claimed with the end, if one was due
-	at      time.Time // when it was claimed
-	expired []Event   // of the jobs the claim expired first (see expireDue)
-	gated   []Event   // the gate's, of the stored end (see gate.ran)
+	job       *Job
+	end       end
+	redecided *decision // the end decided again on the row as it is (see runner.Redecide)
+	next      *claimer  // nil: no next job
+	chained   *lease    // the next job, claimed with the end, if one was due
+	at        time.Time // when it was claimed
+	expired   []Event   // of the jobs the claim expired first (see expireDue)
+	gated     []Event   // the gate's, of the stored end (see gate.ran)
 }

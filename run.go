@@ -267,10 +267,11 @@ func noNext() *claimer { return nil }
 // the run, if it does not.
 //
 // The end is decided here (decide.go) and stored by the writer with the
-// other ends of its batch (see store.Writer.settle): the job's row fenced
-// by the lease, its history row, the gate's bookkeeping and the chained
-// claims. A run whose fence finds its row changed since the claim is
-// decided again on the row as it is, alone (see settleChanged).
+// other ends of its batch (see store.Writer.settle), in one transaction:
+// the job's row fenced by the lease, its history row, the gate's
+// bookkeeping and the chained claims. A run whose fence finds its row
+// changed since the claim is decided again on the row as it is, in the
+// same transaction (see runner.Redecide).
 //
 // With a claimer, finish also claims the worker's next job in the same
 // transaction, so a busy worker pays one commit per job, shared with every
@@ -278,18 +279,21 @@ func noNext() *claimer { return nil }
 // the lease was lost.
 func (rn *runner) finish(ctx context.Context, l *lease, e end, next *claimer) (*lease, error) {
 	d := decide(&l.row, e, rn.now())
+	n := &runNote{job: l.job, end: e, next: next}
 	end := &store.RunEnd[*runNote]{Claimed: &l.row, After: d.after, History: d.history,
-		Gated: l.h.gated(), Next: next != nil, Note: &runNote{next: next}}
+		Gated: l.h.gated(), Next: next != nil, Note: n}
 	if err := rn.st.w.Do(&store.Op[*runNote]{Ctx: ctx, End: end}); err != nil { // a read-only Queue runs nothing
 		return nil, err
 	}
-	n := end.Note
 	if n.chained != nil {
 		rn.hold(n.chained) // before OnEvent, which may take its time
 	}
 	var err error
-	if !end.Held {
-		d, n.gated, err = rn.settleChanged(ctx, l, e)
+	switch {
+	case !end.Stored:
+		err = ErrLeaseLost
+	case n.redecided != nil:
+		d = *n.redecided
 	}
 	if err == nil {
 		if d.event.Type != "" {
@@ -302,32 +306,6 @@ func (rn *runner) finish(ctx context.Context, l *lease, e end, next *claimer) (*
 		rn.started(n.at, n.chained)
 	}
 	return n.chained, err
-}
-
-// settleChanged decides the end e of the run of l again on the job's row
-// as it is, which changed since the claim: completed by CompleteTx under
-// the same lease (the completion stands, and only the history row is
-// added), or asked to stop by Cancel; and stores it, with the gate's
-// bookkeeping, in a write of its own. A lease lost meanwhile is
-// ErrLeaseLost, and nothing is written.
-func (rn *runner) settleChanged(ctx context.Context, l *lease, e end) (d decision, gated []Event, err error) {
-	err = rn.st.write(ctx, func(tx store.Execer) error {
-		row, _, err := holder(ctx, tx, l.job)
-		if err != nil {
-			return err
-		}
-		now := rn.now()
-		d = decide(row, e, now)
-		if err := storeDecision(ctx, tx, &d); err != nil {
-			return err
-		}
-		if !d.keep && State(d.after.State) == Pending {
-			rn.st.w.WakeOwn()
-		}
-		gated, err = rn.gate.ran(ctx, tx, &d, now)
-		return err
-	})
-	return d, gated, err
 }
 
 // call runs h for job, in the Queue's middleware, turning a panic into a

@@ -62,6 +62,30 @@ func (rn *runner) isClosing() bool {
 	}
 }
 
+// Redecide is the settle's step that decides the end e again on the job's
+// row as it is, which changed since the claim: completed by CompleteTx
+// under the same lease (the completion stands, and only the history row
+// is added), or asked to stop by Cancel. It writes the row; the settle
+// adds the history row. A run that lost its lease meanwhile writes
+// nothing, and reports false.
+func (rn *runner) Redecide(ctx context.Context, tx store.Execer, e *store.RunEnd[*runNote]) (bool, error) {
+	n := e.Note
+	n.redecided = nil
+	row, _, err := holder(ctx, tx, n.job)
+	if errors.Is(err, ErrLeaseLost) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	d := decide(row, n.end, rn.now())
+	if err := storeRow(ctx, tx, &d); err != nil {
+		return false, err
+	}
+	e.After, e.History, n.redecided = d.after, d.history, &d
+	return true, nil
+}
+
 // Ran is the settle's step that tells the gate of the stored run ends of
 // a writer batch whose kind it counts (see gate.ran).
 func (rn *runner) Ran(ctx context.Context, tx store.Execer, ends []*store.RunEnd[*runNote]) error {

@@ -55,18 +55,27 @@ type RunEnd[N any] struct {
 	// Note is the machinery's own: what it asks of its steps of the
 	// settle (the worker's next job), and what they tell it back.
 	Note N
-	// Held is set by the settle: the fence held, and After and History
-	// are stored. When it did not, the row changed since the claim
-	// (CompleteTx, Cancel, a lost lease), nothing of the end is stored,
-	// and the machinery decides the end again on the row as it is, alone.
-	Held bool
+	// Stored is set by the settle: the end is stored, as After and
+	// History say. When the fence did not hold (the row changed since the
+	// claim: CompleteTx, Cancel, a lost lease), Steps.Redecide decided the
+	// end again on the row as it is, in the same transaction, and set
+	// After and History to that; Stored is false when the run lost the
+	// job, and nothing of the end is stored.
+	Stored bool
 }
 
 // Steps are what the settle of a batch of run ends asks of the machinery
-// above the store, in the batch's transaction, once it stored the ends:
-// the gate's bookkeeping and the chained claims. A step may run more than
-// once (when the batch runs again), and sets what it tells back afresh.
+// above the store, in the batch's transaction: to decide again an end
+// whose fence did not hold, and, once the ends are stored, the gate's
+// bookkeeping and the chained claims. A step may run more than once (when
+// the batch runs again), and sets what it tells back afresh.
 type Steps[N any] interface {
+	// Redecide decides the end e again on the job's row as it is, which
+	// changed since the claim (CompleteTx completed it under the same
+	// lease, or Cancel asked the run to stop), and writes the row as it
+	// decides; it sets e.After and e.History to the decision. It reports
+	// false, having written nothing, when the run lost the job.
+	Redecide(ctx context.Context, tx Execer, e *RunEnd[N]) (bool, error)
 	// Ran tells the gate of the stored ends whose kind it counts.
 	Ran(ctx context.Context, tx Execer, ends []*RunEnd[N]) error
 	// Claim claims the next jobs that the workers of the ends ask for
@@ -75,11 +84,12 @@ type Steps[N any] interface {
 }
 
 // settle stores the run ends of a batch in tx: each job's row, fenced by
-// its run's lease, then the history rows of those whose fence held, in as
-// few statements as can be (see AddHistory), then the steps of the machinery: the
-// gate's bookkeeping of the gated ends, and the chained claims. A job made
-// pending again (a retry, a release) wakes this process's idle loops at
-// the commit.
+// its run's lease (an end whose fence does not hold is decided again on
+// the row as it is: Steps.Redecide), then the history rows of the stored
+// ends, in as few statements as can be (see AddHistory), then the steps
+// of the machinery: the gate's bookkeeping of the gated ends, and the
+// chained claims. A job made pending again (a retry, a release) wakes
+// this process's idle loops at the commit.
 func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) error {
 	var history []*HistoryRow
 	var gated, next []*RunEnd[N]
@@ -87,11 +97,14 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 		if e.Next {
 			next = append(next, e)
 		}
-		held, err := SetHeldRow(ctx, tx, e.Claimed, &e.After)
+		stored, err := SetHeldRow(ctx, tx, e.Claimed, &e.After)
+		if err == nil && !stored {
+			stored, err = w.Steps.Redecide(ctx, tx, e)
+		}
 		if err != nil {
 			return err
 		}
-		if e.Held = held; !held {
+		if e.Stored = stored; !stored {
 			continue
 		}
 		if e.History != nil {

@@ -9,7 +9,7 @@ import (
 	"sync"
 )
 
-// writer runs every write litequeue makes, on one connection, and commits
+// A Writer runs every write litequeue makes, on one connection, and commits
 // the writes that arrive together in one transaction: group commit. Many
 // goroutines enqueueing or finishing jobs at once share one BEGIN IMMEDIATE
 // and one fsync, and each caller still returns only after the commit that
@@ -50,7 +50,7 @@ type Op[N any] struct {
 	Fn  func(tx Execer) error // nil: the op is its End alone
 	// End, if not nil, is the end of a run, which the writer settles in
 	// the same transaction, after Fn, with the ends of the other writes
-	// of the batch (see settle.go); it sets End.Held.
+	// of the batch (see settle.go); it sets End.Stored.
 	End *RunEnd[N]
 	// Light marks a write whose loss in a power cut is harmless, so that a
 	// batch of only such writes commits without an fsync (see durable).
@@ -257,7 +257,7 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 
 // WakeAtCommit asks that the Queue's idle Work loops wake once the
 // transaction that runs commits: for a write that makes jobs claimable
-// which were not (see Queue.wakeIdle). Only a write the writer runs
+// which were not (see WakeIdle). Only a write the writer runs
 // calls it, on the leader's goroutine.
 func (w *Writer[N]) WakeAtCommit() { w.wakes = true }
 

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -133,4 +134,80 @@ func TestWriter_LightBatches(t *testing.T) {
 			t.Errorf("synchronous %s: levels of the batches %v, want %v", sync, got, want)
 		}
 	}
+}
+
+// TestWriter_RedecidesInTheBatch settles a run end whose fence no longer
+// holds (Cancel asked the run to stop): the settle asks the machinery to
+// decide it again on the row as it is in the batch's own transaction,
+// before the gate's bookkeeping and the chained claims, and stores its
+// history row with the batch's, in one commit.
+func TestWriter_RedecidesInTheBatch(t *testing.T) {
+	t.Parallel()
+	base, db := openFile(t, "")
+	ctx := t.Context()
+	res, err := db.Exec(`INSERT INTO litequeue_jobs (queue, kind, payload, state, attempt, max_tries, created_at, token, cancel)
+		VALUES ('default', 'k', x'', 'running', 1, 3, 1000, 7, 1)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+	s := &recordSteps{}
+	w := &store.Writer[struct{}]{Conn: base.Conn, Engine: base.Engine, Wake: func() {}, Steps: s}
+	claimed := store.JobRow{ID: id, Kind: "k", State: "running", Attempt: 1, CreatedAt: 1000, Token: 7}
+	after := claimed
+	after.State = "completed"
+	end := &store.RunEnd[struct{}]{Claimed: &claimed, After: after, Gated: true, Next: true,
+		History: &store.HistoryRow{AttemptRow: store.AttemptRow{Attempt: 1, Outcome: "completed"}, JobID: id, Kind: "k", Next: "completed"}}
+	op := &store.Op[struct{}]{Ctx: ctx, End: end}
+	w.Commit([]*store.Op[struct{}]{op})
+	if op.Err() != nil {
+		t.Fatal(op.Err())
+	}
+	if want := []string{"redecide", "ran", "claim"}; !slices.Equal(s.calls, want) {
+		t.Errorf("steps %v, want %v: the end decided again in the batch, before the gate and the claims", s.calls, want)
+	}
+	if !end.Stored || end.After.State != "canceled" {
+		t.Errorf("end stored %v as %q, want stored as canceled", end.Stored, end.After.State)
+	}
+	var state, outcomes string
+	if err := db.Get(&state, `SELECT state FROM litequeue_jobs WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Get(&outcomes, `SELECT coalesce(group_concat(outcome), '') FROM litequeue_attempts WHERE job_id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if state != "canceled" || outcomes != "canceled" {
+		t.Errorf("job %s with history %q, want canceled with one canceled row", state, outcomes)
+	}
+}
+
+// recordSteps are the settle's steps of TestWriter_RedecidesInTheBatch:
+// it records their calls, and decides every end it is asked to again as
+// cancelled.
+type recordSteps struct{ calls []string }
+
+func (s *recordSteps) Redecide(ctx context.Context, tx store.Execer, e *store.RunEnd[struct{}]) (bool, error) {
+	s.calls = append(s.calls, "redecide")
+	row, err := store.LockJob(ctx, tx, e.Claimed.ID)
+	if err != nil {
+		return false, err
+	}
+	row.State = "canceled"
+	if err := store.SetRow(ctx, tx, row); err != nil {
+		return false, err
+	}
+	e.After = *row
+	e.History = &store.HistoryRow{AttemptRow: store.AttemptRow{Attempt: row.Attempt, Outcome: "canceled"},
+		JobID: row.ID, Kind: row.Kind, Next: "canceled"}
+	return true, nil
+}
+
+func (s *recordSteps) Ran(context.Context, store.Execer, []*store.RunEnd[struct{}]) error {
+	s.calls = append(s.calls, "ran")
+	return nil
+}
+
+func (s *recordSteps) Claim(context.Context, store.Execer, []*store.RunEnd[struct{}]) error {
+	s.calls = append(s.calls, "claim")
+	return nil
 }
