@@ -64,12 +64,13 @@ func (q *Queue) WriteTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if q.st.readOnly() {
 		return ErrReadOnly
 	}
-	var fnErr error
+	var failed bool // fn's own error is returned unchanged
 	err = q.st.w.AppTx(ctx, q.st.info.App, func(tx *sqlx.Tx) error {
-		fnErr = fn(tx)
-		return fnErr
+		err := fn(tx)
+		failed = err != nil
+		return err
 	})
-	if err != nil && err != fnErr { // fn's own error is returned unchanged
+	if err != nil && !failed {
 		return fmt.Errorf("litequeue: write transaction: %w", err)
 	}
 	return err

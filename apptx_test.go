@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -181,6 +182,11 @@ func TestQueue_WriteTx(t *testing.T) {
 	if err := q.WriteTx(ctx, func(tx *sqlx.Tx) error { insert(tx, 2); return refused }); err != refused {
 		t.Fatalf("WriteTx whose fn fails = %v, want fn's error itself", err)
 	}
+	// An error of a type that == cannot compare (a slice) comes back as it
+	// is too.
+	if err := q.WriteTx(ctx, func(tx *sqlx.Tx) error { insert(tx, 4); return listError{"a", "b"} }); !reflect.DeepEqual(err, listError{"a", "b"}) {
+		t.Fatalf("WriteTx whose fn fails with a listError = %v, want fn's error itself", err)
+	}
 	func() {
 		defer func() {
 			if r := recover(); r != "boom" {
@@ -189,13 +195,18 @@ func TestQueue_WriteTx(t *testing.T) {
 		}()
 		q.WriteTx(ctx, func(tx *sqlx.Tx) error { insert(tx, 3); panic("boom") })
 	}()
-	for id, want := range map[int64]int{1: 1, 2: 0, 3: 0} {
+	for id, want := range map[int64]int{1: 1, 2: 0, 3: 0, 4: 0} {
 		if got := orders(t, q, id); got != want {
 			t.Errorf("job %d: %d orders, want %d", id, got, want)
 		}
 	}
 	enqueue(t, q, "k", nil) // the write lock is free
 }
+
+// listError is an error whose values == cannot compare.
+type listError []string
+
+func (e listError) Error() string { return strings.Join(e, "; ") }
 
 // TestQueue_WriteTxWaitsInLine holds a WriteTx open while another waits
 // for its turn: the waiting one returns its context's error when the
