@@ -206,8 +206,15 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 // LockKey takes an advisory lock on key in space, of the tables' schema,
 // for the rest of tx: PostgreSQL's writers do not take turns, so two
 // claims could each count a kind's runs before either wrote its claim,
-// and two copies each miss the other's record.
+// and two copies each miss the other's record. A key is a lock of two
+// int4 halves (the space's hash, the key's); the empty key is the
+// space's one bigint lock, as copies have taken it from the first, so
+// that a process of an older release excludes a newer one.
 func (e *Engine) LockKey(ctx context.Context, tx store.Execer, space, key string) error {
+	if key == "" {
+		_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue.' || ?))`, space)
+		return err
+	}
 	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.litequeue.' || ?), hashtext(?))`, space, key)
 	return err
 }
@@ -243,7 +250,7 @@ func (e *Engine) InsertJobs(ctx context.Context, tx store.Execer, j *store.NewJo
 	return ids, nil
 }
 
-// compact has nothing to do: the server's autovacuum gives the room of
+// Compact has nothing to do: the server's autovacuum gives the room of
 // purged rows back.
 func (e *Engine) Compact(context.Context, func(context.Context, func(store.Execer) error) error) error {
 	return nil
@@ -266,7 +273,7 @@ var errNoFile = errors.New("a Queue on a server has no file to copy: back the se
 // server's own tools (pg_dump, its replicas) back it up.
 func (e *Engine) Backup(context.Context, string, bool) error { return errNoFile }
 
-// retry reports a serialization failure, a deadlock and a lost
+// Retry reports a serialization failure, a deadlock and a lost
 // connection: the transaction rolled back, and may run again.
 func (e *Engine) Retry(err error) bool {
 	switch sqlState(err) {
@@ -303,7 +310,7 @@ type pgWatch struct {
 // losing its connection.
 const relistenWait = time.Second
 
-// watch wakes the loop for every notification, whatever its room: taking
+// Watch wakes the loop for every notification, whatever its room: taking
 // one costs no read.
 func (e *Engine) Watch(wk store.Waker) (store.Changes, error) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -344,7 +351,7 @@ func (w *pgWatch) Changed(context.Context) (bool, error) {
 	return w.dirty.Swap(false) || !w.up.Load(), nil
 }
 
-// poll is store.PollInterval: Work looks that often also while notifications
+// Poll is store.PollInterval: Work looks that often also while notifications
 // come.
 func (w *pgWatch) Poll() time.Duration { return store.PollInterval }
 
