@@ -137,7 +137,7 @@ func open(path string, opts Options, mode sqlite.Mode) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := openOn(eng, opts)
+	q, err := openOn(context.Background(), eng, opts)
 	if err != nil {
 		eng.Close()
 		return nil, err
@@ -146,7 +146,7 @@ func open(path string, opts Options, mode sqlite.Mode) (*Queue, error) {
 }
 
 func init() {
-	backend.OpenQueue = func(o any, open func(*slog.Logger) (store.Engine, error)) (any, error) {
+	backend.OpenQueue = func(ctx context.Context, o any, open func(*slog.Logger) (store.Engine, error)) (any, error) {
 		opts, err := o.(Options).resolve()
 		if err != nil {
 			return nil, err
@@ -155,7 +155,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		q, err := openOn(eng, opts)
+		q, err := openOn(ctx, eng, opts)
 		if err != nil {
 			eng.Close()
 			return nil, err
@@ -164,16 +164,16 @@ func init() {
 	}
 }
 
-// openOn opens a Queue, whose options are resolved, on the engine eng.
-// On failure the caller closes eng.
-func openOn(eng store.Engine, opts Options) (*Queue, error) {
+// openOn opens a Queue, whose options are resolved, on the engine eng,
+// within ctx. On failure the caller closes eng.
+func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error) {
 	info := eng.Info()
 	q := newQueue(opts)
 	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect, eng.Lost), info: info}
 	var skew *clockCheck // a file's Queues read one machine's clock
 	if info.ServerClock {
 		skew = newClockCheck(opts, eng.ServerNow)
-		if err := skew.check(context.Background(), q.st.reads); err != nil && !errors.As(err, new(*ClockSkewError)) {
+		if err := skew.check(ctx, q.st.reads); err != nil && !errors.As(err, new(*ClockSkewError)) {
 			return nil, err // a skew is logged, and refuses claims, not Open
 		}
 	}
@@ -194,7 +194,7 @@ func openOn(eng store.Engine, opts Options) (*Queue, error) {
 	if info.Writes == nil {
 		return q, nil // read-only
 	}
-	conn, err := store.NewConn(context.Background(), info.Writes, info.Dialect)
+	conn, err := store.NewConn(ctx, info.Writes, info.Dialect)
 	if err != nil {
 		return nil, err
 	}
@@ -282,16 +282,6 @@ func (q *Queue) enter(ctx context.Context) (leave func(), err error) {
 	}
 	q.calls.Add(1)
 	return q.calls.Done, nil
-}
-
-// isClosing reports whether Close has begun.
-func (q *Queue) isClosing() bool {
-	select {
-	case <-q.closing:
-		return true
-	default:
-		return false
-	}
 }
 
 // now reads the injected clock.

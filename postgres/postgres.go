@@ -123,7 +123,7 @@ func OpenDB(ctx context.Context, db *sql.DB, opts litequeue.Options) (*litequeue
 
 func open(ctx context.Context, db *sql.DB, pg backend.Postgres, opts litequeue.Options) (*litequeue.Queue, error) {
 	pg.Listen, pg.Lost = listen(db), lost
-	q, err := backend.OpenQueue(opts, func(logger *slog.Logger) (store.Engine, error) {
+	q, err := backend.OpenQueue(ctx, opts, func(logger *slog.Logger) (store.Engine, error) {
 		return pgstore.Open(ctx, pg, logger)
 	})
 	if err != nil {

@@ -39,6 +39,7 @@ type Listener interface {
 }
 
 // OpenQueue is set by package litequeue: it opens a *litequeue.Queue
-// (returned as any) with opts, a litequeue.Options, on the engine that
-// open returns once opts are checked; open is given the Queue's logger.
-var OpenQueue func(opts any, open func(logger *slog.Logger) (store.Engine, error)) (any, error)
+// (returned as any) with opts, a litequeue.Options, within ctx, on the
+// engine that open returns once opts are checked; open is given the
+// Queue's logger.
+var OpenQueue func(ctx context.Context, opts any, open func(logger *slog.Logger) (store.Engine, error)) (any, error)
