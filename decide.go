@@ -17,7 +17,7 @@ import (
 // decide alike, and any engine stores the same decision (see
 // store.Writer.settle, and storeDecision in store.go).
 //
-// The policy is applied at claim time (see Queue.lease): the claim writes
+// The policy is applied at claim time (see runner.lease): the claim writes
 // into the row the job's effective MaxTries and the wait to apply if this
 // run fails (retry_delay), so that a rescuer needs neither the handler nor
 // the policy.

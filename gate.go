@@ -86,7 +86,7 @@ func (g *gate) admit(ctx context.Context, tx store.Execer, kinds []string, now t
 }
 
 // lockKinds locks, before the parts of the gate read, every kind whose
-// runs the claim counts (see engine.lockKind): the kinds with a limit, and
+// runs the claim counts (see store.Engine.LockKey): the kinds with a limit, and
 // those whose breaker, read just before, may let a probe through. It
 // takes them in one pass, in the order of their names, so that two claims
 // never wait for each other. The file's writers take turns: there the
@@ -181,7 +181,7 @@ func (a *admission) spent() bool {
 	return len(out) > 0
 }
 
-// gated tells the parts of the gate, in the claim's transaction, of the
+// claimed tells the parts of the gate, in the claim's transaction, of the
 // runs it let start: a rate limit counts them, a half-open breaker marks
 // its probe.
 func (g *gate) claimed(ctx context.Context, tx store.Execer, a *admission, leases []*lease, now time.Time) error {
@@ -209,7 +209,7 @@ func (g *gate) ran(ctx context.Context, tx store.Execer, d *decision, now time.T
 	return g.breakerRan(ctx, tx, d, now)
 }
 
-// wakeOpened wakes this Queue's idle Work loops after a write that opened
+// opened wakes this Queue's idle Work loops after a write that opened
 // a kind or queue by hand (a resume, a breaker's reset), which their docs
 // promise to do at once. Where the engine's watch does not tell them of
 // their own process's commits (the file) the writer did, at the commit
@@ -248,7 +248,7 @@ func (g *gate) setPaused(ctx context.Context, op, scope, name string, paused boo
 }
 
 // pausedRows reads litequeue_paused in tx; nothing from a file of an older
-// schema opened read-only, which has no such table (see flowTables).
+// schema opened read-only, which has no such table (see store.Info.Flow).
 func (g *gate) pausedRows(ctx context.Context, tx store.Execer) ([]store.PauseRow, error) {
 	if !g.st.info.Flow {
 		return nil, nil

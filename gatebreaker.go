@@ -141,7 +141,7 @@ func (g *gate) breakerClaimed(ctx context.Context, tx store.Execer, a *admission
 
 // breakerRan counts the end of a run of a kind with a breaker, and opens
 // or closes the breaker; it returns the events of a change. On PostgreSQL
-// it locks the kind first (see engine.lockKind), so that the failures of
+// it locks the kind first (see store.Engine.LockKey), so that the failures of
 // two runs ending at once are both counted (each would not see the
 // other's), and a probe's end is not undone by another's; the breaker
 // opens once even without (breakerOpenSQL).

@@ -38,7 +38,7 @@ func storeRow(ctx context.Context, tx store.Execer, d *decision) error {
 // An ID names one job for good: it is never given to another job, also
 // after retention purged the job (litequeue_jobs.id is AUTOINCREMENT since
 // schema version 3), so a worker paused for longer than the retention finds
-// no row. CreatedAt is compared as well, as settleHeldSQL does: a file
+// no row. CreatedAt is compared as well, as the settle's fence does (see store.SetHeldRow): a file
 // migrated from version 2 may hold a job that got the ID of a job purged
 // before the upgrade.
 func holder(ctx context.Context, tx store.Execer, job *Job) (row *store.JobRow, done bool, err error) {

@@ -301,7 +301,7 @@ const insertJobsSQL = `INSERT INTO litequeue_jobs
 	(queue, kind, payload, state, priority, max_tries, own_max_tries, run_at, created_at, metadata, expires_at)
 	SELECT ?, ?, unhex(p.value), 'pending', ?, ?, ?, ?, ?, ?, ? FROM json_each(?) AS p ORDER BY p.key`
 
-// insertJobs inserts one job with one plain statement, and many with
+// InsertJobs inserts one job with one plain statement, and many with
 // one statement for all (a statement per row costs several times the row
 // itself). A UniqueKey, which only a batch of one can have, cannot be
 // taken meanwhile: the insert and insert's look for the key's live job
@@ -360,7 +360,7 @@ func hexArray(payloads [][]byte) string {
 	}))
 }
 
-// compact runs the vacuum and watches the -wal's size.
+// Compact runs the vacuum and watches the -wal's size.
 func (e *Engine) Compact(ctx context.Context, write func(context.Context, func(store.Execer) error) error) error {
 	if err := e.vacuum(ctx, write); err != nil {
 		return err
@@ -458,7 +458,7 @@ func isBusy(err error) bool {
 
 func (e *Engine) Retry(err error) bool { return isBusy(err) }
 
-// lost is false: a connection to a file is never lost.
+// Lost is false: a connection to a file is never lost.
 func (e *Engine) Lost(error) bool { return false }
 
 // watch tells an idle Work loop, with one cheap read, whether the file may
@@ -480,7 +480,7 @@ type watch struct {
 	polls    [2]time.Duration // poll's answer without and with the notifier
 }
 
-// watch returns a new watch of the file, with a notifier that wakes the
+// Watch returns a new watch of the file, with a notifier that wakes the
 // loop for changes of the file, unless notifications are off, Work runs in a
 // testing/synctest bubble (see inBubble), or they cannot start (then the
 // watch polls every store.PollInterval, and says so in the log).
@@ -521,7 +521,7 @@ func (w *watch) notifiedVersion() (int64, error) {
 	return v, err
 }
 
-// changed reports whether anyone committed to the file since the last call;
+// Changed reports whether anyone committed to the file since the last call;
 // true on the first.
 func (w *watch) Changed(ctx context.Context) (bool, error) {
 	var v int64
@@ -536,7 +536,7 @@ func (w *watch) Changed(ctx context.Context) (bool, error) {
 	return changed, nil
 }
 
-// poll is notifiedPoll while the notifier runs and the file has been quiet
+// Poll is notifiedPoll while the notifier runs and the file has been quiet
 // for recentChange, store.PollInterval otherwise (see notifier.go).
 func (w *watch) Poll() time.Duration {
 	if w.n.running() && w.n.quiet() {
