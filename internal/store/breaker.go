@@ -35,9 +35,7 @@ const breakerSQL = breakerColumnsSQL + ` WHERE b.kind = ?`
 
 // OpenBreakers reads the breakers that are not closed, by kind.
 func OpenBreakers(ctx context.Context, ex Execer) ([]BreakerRow, error) {
-	var rows []BreakerRow
-	err := ex.SelectContext(ctx, &rows, openBreakersSQL)
-	return rows, err
+	return selectAll[BreakerRow](ctx, ex, openBreakersSQL)
 }
 
 // Breaker reads the breaker of kind; nil if it has no row (it never

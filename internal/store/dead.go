@@ -25,9 +25,7 @@ func DeadJobs(ctx context.Context, tx Execer, ids []int64) ([]JobRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rows []JobRow
-	err = tx.SelectContext(ctx, &rows, query, args...)
-	return rows, err
+	return selectAll[JobRow](ctx, tx, query, args...)
 }
 
 // TallyDead counts on db the dead jobs that died at or before cutoff, and

@@ -240,6 +240,13 @@ type Execer interface {
 	SelectContext(ctx context.Context, dest any, query string, args ...any) error
 }
 
+// selectAll reads every row that query returns on db, each as a T.
+func selectAll[T any](ctx context.Context, db Execer, query string, args ...any) ([]T, error) {
+	var rows []T
+	err := db.SelectContext(ctx, &rows, query, args...)
+	return rows, err
+}
+
 // wrote reports whether the statement whose result res is changed a row.
 func wrote(res sql.Result, err error) (bool, error) {
 	if err != nil {

@@ -23,9 +23,7 @@ const anyExpirySQL = `SELECT id FROM litequeue_jobs
 // locks their rows and skips those another transaction holds (a claim or
 // another expiry under way); the file's writers take turns.
 func DueExpiries(ctx context.Context, tx Execer, now int64, limit int) ([]JobRow, error) {
-	var rows []JobRow
-	err := tx.SelectContext(ctx, &rows, dueExpirySQL, now, limit)
-	return rows, err
+	return selectAll[JobRow](ctx, tx, dueExpirySQL, now, limit)
 }
 
 // ExpiryDue reports whether the expiry of a pending job has come at now.

@@ -21,9 +21,7 @@ type StateTotal struct {
 // JobsByState counts on db the jobs in each state, of every queue; a
 // state no job is in has no row.
 func JobsByState(ctx context.Context, db Execer) ([]StateTotal, error) {
-	var rows []StateTotal
-	err := db.SelectContext(ctx, &rows, jobsByStateSQL)
-	return rows, err
+	return selectAll[StateTotal](ctx, db, jobsByStateSQL)
 }
 
 // HistoryRows counts on db the rows of history, of every job.

@@ -48,7 +48,5 @@ const historySQL = `SELECT attempt, started_at, finished_at, outcome, error, err
 // the order the job's runs started (see historySQL); none for an ID that
 // names no job.
 func History(ctx context.Context, db Execer, jobID int64) ([]AttemptRow, error) {
-	var rows []AttemptRow
-	err := db.SelectContext(ctx, &rows, historySQL, jobID)
-	return rows, err
+	return selectAll[AttemptRow](ctx, db, historySQL, jobID)
 }

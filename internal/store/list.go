@@ -23,17 +23,13 @@ type JobFilter struct {
 // scanning the columns cols (see JobByID).
 func ListJobs(ctx context.Context, db Execer, cols string, f JobFilter) ([]JobRow, error) {
 	query, args := f.query(cols, true)
-	var rows []JobRow
-	err := db.SelectContext(ctx, &rows, query, args...)
-	return rows, err
+	return selectAll[JobRow](ctx, db, query, args...)
 }
 
 // JobIDs is ListJobs of the IDs alone.
 func JobIDs(ctx context.Context, db Execer, f JobFilter) ([]int64, error) {
 	query, args := f.query("id", true)
-	var ids []int64
-	err := db.SelectContext(ctx, &ids, query, args...)
-	return ids, err
+	return selectAll[int64](ctx, db, query, args...)
 }
 
 // CountJobs counts on db the jobs that ListJobs would read for f.

@@ -40,7 +40,5 @@ func Resume(ctx context.Context, tx Execer, scope, name string) (bool, error) {
 
 // Pauses reads what is paused: the queues first, each scope by name.
 func Pauses(ctx context.Context, ex Execer) ([]PauseRow, error) {
-	var rows []PauseRow
-	err := ex.SelectContext(ctx, &rows, pausesSQL)
-	return rows, err
+	return selectAll[PauseRow](ctx, ex, pausesSQL)
 }

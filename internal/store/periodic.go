@@ -103,7 +103,5 @@ const schedulesSQL = `SELECT name, spec, kind, queue, location, missed, last_slo
 // without the table (a file of a schema older than version 5, read
 // without being migrated) fails the read: see Info.Flow.
 func Schedules(ctx context.Context, ex Execer) ([]ScheduleRow, error) {
-	var rows []ScheduleRow
-	err := ex.SelectContext(ctx, &rows, schedulesSQL)
-	return rows, err
+	return selectAll[ScheduleRow](ctx, ex, schedulesSQL)
 }

@@ -37,9 +37,7 @@ func ClampLeases(ctx context.Context, tx Execer, until int64) error {
 // ExpiredLeases returns up to limit running jobs whose lease ended at or
 // before now, the earliest ended first. It takes none of their rows.
 func ExpiredLeases(ctx context.Context, tx Execer, now int64, limit int) ([]JobRow, error) {
-	var rows []JobRow
-	err := tx.SelectContext(ctx, &rows, expiredSQL, now, limit)
-	return rows, err
+	return selectAll[JobRow](ctx, tx, expiredSQL, now, limit)
 }
 
 // LockExpired takes, in tx, the row of the expired lease seen as seen, and

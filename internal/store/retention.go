@@ -114,9 +114,7 @@ const deleteKeysSQL = `DELETE FROM litequeue_keys WHERE key IN (?) AND expires_a
 // ExpiredKeys returns up to limit idempotency keys that have expired at
 // now. It takes no lock.
 func ExpiredKeys(ctx context.Context, db Execer, now int64, limit int) ([]string, error) {
-	var keys []string
-	err := db.SelectContext(ctx, &keys, expiredKeysSQL, now, limit)
-	return keys, err
+	return selectAll[string](ctx, db, expiredKeysSQL, now, limit)
 }
 
 // DeleteExpiredKeys deletes in tx those of the keys that are still

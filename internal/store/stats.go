@@ -50,17 +50,13 @@ type StateCount struct {
 // CountByState counts on db the jobs of each queue in each state, the
 // pending ones split into those due at now and those not.
 func CountByState(ctx context.Context, db Execer, now int64) ([]StateCount, error) {
-	var groups []StateCount
-	err := db.SelectContext(ctx, &groups, countByStateSQL, now)
-	return groups, err
+	return selectAll[StateCount](ctx, db, countByStateSQL, now)
 }
 
 // DueKinds reads on db the kinds that have pending jobs due at now,
 // sorted.
 func DueKinds(ctx context.Context, db Execer, now int64) ([]string, error) {
-	var kinds []string
-	err := db.SelectContext(ctx, &kinds, dueKindsSQL, now)
-	return kinds, err
+	return selectAll[string](ctx, db, dueKindsSQL, now)
 }
 
 // ClassCount counts the runs of one kind that ended with one error
@@ -75,17 +71,13 @@ type ClassCount struct {
 // failed runs that finished after since and after which the job went
 // back to pending.
 func RetriesSince(ctx context.Context, db Execer, since int64) ([]ClassCount, error) {
-	var rows []ClassCount
-	err := db.SelectContext(ctx, &rows, retriesSQL, since)
-	return rows, err
+	return selectAll[ClassCount](ctx, db, retriesSQL, since)
 }
 
 // DeathsSince counts on db, per kind and error class, most first, the
 // runs that finished after since and after which the job went dead.
 func DeathsSince(ctx context.Context, db Execer, since int64) ([]ClassCount, error) {
-	var rows []ClassCount
-	err := db.SelectContext(ctx, &rows, deathsSQL, since)
-	return rows, err
+	return selectAll[ClassCount](ctx, db, deathsSQL, since)
 }
 
 // FailureRow counts, for one minute (its start in Unix ms), one kind and
@@ -102,7 +94,5 @@ type FailureRow struct {
 // finished after since, per minute, kind and error class, in that order;
 // minutes without either are left out.
 func FailuresSince(ctx context.Context, db Execer, since int64) ([]FailureRow, error) {
-	var rows []FailureRow
-	err := db.SelectContext(ctx, &rows, failuresSQL, since)
-	return rows, err
+	return selectAll[FailureRow](ctx, db, failuresSQL, since)
 }
