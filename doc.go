@@ -23,6 +23,19 @@
 // of UTF-8 without control characters, which a terminal, a web page and a
 // Prometheus label can all show.
 //
+// A [Kind] binds a kind's name to the Go type of its payload, so that both
+// are written once and the compiler refuses a payload of another type:
+//
+//	var welcome = litequeue.NewKind[Email]("email.welcome")
+//
+//	welcome.Handle(q, func(ctx context.Context, job *litequeue.Job, e Email) error { … })
+//	job, err := welcome.Enqueue(ctx, q, Email{To: "ada@example.com"})
+//
+// Its methods ([Kind.Handle], [Kind.Enqueue], [Kind.EnqueueTx],
+// [Kind.EnqueueMany], [Kind.Periodic], [Kind.Args]) are the string API's,
+// and encode the payload as it does: a job made by one is run and read by
+// the other. The string API stays for kinds known only at run time.
+//
 // A job is pending (a [Job.RunAt] in the future means scheduled, or waiting
 // to retry), running (leased by a worker), or finished: completed, dead,
 // discarded, cancelled or expired. [Job.Attempt] is 0 before the first run

@@ -10,7 +10,7 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// The README's program: open a file, handle a kind, enqueue, work.
+// The README's program: open a file, handle a typed kind, enqueue, work.
 func Example() {
 	dir, _ := os.MkdirTemp("", "litequeue-example")
 	defer os.RemoveAll(dir)
@@ -21,16 +21,17 @@ func Example() {
 	}
 	defer q.Close()
 
+	welcome := litequeue.NewKind[Email]("email.welcome") // the kind's name and payload type, once
 	done := make(chan struct{})
-	q.Handle("email.welcome", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, to string) error {
-		fmt.Println("welcome,", to) // a returned error would be retried with backoff
+	welcome.Handle(q, func(ctx context.Context, job *litequeue.Job, e Email) error {
+		fmt.Println("welcome,", e.To) // a returned error would be retried with backoff
 		close(done)
 		return nil
-	}))
+	})
 
 	ctx, stop := context.WithCancel(context.Background())
 	go q.Work(ctx, litequeue.WorkerOptions{Concurrency: 4})
-	if _, err := q.Enqueue(ctx, "email.welcome", "ada@example.com"); err != nil {
+	if _, err := welcome.Enqueue(ctx, q, Email{To: "ada@example.com"}); err != nil {
 		log.Fatal(err)
 	}
 	<-done

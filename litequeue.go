@@ -385,12 +385,7 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 // [KindOptions.ExpireAfter] and [KindOptions.Breaker] in force; a
 // [WithBreaker] replaces the entry's Breaker as a whole.
 func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
-	if kind == "" {
-		panic("litequeue: Handle with an empty kind")
-	}
-	if err := checkName("kind", kind); err != nil {
-		panic("litequeue: Handle: " + err.Error())
-	}
+	mustBeKind("Handle", kind)
 	if h == nil {
 		panic(fmt.Sprintf("litequeue: Handle(%q) with a nil handler", kind))
 	}

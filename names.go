@@ -29,6 +29,17 @@ func checkName(field, name string) *FieldError {
 	return &FieldError{Field: field, Value: name, Limit: NameLimit, kind: notAName}
 }
 
+// mustBeKind panics, naming call, if kind is not a name: a mistake in
+// the program, found at set-up by Handle and NewKind.
+func mustBeKind(call, kind string) {
+	if kind == "" {
+		panic("litequeue: " + call + " with an empty kind")
+	}
+	if err := checkName("kind", kind); err != nil {
+		panic("litequeue: " + call + ": " + err.Error())
+	}
+}
+
 // nameProblem says what keeps s from being a name, as in "is not valid
 // UTF-8"; "" if nothing does.
 func nameProblem(s string) string {

@@ -15,6 +15,12 @@
 //	litequeuetest.Drain(t, q, clk) // runs signup and its retries, moving clk
 //	litequeuetest.RequireEnqueued(t, q, "email.welcome", litequeuetest.Payload("ada@example.com"))
 //
+// For a typed kind ([litequeue.Kind]), [RequireEnqueuedKind] takes the
+// payload as a value of the kind's type, compared with go-cmp once read
+// back as a job carries it:
+//
+//	litequeuetest.RequireEnqueuedKind(t, q, welcome, Email{To: "ada@example.com"})
+//
 // A job is found in any state: one that Drain has run and completed was
 // enqueued all the same.
 //

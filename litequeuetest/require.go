@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/litequeue/litequeue"
 )
 
@@ -64,16 +66,7 @@ func UniqueKey(key string) Match {
 // not JSON (or is empty), it matches a payload of the same bytes. A v that
 // does not encode to JSON fails the test that uses the Match.
 func Payload(v any) Match {
-	var text []byte
-	var err error
-	switch p := v.(type) {
-	case json.RawMessage:
-		text = p
-	case []byte:
-		text = p
-	default:
-		text, err = json.Marshal(v)
-	}
+	text, err := encode(v)
 	if err != nil {
 		return Match{what: "payload", err: fmt.Errorf("payload %#v: %w", v, err)}
 	}
@@ -86,6 +79,54 @@ func Payload(v any) Match {
 		got, err := decodeJSON(j.Payload)
 		return err == nil && reflect.DeepEqual(got, want)
 	})
+}
+
+// encode returns the payload that Enqueue stores for v: v itself if it is
+// a []byte or a json.RawMessage, else its JSON.
+func encode(v any) ([]byte, error) {
+	switch p := v.(type) {
+	case json.RawMessage:
+		return p, nil
+	case []byte:
+		return p, nil
+	}
+	return json.Marshal(v)
+}
+
+// Args matches the jobs of kind whose payload, read with [litequeue.Kind.Args],
+// is args as a job of the kind would carry it: args is encoded as Enqueue
+// encodes it and read back with Kind.Args, and the two values of T are
+// compared with go-cmp's cmp.Equal. So what the payload does not carry
+// (unexported fields, a time's monotonic reading) is not compared, and a
+// type with an Equal method, such as time.Time, is compared with it. A
+// job of another kind, or whose payload does not decode as T, does not
+// match. An args that does not encode, or does not decode back, fails the
+// test that uses the Match.
+func Args[T any](kind litequeue.Kind[T], args T) Match {
+	text, err := encode(args)
+	if err != nil {
+		return Match{what: "args", err: fmt.Errorf("args %#v of kind %q: %w", args, kind.Name(), err)}
+	}
+	want, err := kind.Args(&litequeue.Job{Kind: kind.Name(), Payload: text})
+	if err != nil {
+		return Match{what: "args", err: fmt.Errorf("args %#v do not read back: %w", args, err)}
+	}
+	// Values read back have the unexported fields of a new value on both
+	// sides: compare them rather than panic on them.
+	readBack := cmp.Exporter(func(reflect.Type) bool { return true })
+	return Where("args "+clip(string(text)), func(j *litequeue.Job) bool {
+		got, err := kind.Args(j)
+		return err == nil && cmp.Equal(want, got, readBack)
+	})
+}
+
+// RequireEnqueuedKind is [RequireEnqueued] for a typed kind: it returns
+// the one job of kind whose payload is args (see [Args]) and that meets
+// every match, failing the test with tb.Fatalf if there is none or more
+// than one.
+func RequireEnqueuedKind[T any](tb testing.TB, q *litequeue.Queue, kind litequeue.Kind[T], args T, matches ...Match) *litequeue.Job {
+	tb.Helper()
+	return RequireEnqueued(tb, q, kind.Name(), append([]Match{Args(kind, args)}, matches...)...)
 }
 
 // decodeJSON decodes one JSON value, its numbers kept as their text.

@@ -177,3 +177,60 @@ func TestEnqueued(t *testing.T) {
 	}
 	r.passed(t)
 }
+
+// emails is the typed kind of mailQueue's jobs of kind "email", which the
+// string API enqueued.
+var emails = litequeue.NewKind[welcome]("email")
+
+func TestRequireEnqueuedKind(t *testing.T) {
+	t.Parallel()
+	q, jobs := mailQueue(t)
+	r := record(t)
+	if got := litequeuetest.RequireEnqueuedKind(r, q, emails, welcome{To: "bob@example.com", Lang: "fr"}); got == nil || got.ID != jobs[1].ID {
+		t.Errorf("RequireEnqueuedKind found %+v, want job %d", got, jobs[1].ID)
+	}
+	if got := litequeuetest.RequireEnqueuedKind(r, q, emails, welcome{To: "ada@example.com"}, litequeuetest.InQueue("mail")); got == nil || got.ID != jobs[0].ID {
+		t.Errorf("RequireEnqueuedKind with InQueue found %+v, want job %d", got, jobs[0].ID)
+	}
+	litequeuetest.RequireNotEnqueued(r, q, "email", litequeuetest.Args(emails, welcome{To: "bob@example.com"}))
+	if got := litequeuetest.Enqueued(r, q, "sms", litequeuetest.Args(emails, welcome{To: "ada@example.com"})); len(got) != 0 {
+		t.Errorf("Enqueued(sms, Args of kind email) = %v, want none: the jobs are of another kind", got)
+	}
+	r.passed(t)
+
+	r = record(t)
+	litequeuetest.RequireEnqueuedKind(r, q, emails, welcome{To: "bob@example.com"})
+	r.failed(t, `litequeuetest: no job of kind "email" with args {"to":"bob@example.com"}; the jobs of that kind:`, "\n\tjob 1 email", "\n\tjob 2 email")
+
+	r = record(t)
+	litequeuetest.RequireEnqueuedKind(r, q, litequeue.NewKind[chan int]("email"), make(chan int))
+	r.failed(t, `litequeuetest: args (chan int)`, `of kind "email": json: unsupported type: chan int`)
+}
+
+// reading is a payload whose time and unexported field the JSON does not
+// carry as the program holds them.
+type reading struct {
+	At      time.Time
+	Celsius float64
+	cached  string
+}
+
+// TestRequireEnqueuedKind_ReadBack compares values as a job carries them:
+// a time in another zone, with a monotonic reading, matches the time read
+// back; an unexported field is not compared (and cmp does not panic on it).
+func TestRequireEnqueuedKind_ReadBack(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	readings := litequeue.NewKind[reading]("sensor.reading")
+	at := time.Now().In(time.FixedZone("CET", 3600))
+	if _, err := readings.Enqueue(t.Context(), q, reading{At: at, Celsius: 21.5, cached: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	r := record(t)
+	litequeuetest.RequireEnqueuedKind(r, q, readings, reading{At: at.UTC(), Celsius: 21.5})
+	r.passed(t)
+
+	r = record(t)
+	litequeuetest.RequireEnqueuedKind(r, q, readings, reading{At: at, Celsius: 21.6})
+	r.failed(t, `no job of kind "sensor.reading" with args {"At":`, `"Celsius":21.6}`)
+}
