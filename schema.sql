@@ -220,3 +220,20 @@ CREATE TABLE IF NOT EXISTS litequeue_copied (
 	copied_at   INTEGER NOT NULL,
 	PRIMARY KEY (source, fingerprint)
 );
+
+-- Handled kinds (handled.go).
+
+-- A row per kind that a Work or RunDue of any process has had a handler
+-- for, so that a process that only enqueues can tell a kind that nobody
+-- handles (Options.RefuseUnknownKinds). first_seen: the first such run;
+-- last_seen: the latest record, which a worker refreshes at its start and
+-- at most once an hour. Rows are never deleted: a kind once handled stays
+-- known. Added to version 5 without a new version, as litequeue_copied
+-- was: Open runs this file on a file of the current version too, so a
+-- file gains it at its next Open (OpenReadOnly, which migrates nothing,
+-- neither records nor checks kinds).
+CREATE TABLE IF NOT EXISTS litequeue_kinds (
+	kind       TEXT    PRIMARY KEY,
+	first_seen INTEGER NOT NULL,
+	last_seen  INTEGER NOT NULL
+);

@@ -74,6 +74,9 @@ func checkUpgraded(t *testing.T, dsn string, jobs int) {
 	if diff := cmp.Diff(wantIndexes, indexDefs(t, q)); diff != "" {
 		t.Errorf("indexes after the upgrade (-new database +upgraded):\n%s", diff)
 	}
+	if diff := cmp.Diff(tableNames(t, open(t, pgtest.DSN(t), clock.NewMock())), tableNames(t, q)); diff != "" {
+		t.Errorf("tables after the upgrade (-new database +upgraded):\n%s", diff)
+	}
 	var invalid []string
 	if err := q.DB().Select(&invalid, `SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 		WHERE c.relname LIKE 'litequeue%' AND NOT (i.indisvalid AND i.indisready)`); err != nil {
@@ -296,4 +299,68 @@ func TestOpen_UpgradeRebuildsInvalidIndex(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 	checkUpgraded(t, dsn, 300)
+}
+
+// tableNames are the names of litequeue's tables on q's database.
+func tableNames(t *testing.T, q *litequeue.Queue) []string {
+	t.Helper()
+	var names []string
+	if err := q.DB().Select(&names, `SELECT tablename FROM pg_tables
+		WHERE schemaname = current_schema() AND tablename LIKE 'litequeue%' ORDER BY tablename`); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// version4Tables makes tables of version 4 in a new database, with one
+// pending job of kind k in them: those of this version without
+// litequeue_kinds, as a binary of version 4 left them, or, if stepped,
+// with it, as an upgrade killed after its step's commit and before it
+// wrote the new version leaves them.
+func version4Tables(t *testing.T, stepped bool) (dsn string) {
+	t.Helper()
+	dsn = pgtest.DSN(t)
+	q := open(t, dsn, clock.NewMock())
+	if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	admin := adminDB(t, dsn)
+	stmts := []string{`UPDATE litequeue_meta SET value = '4' WHERE name = 'schema_version'`}
+	if !stepped {
+		stmts = append(stmts, `DROP TABLE litequeue_kinds`)
+	}
+	for _, stmt := range stmts {
+		if _, err := admin.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return dsn
+}
+
+// TestOpen_UpgradeVersion4 upgrades tables of version 4, which have no
+// litequeue_kinds, and those of an upgrade to version 5 killed after its
+// step: each Open makes them as a new database has them, keeps the job,
+// and a worker's RunDue on them records its kind, which a Queue with
+// RefuseUnknownKinds then accepts.
+func TestOpen_UpgradeVersion4(t *testing.T) {
+	t.Parallel()
+	for _, stepped := range []bool{false, true} {
+		dsn := version4Tables(t, stepped)
+		checkUpgraded(t, dsn, 1)
+		worker := open(t, dsn, clock.NewMock())
+		worker.Handle("k", func(context.Context, *litequeue.Job) error { return nil })
+		if n, err := worker.RunDue(t.Context()); err != nil || n != 1 {
+			t.Fatalf("stepped %v: RunDue = %d, %v; want the one job run", stepped, n, err)
+		}
+		producer, err := postgres.Open(t.Context(), dsn, litequeue.Options{RefuseUnknownKinds: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = producer.Enqueue(t.Context(), "k", nil)
+		producer.Close()
+		if err != nil {
+			t.Fatalf("stepped %v: enqueue of the kind recorded: %v", stepped, err)
+		}
+	}
 }

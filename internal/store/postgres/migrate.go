@@ -45,6 +45,9 @@ var pgSteps = map[int]pgStep{
 	// litequeue, which nothing notifies any more: they find new jobs at
 	// their poll, each second, until they are upgraded too.
 	3: {tx: []string{"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE TABLE IF NOT EXISTS litequeue_copied"}},
+	// A new table, which only this version's processes use: older ones
+	// at work on the tables meanwhile never read it.
+	4: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_kinds"}},
 }
 
 // pgChannel names the channel of the wake-ups of litequeue's tables in

@@ -1,4 +1,4 @@
--- litequeue schema on PostgreSQL, version 4: schema.sql's tables and
+-- litequeue schema on PostgreSQL, version 5: schema.sql's tables and
 -- indexes, with PostgreSQL's types (BIGINT for every integer, a job ID from
 -- an identity column that never hands a number out twice, BYTEA for the
 -- payload), in the schema the connection's search_path names first. Every
@@ -193,4 +193,12 @@ CREATE TABLE IF NOT EXISTS litequeue_copied (
 	job_id      BIGINT  NOT NULL,
 	copied_at   BIGINT  NOT NULL,
 	PRIMARY KEY (source, fingerprint)
+);
+
+-- Version 5: a row per kind that a Work or RunDue of any process has had
+-- a handler for, as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_kinds (
+	kind       TEXT   PRIMARY KEY,
+	first_seen BIGINT NOT NULL,
+	last_seen  BIGINT NOT NULL
 );

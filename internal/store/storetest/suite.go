@@ -87,6 +87,7 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"FireSlotAtOnce":   testFireSlotAtOnce,
 		"Health":           testHealth,
 		"RowCounts":        testRowCounts,
+		"RecordKinds":      testRecordKinds,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
