@@ -304,12 +304,8 @@ func TestOpen_UpgradeRebuildsInvalidIndex(t *testing.T) {
 // tableNames are the names of litequeue's tables on q's database.
 func tableNames(t *testing.T, q *litequeue.Queue) []string {
 	t.Helper()
-	var names []string
-	if err := q.DB().Select(&names, `SELECT tablename FROM pg_tables
-		WHERE schemaname = current_schema() AND tablename LIKE 'litequeue%' ORDER BY tablename`); err != nil {
-		t.Fatal(err)
-	}
-	return names
+	return column(t, q, `SELECT tablename FROM pg_tables
+		WHERE schemaname = current_schema() AND tablename LIKE 'litequeue%' ORDER BY tablename`)
 }
 
 // version4Tables makes tables of version 4 in a new database, with one

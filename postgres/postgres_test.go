@@ -479,12 +479,18 @@ func TestOpen_MigratesVersion2(t *testing.T) {
 // indexDefs are the definitions of the indexes of litequeue's tables.
 func indexDefs(t *testing.T, q *litequeue.Queue) []string {
 	t.Helper()
-	var defs []string
-	if err := q.DB().Select(&defs, `SELECT indexdef FROM pg_indexes
-		WHERE schemaname = current_schema() AND tablename LIKE 'litequeue%' ORDER BY indexname`); err != nil {
+	return column(t, q, `SELECT indexdef FROM pg_indexes
+		WHERE schemaname = current_schema() AND tablename LIKE 'litequeue%' ORDER BY indexname`)
+}
+
+// column reads the one column of query's rows on q's database.
+func column(t *testing.T, q *litequeue.Queue, query string) []string {
+	t.Helper()
+	var values []string
+	if err := q.DB().Select(&values, query); err != nil {
 		t.Fatal(err)
 	}
-	return defs
+	return values
 }
 
 // TestOpen_NewerSchema refuses tables of a schema version this binary
