@@ -47,6 +47,7 @@ type Queue struct {
 
 	sched *scheduler // the schedules registered with Periodic
 
+	kinds *handledKinds // the kinds handled: recorded by Work and RunDue, checked by the enqueues
 }
 
 // schemaSQL is the file's schema, which the file's engine creates or
@@ -185,10 +186,13 @@ func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error)
 	q.res = &rescuer{st: q.st, clock: q.clock, gate: q.gate, events: q.events, wake: q.wake,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, skew: skew}
 	q.sched = newScheduler(q.st, q.clock, q.enq, q.events, q.wake)
+	q.kinds = newHandledKinds(q.st, q.reg, q.clock, &q.opts)
+	q.sched.known = q.kinds.check
 	q.run = &runner{st: q.st, reg: q.reg, gate: q.gate, events: q.events, draws: q.draws, clock: q.clock,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
 		closing: q.closing, held: make(map[int64]*lease), skew: skew,
-		sweep: q.jan.sweep, firePeriodic: q.sched.fire, rescue: q.res.rescue, nextDue: q.agenda.read, expireDue: expireDue}
+		sweep: q.jan.sweep, firePeriodic: q.sched.fire, rescue: q.res.rescue, nextDue: q.agenda.read, expireDue: expireDue,
+		recordKinds: q.kinds.record}
 	q.res.held = q.run // the rescuer leaves alone the leases the runner holds
 	q.acts = &acts{st: q.st, clock: q.clock, events: q.events, wake: q.wake, worker: q.worker, logger: opts.Logger}
 	if info.Writes == nil {
@@ -294,7 +298,9 @@ func (q *Queue) now() time.Time { return q.clock.Now() }
 // due time that Unix milliseconds in an int64 cannot hold (see At),
 // [MaxTries] outside 1…50, an [ExpireAfter] that is not positive or that
 // no stored time holds, a payload over [Options.MaxPayload], and metadata
-// out of its bounds (see [Metadata]). An
+// out of its bounds (see [Metadata]), and, with
+// [Options.RefuseUnknownKinds], a kind that no handler knows
+// ([ErrUnknownKind]). An
 // in-process [Queue.Work] loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
@@ -327,6 +333,9 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 		return nil, ErrReadOnly
 	}
 	batch, err := q.enq.batch(kind, []any{payload}, opts)
+	if err == nil {
+		err = q.kinds.enqueueCheck(ctx, kind)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -345,6 +354,9 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 	}
 	defer leave()
 	batch, err := q.enq.batch(kind, payloads, opts)
+	if err == nil {
+		err = q.kinds.enqueueCheck(ctx, kind)
+	}
 	switch {
 	case err != nil:
 		return nil, err

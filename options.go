@@ -72,6 +72,26 @@ type Options struct {
 	// that names the kind and wraps a *[FieldError]. nil: none.
 	Kinds map[string]KindOptions
 
+	// RefuseUnknownKinds makes [Queue.Enqueue], [Queue.EnqueueTx],
+	// [Queue.EnqueueMany], [Queue.Periodic] and the same methods of a
+	// [Kind] refuse, writing nothing, a kind that no handler knows: one
+	// with no handler on this Queue that no [Queue.Work] or [Queue.RunDue]
+	// of any process on the database has had a handler for. The error
+	// names the kind and wraps [ErrUnknownKind]. So a typo in a kind, or a
+	// kind whose workers were never deployed, fails at the enqueue rather
+	// than waiting forever, also in a process that only enqueues, once a
+	// worker has run on the database. Each Work and RunDue records its
+	// kinds at its start, when [Queue.Handle] adds one, and at most once an
+	// hour after that; a kind once handled stays known. An enqueue of a
+	// known kind reads nothing; one of an unknown kind reads the recorded
+	// kinds again, so it is accepted as soon as a worker has recorded it.
+	// [Queue.Replay], [Queue.RunNow] and the slots of a registered
+	// [Queue.Periodic] make no new kind and are not checked.
+	//
+	// false: such a kind is enqueued, and its first enqueue on the Queue
+	// logs a warning naming it to [Options.Logger].
+	RefuseUnknownKinds bool
+
 	// Synchronous is SQLite's synchronous setting: "full" makes every
 	// acknowledged write survive a power loss; "normal" survives a crash of
 	// the process but may lose the last commits on power loss, for speed.

@@ -38,7 +38,9 @@ import (
 // that does not parse (with the parser's complaint) or never fires, a nil
 // location, an "@every" below a second, an unknown [Missed], and the
 // enqueue options and payload that [Queue.Enqueue] would refuse, or that
-// [PeriodicJob] refuses.
+// [PeriodicJob] refuses. Under [Options.RefuseUnknownKinds] it refuses
+// a kind that no handler knows, as Enqueue does, at registration: its
+// slots are not checked again.
 func (q *Queue) Periodic(ctx context.Context, name, spec, kind string, payload any, opts ...PeriodicOption) error {
 	leave, err := q.enter(ctx)
 	if err != nil {

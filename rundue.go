@@ -30,6 +30,9 @@ func (q *Queue) RunDue(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer leave()
+	if err := q.kinds.record(ctx); err != nil {
+		return 0, err
+	}
 	if _, err := q.sched.fire(ctx); err != nil {
 		return 0, err
 	}

@@ -40,6 +40,7 @@ type runner struct {
 	rescue       func(ctx context.Context, seen *sightings) (int, error)
 	nextDue      func(ctx context.Context, queues []string) (dueTimes, error)
 	expireDue    func(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, error)
+	recordKinds  func(ctx context.Context) error // the handled kinds' record
 
 	heldMu sync.Mutex
 	held   map[int64]*lease // by job ID, each lease this Queue's runs hold

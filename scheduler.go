@@ -113,6 +113,10 @@ type scheduler struct {
 	events *emitter
 	wake   *signal // the idle Work loops, woken for a new schedule and each job fired
 
+	// known refuses, under Options.RefuseUnknownKinds, a kind that no
+	// handler knows (see handledKinds.check).
+	known func(ctx context.Context, kind string) error
+
 	mu     sync.Mutex
 	byName map[string]*periodic
 }
@@ -138,6 +142,9 @@ func (s *scheduler) list() []*periodic {
 // set their timers for it.
 func (s *scheduler) register(ctx context.Context, name, spec, kind string, payload any, opts []PeriodicOption) error {
 	p, err := s.newPeriodic(name, spec, kind, payload, opts)
+	if err == nil {
+		err = s.known(ctx, kind)
+	}
 	if err != nil {
 		return err
 	}

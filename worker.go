@@ -203,6 +203,7 @@ func (p *pool) loop(ctx context.Context) {
 	var swept time.Time
 	for {
 		swept = p.sweep(ctx, swept)
+		p.recordKinds(ctx)
 		wake := p.rn.wake.wait() // before looking, so that no Enqueue is missed
 		slot := p.firePeriodic(ctx)
 		until, again, stop := p.claimFree(ctx)
