@@ -36,6 +36,15 @@
 // and encode the payload as it does: a job made by one is run and read by
 // the other. The string API stays for kinds known only at run time.
 //
+// Each [Queue.Work] and [Queue.RunDue] records in the database the kinds
+// it has handlers for, so that an enqueue of a kind that no process has
+// ever handled — a typo, a worker not yet deployed — is caught before its
+// jobs wait forever, also in a process that only enqueues: its first
+// enqueue on a [Queue] logs a warning naming the kind, or, with
+// [Options.RefuseUnknownKinds], every enqueue of it is refused with an
+// error that wraps [ErrUnknownKind]. [Stats.Unhandled] shows the kinds
+// with due jobs and no handler on the Queue asking.
+//
 // A job is pending (a [Job.RunAt] in the future means scheduled, or waiting
 // to retry), running (leased by a worker), or finished: completed, dead,
 // discarded, cancelled or expired. [Job.Attempt] is 0 before the first run
