@@ -336,3 +336,31 @@ func TestRefuseUnknownKinds_ReadOnly(t *testing.T) {
 	_, err = producer.Enqueue(ctx, "k", nil)
 	refused(t, err, "k")
 }
+
+// TestRefuseUnknownKinds_WarnOnceConcurrently: enqueues of one unknown
+// kind from many goroutines at once, without the option, log one warning
+// and enqueue every job.
+func TestRefuseUnknownKinds_WarnOnceConcurrently(t *testing.T) {
+	t.Parallel()
+	var logs output // written from every goroutine
+	q, _ := openQueue(t, litequeue.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	const n = 8
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := q.Enqueue(t.Context(), "typo", nil)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Count(logs.String(), "kind=typo"); got != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", got, logs.String())
+	}
+	if got := jobCount(t, q); got != n {
+		t.Errorf("%d jobs, want %d", got, n)
+	}
+}
