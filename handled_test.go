@@ -342,7 +342,7 @@ func TestRefuseUnknownKinds_ReadOnly(t *testing.T) {
 // and enqueue every job.
 func TestRefuseUnknownKinds_WarnOnceConcurrently(t *testing.T) {
 	t.Parallel()
-	var logs output // written from every goroutine
+	var logs bytes.Buffer // the handler's own lock orders the goroutines' writes
 	q, _ := openQueue(t, litequeue.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	const n = 8
 	errs := make(chan error, n)
