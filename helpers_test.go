@@ -164,20 +164,77 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	waitWithin(tb, 10*time.Second, what, cond)
 }
 
-// stepUntilClosed steps the mock clock by step until ch is closed, failing
-// the test after a real-time deadline: for a wait that the clock ends, such
-// as Work's shutdown grace, stepped no further than it takes.
-func stepUntilClosed(tb testing.TB, clk *clock.Mock, what string, ch <-chan struct{}, step time.Duration) {
+// waitClosed waits for ch to be closed, failing the test after a
+// real-time deadline.
+func waitClosed(tb testing.TB, what string, ch <-chan struct{}) {
 	tb.Helper()
 	waitFor(tb, what, func() bool {
 		select {
 		case <-ch:
 			return true
 		default:
-			clk.Add(step)
 			return false
 		}
 	})
+}
+
+// timerClock is a mock clock that keeps the length and the end of every
+// timer that the code under test sets on it, in order, so that a test can
+// move it to the end of a wait it knows of, such as Work's shutdown grace,
+// once the wait has begun, and no further.
+type timerClock struct {
+	*clock.Mock
+	mu     sync.Mutex
+	timers []setTimer
+}
+
+// setTimer is a timer set on a timerClock.
+type setTimer struct {
+	d   time.Duration
+	end time.Time
+}
+
+// newTimerClock returns a timerClock set to epoch.
+func newTimerClock() *timerClock { return &timerClock{Mock: newMock()} }
+
+// Timer sets a timer of length d on the mock clock and keeps its end.
+func (c *timerClock) Timer(d time.Duration) *clock.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.Mock.Now()
+	c.timers = append(c.timers, setTimer{d, now.Add(d)})
+	return c.Mock.Timer(d)
+}
+
+// mark returns how many timers have been set on c: a test marks the
+// clock before it begins a wait, and runs out a timer set after the mark.
+func (c *timerClock) mark() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
+
+// runOut waits until the code under test has set a timer of length d on
+// clk after the mark from, and moves the clock to its end: a wait that
+// the clock ends run out, and no further, so that the next one (the
+// release after a grace) does not run out too before the test's
+// goroutines have seen the first end. The clock stands still meanwhile.
+// It fails the test after a real-time deadline.
+func runOut(tb testing.TB, clk *timerClock, from int, d time.Duration) {
+	tb.Helper()
+	var end time.Time
+	waitFor(tb, fmt.Sprintf("a timer of %v to be set", d), func() bool {
+		clk.mu.Lock()
+		defer clk.mu.Unlock()
+		for _, t := range clk.timers[from:] {
+			if t.d == d {
+				end = t.end
+				return true
+			}
+		}
+		return false
+	})
+	clk.Add(max(0, end.Sub(clk.Now())))
 }
 
 // waitWithin is waitFor with a deadline of d, for long runs of work.
@@ -1049,14 +1106,14 @@ func (h *stalledHolder) release() runResult {
 // and without them (a Work that polls, where they do not run), looking on
 // its own every poll if poll is above 0; on PostgreSQL only once, as it
 // has no file.
-func forWatches(t *testing.T, opts litequeue.Options, poll time.Duration, test func(t *testing.T, q *litequeue.Queue, clk *clock.Mock)) {
+func forWatches(t *testing.T, opts litequeue.Options, poll time.Duration, test func(t *testing.T, q *litequeue.Queue, clk *timerClock)) {
 	for _, notify := range []bool{true, false} {
 		t.Run(fmt.Sprintf("notify=%v", notify), func(t *testing.T) {
 			t.Parallel()
 			if onPostgres && !notify {
 				t.Skip("no file on PostgreSQL")
 			}
-			clk := newMock()
+			clk := newTimerClock()
 			opts := opts
 			opts.Clock = clk
 			q, _ := openQueue(t, opts)

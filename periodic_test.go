@@ -350,7 +350,7 @@ func TestQueue_PeriodicWork(t *testing.T) {
 		}
 	}
 	cancel()
-	stepUntilClosed(t, clk, "Work to return", waitErr(done), time.Second)
+	waitClosed(t, "Work to return", waitErr(done))
 	if got := len(periodicJobs(t, q, "tick")); got != 3 {
 		t.Errorf("%d jobs, want 3", got)
 	}
