@@ -208,6 +208,8 @@ func TestQueue_CancelRunningInProcess(t *testing.T) {
 			if diff := cmp.Diff(want, history(t, q, job.ID)); diff != "" {
 				t.Fatalf("history (-want +got):\n%s", diff)
 			}
+			// The event fires after the run's commit, which the state shows.
+			waitFor(t, "the cancelled event", func() bool { return ev.count("job.cancelled") > 0 })
 			if diff := cmp.Diff([]string{"job.enqueued", "job.started", "job.cancelled"}, ev.types()); diff != "" {
 				t.Fatalf("events (-want +got):\n%s", diff)
 			}
