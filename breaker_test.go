@@ -871,3 +871,40 @@ func TestBreaker_ResetRefuses(t *testing.T) {
 		t.Fatalf("breakers after the refusal (-before +after):\n%s", diff)
 	}
 }
+
+// errDown is the failure of a dependency that is down.
+var errDown = errors.New("dependency down")
+
+// breakers returns the breakers of q's Stats that are not closed.
+func breakers(tb testing.TB, q *litequeue.Queue) map[string]litequeue.BreakerStats {
+	tb.Helper()
+	s, err := q.Stats(tb.Context())
+	if err != nil {
+		tb.Fatalf("Stats: %v", err)
+	}
+	return s.Breakers
+}
+
+// outcomeHandler fails, completes, discards, cancels or snoozes each job
+// as its payload says.
+func outcomeHandler(ctx context.Context, job *litequeue.Job) error {
+	var what string
+	if err := job.Decode(&what); err != nil {
+		return err
+	}
+	switch what {
+	case "fail":
+		return errDown
+	case "permanent":
+		return litequeue.Permanent(errDown)
+	case "panic":
+		panic("down")
+	case "discard":
+		return fmt.Errorf("no such account: %w", litequeue.ErrDiscard)
+	case "cancel":
+		return litequeue.CancelJob(nil)
+	case "snooze":
+		return litequeue.Snooze(time.Hour)
+	}
+	return nil
+}
