@@ -484,24 +484,6 @@ func placeOrder(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) err
 // ok is a handler that completes its job.
 func ok(ctx context.Context, job *litequeue.Job) error { return nil }
 
-// ids lists the jobs' IDs, in order; never nil.
-func ids(jobs []*litequeue.Job) []int64 {
-	out := make([]int64, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.ID
-	}
-	return out
-}
-
-func list(tb testing.TB, q *litequeue.Queue, f litequeue.Filter) []int64 {
-	tb.Helper()
-	jobs, err := q.List(tb.Context(), f)
-	if err != nil {
-		tb.Fatalf("List(%+v): %v", f, err)
-	}
-	return ids(jobs)
-}
-
 // oldFileRows are jobs and history rows as litequeue versions 1 and 2 wrote
 // them: every state, NULLs, a BLOB payload that is not JSON, an empty one, a
 // unique key, a running job's lease. Job 12 was deleted from the jobs table
