@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,16 +130,6 @@ func outcomes(h []litequeue.Attempt) []litequeue.Outcome {
 		out[i] = a.Outcome
 	}
 	return out
-}
-
-// panickedOnce fails the test unless the job's history is one panicked
-// run whose error holds value.
-func panickedOnce(tb testing.TB, q *litequeue.Queue, id int64, value string) {
-	tb.Helper()
-	h := history(tb, q, id)
-	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || !strings.Contains(h[0].Error, value) {
-		tb.Errorf("history %+v, want one panicked run with %q", h, value)
-	}
 }
 
 // runDue calls RunDue and fails the test on error.
