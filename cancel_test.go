@@ -242,3 +242,15 @@ func TestQueue_CancelRunningBeforeRenewal(t *testing.T) {
 		t.Fatalf("events (-want +got):\n%s", diff)
 	}
 }
+
+// cancelledOnce fails the test unless the job is cancelled and its history
+// holds one run, recorded cancelled.
+func cancelledOnce(tb testing.TB, q *litequeue.Queue, id int64) {
+	tb.Helper()
+	if got := get(tb, q, id); got.State != litequeue.Cancelled {
+		tb.Fatalf("state = %s, want cancelled", got.State)
+	}
+	if h := history(tb, q, id); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCancelled {
+		tb.Fatalf("history = %+v, want one cancelled run", h)
+	}
+}

@@ -295,18 +295,6 @@ func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
 	}
 }
 
-// cancelledOnce fails the test unless the job is cancelled and its history
-// holds one run, recorded cancelled.
-func cancelledOnce(tb testing.TB, q *litequeue.Queue, id int64) {
-	tb.Helper()
-	if got := get(tb, q, id); got.State != litequeue.Cancelled {
-		tb.Fatalf("state = %s, want cancelled", got.State)
-	}
-	if h := history(tb, q, id); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCancelled {
-		tb.Fatalf("history = %+v, want one cancelled run", h)
-	}
-}
-
 // gate is a handler that signals when it starts and then blocks until the
 // test opens it: a worker caught in the middle of a run.
 type gate struct{ started, release chan struct{} }
