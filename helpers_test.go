@@ -416,11 +416,6 @@ func schemaFor(tb tb, path string) string {
 // ok is a handler that completes its job.
 func ok(ctx context.Context, job *litequeue.Job) error { return nil }
 
-// tempError is an app's error type, to tell error classes apart.
-type tempError struct{}
-
-func (*tempError) Error() string { return "service unavailable" }
-
 // startWork runs q.Work in a goroutine and returns a function that stops
 // it and returns Work's error.
 func startWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) (stop func() error) {
