@@ -429,31 +429,6 @@ func startWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) (
 	}
 }
 
-// sqliteFile creates a plain SQLite file (not through litequeue) and runs
-// the statements on it.
-func sqliteFile(t *testing.T, path string, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-}
-
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // fixedPolicy waits exactly 10s before every retry, 3 tries.
 var fixedPolicy = litequeue.Policy{Backoff: litequeue.Constant, Base: 10 * time.Second, Ceiling: time.Minute, MaxTries: 3, Jitter: litequeue.NoJitter}
 

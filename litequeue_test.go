@@ -586,3 +586,28 @@ func TestOpenExisting_ExistingOnly(t *testing.T) {
 		t.Fatalf("the job is %s, want cancelled", got.State)
 	}
 }
+
+// sqliteFile creates a plain SQLite file (not through litequeue) and runs
+// the statements on it.
+func sqliteFile(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
