@@ -319,16 +319,6 @@ func openReadOnly(tb testing.TB, path string) *litequeue.Queue {
 	return q
 }
 
-// health returns q's Health, failing the test on error.
-func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
-	tb.Helper()
-	h, err := q.Health(tb.Context())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
-}
-
 // The suite runs on the file, and, with LITEQUEUE_TEST_BACKEND=postgres,
 // on the PostgreSQL server at LITEQUEUE_TEST_POSTGRES: every test that
 // opens its queues with openQueue or openAt then runs on the server, each
