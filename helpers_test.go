@@ -275,24 +275,6 @@ func exists(tb testing.TB, q *litequeue.Queue, id int64) bool {
 	return true
 }
 
-// seen calls Seen and fails the test on error.
-func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
-	tb.Helper()
-	ok, err := q.Seen(tb.Context(), key)
-	if err != nil {
-		tb.Fatalf("Seen(%q): %v", key, err)
-	}
-	return ok
-}
-
-// mark calls Mark and fails the test on error.
-func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
-	tb.Helper()
-	if err := q.Mark(tb.Context(), key, ttl); err != nil {
-		tb.Fatalf("Mark(%q, %v): %v", key, ttl, err)
-	}
-}
-
 // gate is a handler that signals when it starts and then blocks until the
 // test opens it: a worker caught in the middle of a run.
 type gate struct{ started, release chan struct{} }
