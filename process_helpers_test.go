@@ -16,33 +16,43 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
+// A binary is a program of the module that the process tests build once
+// per test binary, into a temp dir of its own.
+type binary struct {
+	pkg, name string // the package's path, and the file's name
+	once      sync.Once
+	path      string
+	err       error
+}
+
+// build builds b once, and returns the path of the program, failing the
+// test if the build failed.
+func (b *binary) build(t *testing.T) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "litequeue-"+b.name)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, b.name)
+		if out, err := exec.Command("go", "build", "-o", b.path, b.pkg).CombinedOutput(); err != nil {
+			b.err, b.path = err, string(out)
+		}
+	})
+	if b.err != nil {
+		t.Fatalf("build %s: %v\n%s", strings.TrimPrefix(b.pkg, "./"), b.err, b.path)
+	}
+	return b.path
+}
+
 var (
-	procOnce sync.Once
-	procPath string
-	procErr  error
+	proc    = &binary{pkg: "./testdata/proc", name: "proc"}
+	command = &binary{pkg: "./cmd/litequeue", name: "litequeue"}
 )
 
 // buildProc builds testdata/proc once per test binary.
-func buildProc(t *testing.T) string {
-	t.Helper()
-	procOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "litequeue-proc")
-		if err != nil {
-			procErr = err
-			return
-		}
-		procPath = filepath.Join(dir, "proc")
-		out, err := exec.Command("go", "build", "-o", procPath, "./testdata/proc").CombinedOutput()
-		if err != nil {
-			procErr = err
-			procPath = string(out)
-		}
-	})
-	if procErr != nil {
-		t.Fatalf("build testdata/proc: %v\n%s", procErr, procPath)
-	}
-	return procPath
-}
+func buildProc(t *testing.T) string { return proc.build(t) }
 
 // soak scales a test's size up when LITEQUEUE_SOAK is set.
 func soak(short, long int) int {
@@ -105,33 +115,8 @@ func effects(t *testing.T, q *litequeue.Queue) map[int64]int {
 	return m
 }
 
-var (
-	commandOnce sync.Once
-	commandPath string
-	commandErr  error
-)
-
 // buildCommand builds cmd/litequeue once per test binary.
-func buildCommand(t *testing.T) string {
-	t.Helper()
-	commandOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "litequeue-command")
-		if err != nil {
-			commandErr = err
-			return
-		}
-		commandPath = filepath.Join(dir, "litequeue")
-		out, err := exec.Command("go", "build", "-o", commandPath, "./cmd/litequeue").CombinedOutput()
-		if err != nil {
-			commandErr = err
-			commandPath = string(out)
-		}
-	})
-	if commandErr != nil {
-		t.Fatalf("build cmd/litequeue: %v\n%s", commandErr, commandPath)
-	}
-	return commandPath
-}
+func buildCommand(t *testing.T) string { return command.build(t) }
 
 // waitProc waits for the process to exit successfully, killing it and
 // failing the test after d of real time.
