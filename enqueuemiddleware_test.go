@@ -346,6 +346,25 @@ func TestQueue_UseEnqueuePeriodic(t *testing.T) {
 	}
 }
 
+// TestQueue_UseEnqueueRunNow: RunNow makes a job that exists due, and
+// does not pass it through the middleware again; a duplicate of a unique
+// key passes through it, and returns the live job.
+func TestQueue_UseEnqueueRunNow(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	var seen seenJobs
+	q.UseEnqueue(seen.mw, setMetadata("via", "mw"))
+	job := enqueue(t, q, "k", nil, litequeue.Delay(time.Hour), litequeue.UniqueKey("once"))
+	if err := q.RunNow(t.Context(), job.ID); err != nil {
+		t.Fatal(err)
+	}
+	dup := enqueue(t, q, "k", nil, litequeue.UniqueKey("once"))
+	if got := get(t, q, job.ID); seen.count() != 2 || !dup.Duplicate || dup.ID != job.ID || got.Metadata["via"] != "mw" {
+		t.Errorf("middleware saw %d jobs, duplicate %v of job %d, metadata %v; want 2, the job, via mw",
+			seen.count(), dup.Duplicate, dup.ID, got.Metadata)
+	}
+}
+
 // TestOpen_EnqueueMiddlewareNil refuses a nil middleware in Options, and
 // UseEnqueue panics on one.
 func TestOpen_EnqueueMiddlewareNil(t *testing.T) {

@@ -454,6 +454,8 @@ func (q *Queue) Use(mw ...func(Handler) Handler) {
 // no job. The payload and metadata the innermost middleware passes on are
 // stored, held to [Options.MaxPayload] and the bounds of [Metadata] again;
 // a middleware that returns nil without calling next is refused so too.
+// A job whose [UniqueKey] a live job holds passes through the middleware,
+// though the call then returns that job, marked [Job.Duplicate].
 // A periodic slot's job passes through the middleware of each process
 // that fires it, though only one stores it; a slot refused is an error of
 // [Queue.RunDue] and [Queue.Work], which tries it again.
