@@ -293,8 +293,9 @@ func (q *Queue) now() time.Time { return q.clock.Now() }
 // nothing: a kind or queue that is not a name (see [NameLimit]), a negative delay, [At] the zero time, a
 // due time that Unix milliseconds in an int64 cannot hold (see At),
 // [MaxTries] outside 1…50, an [ExpireAfter] that is not positive or that
-// no stored time holds, a payload over [Options.MaxPayload], and metadata
-// out of its bounds (see [Metadata]). An
+// no stored time holds, a payload over [Options.MaxPayload], metadata
+// out of its bounds (see [Metadata]), and a job that enqueue middleware
+// refuses (see [Queue.UseEnqueue]). An
 // in-process [Queue.Work] loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
