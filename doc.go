@@ -71,6 +71,15 @@
 // middleware for OpenTelemetry and Prometheus, so that a program that
 // uses neither links neither.
 //
+// [Queue.UseEnqueue] and [Options.EnqueueMiddleware] wrap the making of
+// jobs in enqueue middleware, func([Enqueuer]) Enqueuer: every job that
+// [Queue.Enqueue], [Queue.EnqueueTx], [Queue.EnqueueMany] or a periodic
+// slot makes, and so a [Kind]'s, passes through it as a [NewJob] before
+// it is stored; [Queue.Replay] and [Queue.RunNow], which run a job again,
+// do not. It may add metadata (lqotel's starts a producer span and
+// carries its context), transform the payload bytes, or refuse the job
+// with an error that the call returns, storing nothing.
+//
 // # Retries
 //
 // After attempt n fails, with tries left, the job waits d(n) and then
