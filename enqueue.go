@@ -265,6 +265,9 @@ func (b *enqueueBatch) insertRows(ctx context.Context, tx store.Execer, runAt, n
 	var ids []int64
 	for i := 0; i < len(b.payloads); {
 		n := 1
+		if b.metadata == nil { // one metadata for all
+			n = len(b.payloads)
+		}
 		for i+n < len(b.payloads) && maps.Equal(b.meta(i+n), b.meta(i)) {
 			n++
 		}
