@@ -357,7 +357,7 @@
 // [Queue.NextDue] when the next job is due, and move the clock there.
 //
 //	clk := clock.NewMock()
-//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.st.reads"), litequeue.Options{
+//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{
 //		Clock: clk,
 //		Retry: litequeue.Policy{Jitter: litequeue.NoJitter}, // waits of exactly 2s, 4s, 8s…
 //	})
@@ -385,7 +385,7 @@
 // queue never settles), and asserts what was enqueued:
 //
 //	clk := clock.NewMock()
-//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.st.reads"), litequeue.Options{Clock: clk})
+//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{Clock: clk})
 //	…
 //	q.Handle("signup", signup) // enqueues "email.welcome"
 //	if _, err := q.Enqueue(t.Context(), "signup", "ada@example.com"); err != nil {

@@ -82,7 +82,7 @@ func hasAttributes(t *testing.T, span tracetest.SpanStub, want map[attribute.Key
 	t.Helper()
 	got := map[attribute.Key]string{}
 	for _, kv := range span.Attributes {
-		got[kv.Key] = kv.Value.Emit()
+		got[kv.Key] = kv.Value.String()
 	}
 	for k, v := range want {
 		if got[k] != v {
