@@ -372,3 +372,47 @@ func TestQueue_WriteTxOutwaitsBusyTimeout(t *testing.T) {
 		}
 	}
 }
+
+// orders is the app's own table in the queue's file, for CompleteTx tests.
+const ordersSchema = `CREATE TABLE app_orders (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL)`
+
+// openOrders opens a queue whose file also holds the app's orders table.
+func openOrders(tb testing.TB, opts litequeue.Options) (*litequeue.Queue, string) {
+	tb.Helper()
+	q, path := openQueue(tb, opts)
+	if _, err := q.DB().Exec(ordersSchema); err != nil {
+		tb.Fatal(err)
+	}
+	return q, path
+}
+
+// orders counts the app's rows for a job.
+func orders(tb testing.TB, q *litequeue.Queue, id int64) int {
+	tb.Helper()
+	var n int
+	if err := q.DB().Get(&n, q.DB().Rebind(`SELECT COUNT(*) FROM app_orders WHERE job_id = ?`), id); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// placeOrder is a handler's exactly-once step: the app's write, its
+// idempotency key and the job's completion in one transaction, rolled back
+// if any fails.
+func placeOrder(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`), job.ID, job.Attempt); err != nil {
+		return err
+	}
+	if err := q.MarkTx(ctx, tx, "order-for-job-"+itoa(job.ID), time.Hour); err != nil {
+		return err
+	}
+	if err := q.CompleteTx(ctx, tx, job); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

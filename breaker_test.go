@@ -356,7 +356,7 @@ func TestBreaker_ProbeNeutral(t *testing.T) {
 // cool-down over, lets the next claim take a probe.
 func TestBreaker_ProbeReleased(t *testing.T) {
 	t.Parallel()
-	clk := newMock()
+	clk := newTimerClock()
 	opts := litequeue.Options{Clock: clk, Retry: dieAtOnce}
 	b := litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: 30 * time.Second})
 	q1, path := openQueue(t, opts)
@@ -370,17 +370,18 @@ func TestBreaker_ProbeReleased(t *testing.T) {
 		close(cancelled)
 		return ctx.Err()
 	}, b)
-	trip(t, q1, clk, 1)
+	trip(t, q1, clk.Mock, 1)
 	waiting := enqueue(t, q1, "k", "wait")
 	clk.Add(30 * time.Second)
 	done := runDueAsync(q1)
 	id := receive(t, started, "the probe to start")
 	state := breakers(t, q1)["k"].State // checked once the run is shut down
-	closed := make(chan struct{})
+	closed, from := make(chan struct{}), clk.mark()
 	go func() { q1.Close(); close(closed) }()
 	// The clock stops once the grace is over: stepped on, it would reach
 	// the moment a run that has not yet returned is abandoned.
-	stepUntilClosed(t, clk, "the shutdown to cancel the probe", cancelled, time.Second)
+	runOut(t, clk, from, litequeue.DefaultShutdownGrace)
+	waitClosed(t, "the shutdown to cancel the probe", cancelled)
 	receive(t, closed, "Close to release the probe")
 	if r := <-done; !errors.Is(r.err, litequeue.ErrClosed) {
 		t.Fatalf("RunDue = %d, %v; want ErrClosed", r.n, r.err)
@@ -831,7 +832,7 @@ func TestBreaker_WakesLoops(t *testing.T) {
 	// The probe's lease outlasts the test: its expiry would wake the idle
 	// loop by itself.
 	opts := litequeue.Options{Retry: dieAtOnce, VisibilityTimeout: time.Hour}
-	forWatches(t, opts, 0, func(t *testing.T, q *litequeue.Queue, clk *clock.Mock) {
+	forWatches(t, opts, 0, func(t *testing.T, q *litequeue.Queue, clk *timerClock) {
 		g := newGate()
 		var ran atomic.Bool
 		q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
@@ -843,7 +844,7 @@ func TestBreaker_WakesLoops(t *testing.T) {
 			}
 			return outcomeHandler(ctx, job)
 		}, litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: 30 * time.Second}))
-		trip(t, q, clk, 1)
+		trip(t, q, clk.Mock, 1)
 		probe := enqueue(t, q, "k", "hold", litequeue.OnQueue("one"))
 		clk.Add(30 * time.Second)
 		// The second loop finds the breaker shut to all but the probe.
@@ -869,4 +870,41 @@ func TestBreaker_ResetRefuses(t *testing.T) {
 	if diff := cmp.Diff(before, breakers(t, q)); diff != "" {
 		t.Fatalf("breakers after the refusal (-before +after):\n%s", diff)
 	}
+}
+
+// errDown is the failure of a dependency that is down.
+var errDown = errors.New("dependency down")
+
+// breakers returns the breakers of q's Stats that are not closed.
+func breakers(tb testing.TB, q *litequeue.Queue) map[string]litequeue.BreakerStats {
+	tb.Helper()
+	s, err := q.Stats(tb.Context())
+	if err != nil {
+		tb.Fatalf("Stats: %v", err)
+	}
+	return s.Breakers
+}
+
+// outcomeHandler fails, completes, discards, cancels or snoozes each job
+// as its payload says.
+func outcomeHandler(ctx context.Context, job *litequeue.Job) error {
+	var what string
+	if err := job.Decode(&what); err != nil {
+		return err
+	}
+	switch what {
+	case "fail":
+		return errDown
+	case "permanent":
+		return litequeue.Permanent(errDown)
+	case "panic":
+		panic("down")
+	case "discard":
+		return fmt.Errorf("no such account: %w", litequeue.ErrDiscard)
+	case "cancel":
+		return litequeue.CancelJob(nil)
+	case "snooze":
+		return litequeue.Snooze(time.Hour)
+	}
+	return nil
 }

@@ -208,6 +208,8 @@ func TestQueue_CancelRunningInProcess(t *testing.T) {
 			if diff := cmp.Diff(want, history(t, q, job.ID)); diff != "" {
 				t.Fatalf("history (-want +got):\n%s", diff)
 			}
+			// The event fires after the run's commit, which the state shows.
+			waitFor(t, "the cancelled event", func() bool { return ev.count("job.cancelled") > 0 })
 			if diff := cmp.Diff([]string{"job.enqueued", "job.started", "job.cancelled"}, ev.types()); diff != "" {
 				t.Fatalf("events (-want +got):\n%s", diff)
 			}
@@ -238,5 +240,17 @@ func TestQueue_CancelRunningBeforeRenewal(t *testing.T) {
 	cancelledOnce(t, q1, job.ID)
 	if diff := cmp.Diff([]string{"job.enqueued", "job.started", "job.cancelled"}, ev.types()); diff != "" {
 		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+}
+
+// cancelledOnce fails the test unless the job is cancelled and its history
+// holds one run, recorded cancelled.
+func cancelledOnce(tb testing.TB, q *litequeue.Queue, id int64) {
+	tb.Helper()
+	if got := get(tb, q, id); got.State != litequeue.Cancelled {
+		tb.Fatalf("state = %s, want cancelled", got.State)
+	}
+	if h := history(tb, q, id); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCancelled {
+		tb.Fatalf("history = %+v, want one cancelled run", h)
 	}
 }

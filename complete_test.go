@@ -194,7 +194,7 @@ func TestQueue_CompleteTxCancelled(t *testing.T) {
 // release the job, but its completion stands.
 func TestQueue_CompleteTxThenShutdown(t *testing.T) {
 	t.Parallel()
-	clk := newMock()
+	clk := newTimerClock()
 	q, _ := openOrders(t, litequeue.Options{Clock: clk})
 	committed, stopped := make(chan error, 1), make(chan struct{})
 	q.Handle("order", func(ctx context.Context, job *litequeue.Job) error {
@@ -210,8 +210,10 @@ func TestQueue_CompleteTxThenShutdown(t *testing.T) {
 	if err := <-committed; err != nil {
 		t.Fatalf("CompleteTx: %v", err)
 	}
+	from := clk.mark()
 	cancel()
-	stepUntilClosed(t, clk, "the grace to run out", stopped, 100*time.Millisecond)
+	runOut(t, clk, from, 10*time.Second)
+	waitClosed(t, "the grace to run out", stopped)
 	if err := <-done; err != nil {
 		t.Fatalf("Work returned %v", err)
 	}

@@ -73,8 +73,8 @@ import (
 // = 0" or "dead_ttl = \"0s\"" would not do what it says. Every policy is
 // validated after its omitted keys are filled in, as [Open] does. An empty
 // file gives the defaults. The returned Options carry every value filled
-// in, and leave [Options.Clock], [Options.Rand], [Options.Logger] and
-// [Options.OnEvent] nil.
+// in, and leave [Options.Clock], [Options.Rand], [Options.Logger],
+// [Options.OnEvent] and [Options.EnqueueMiddleware] nil.
 //
 // An error in the file (an unknown key or table, a value of the wrong type,
 // a bad duration, a value over a limit) reads "<file>:<line>: <key>:

@@ -3,6 +3,7 @@ package litequeue_test
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -595,4 +596,25 @@ func TestLoadConfig_RetentionErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeConfig writes text to a litequeue.toml of its own and returns its
+// path.
+func writeConfig(tb testing.TB, text string) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "litequeue.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// loadConfig loads text as a litequeue.toml and fails the test on error.
+func loadConfig(tb testing.TB, text string) litequeue.Options {
+	tb.Helper()
+	o, err := litequeue.LoadConfig(writeConfig(tb, text))
+	if err != nil {
+		tb.Fatalf("LoadConfig: %v", err)
+	}
+	return o
 }

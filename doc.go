@@ -80,6 +80,15 @@
 // middleware for OpenTelemetry and Prometheus, so that a program that
 // uses neither links neither.
 //
+// [Queue.UseEnqueue] and [Options.EnqueueMiddleware] wrap the making of
+// jobs in enqueue middleware, func([Enqueuer]) Enqueuer: every job that
+// [Queue.Enqueue], [Queue.EnqueueTx], [Queue.EnqueueMany] or a periodic
+// slot makes, and so a [Kind]'s, passes through it as a [NewJob] before
+// it is stored; [Queue.Replay] and [Queue.RunNow], which run a job again,
+// do not. It may add metadata (lqotel's starts a producer span and
+// carries its context), transform the payload bytes, or refuse the job
+// with an error that the call returns, storing nothing.
+//
 // # Retries
 //
 // After attempt n fails, with tries left, the job waits d(n) and then
@@ -357,7 +366,7 @@
 // [Queue.NextDue] when the next job is due, and move the clock there.
 //
 //	clk := clock.NewMock()
-//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.st.reads"), litequeue.Options{
+//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{
 //		Clock: clk,
 //		Retry: litequeue.Policy{Jitter: litequeue.NoJitter}, // waits of exactly 2s, 4s, 8s…
 //	})
@@ -385,7 +394,7 @@
 // queue never settles), and asserts what was enqueued:
 //
 //	clk := clock.NewMock()
-//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.st.reads"), litequeue.Options{Clock: clk})
+//	q, err := litequeue.Open(filepath.Join(t.TempDir(), "q.db"), litequeue.Options{Clock: clk})
 //	…
 //	q.Handle("signup", signup) // enqueues "email.welcome"
 //	if _, err := q.Enqueue(t.Context(), "signup", "ada@example.com"); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"time"
 
@@ -97,8 +98,9 @@ type enqueueBatch struct {
 	kind     string
 	payloads [][]byte
 	cfg      enqueueConfig
-	maxTries int          // effective at enqueue; rewritten at claim unless own
-	eng      store.Engine // inserts many rows at once
+	metadata []store.Metadata // by job, as the enqueue middleware left it; nil: cfg.metadata for each
+	maxTries int              // effective at enqueue; rewritten at claim unless own
+	eng      store.Engine     // inserts many rows at once
 }
 
 // An enqueuer makes the batches of jobs that Enqueue, EnqueueTx,
@@ -108,6 +110,7 @@ type enqueuer struct {
 	reg  *registry
 	opts *Options // resolved
 	eng  store.Engine
+	mw   *enqueueMiddleware
 }
 
 // batch checks the call's arguments and encodes its payloads.
@@ -220,7 +223,7 @@ func (b *enqueueBatch) insert(ctx context.Context, tx store.Execer, now time.Tim
 		if err != nil {
 			return nil, err
 		}
-		ids, err := b.eng.InsertJobs(ctx, tx, b.rows(runAt, now))
+		ids, err := b.insertRows(ctx, tx, runAt, now)
 		if err != nil {
 			return nil, err
 		}
@@ -255,12 +258,43 @@ func (b *enqueueBatch) runAt(now time.Time) (time.Time, error) {
 	return runAt, nil
 }
 
-// rows are the batch's jobs as inserted, due at runAt, made at now.
-func (b *enqueueBatch) rows(runAt, now time.Time) *store.NewJobs {
+// insertRows inserts the batch's jobs, due at runAt, made at now, and
+// returns their IDs: none if its unique key is held. The jobs of one
+// metadata, each run of them in the batch's order, are one insert.
+func (b *enqueueBatch) insertRows(ctx context.Context, tx store.Execer, runAt, now time.Time) ([]int64, error) {
+	var ids []int64
+	for i := 0; i < len(b.payloads); {
+		n := 1
+		if b.metadata == nil { // one metadata for all
+			n = len(b.payloads)
+		}
+		for i+n < len(b.payloads) && maps.Equal(b.meta(i+n), b.meta(i)) {
+			n++
+		}
+		got, err := b.eng.InsertJobs(ctx, tx, b.rows(i, n, runAt, now))
+		if err != nil || len(got) == 0 {
+			return nil, err
+		}
+		ids, i = append(ids, got...), i+n
+	}
+	return ids, nil
+}
+
+// meta is the metadata of the batch's job i.
+func (b *enqueueBatch) meta(i int) store.Metadata {
+	if b.metadata == nil {
+		return b.cfg.metadata
+	}
+	return b.metadata[i]
+}
+
+// rows are the n jobs of the batch from job i as inserted, due at runAt,
+// made at now: one metadata.
+func (b *enqueueBatch) rows(i, n int, runAt, now time.Time) *store.NewJobs {
 	return &store.NewJobs{
-		Queue: b.cfg.queue, Kind: b.kind, Payloads: b.payloads, Priority: b.cfg.priority,
+		Queue: b.cfg.queue, Kind: b.kind, Payloads: b.payloads[i : i+n], Priority: b.cfg.priority,
 		MaxTries: b.maxTries, OwnMaxTries: b.cfg.maxTries, RunAt: store.MS(runAt), CreatedAt: store.MS(now),
-		UniqueKey: b.cfg.uniqueKey, Metadata: b.cfg.metadata, ExpiresAt: b.expiresAt(runAt),
+		UniqueKey: b.cfg.uniqueKey, Metadata: b.meta(i), ExpiresAt: b.expiresAt(runAt),
 	}
 }
 
@@ -286,7 +320,7 @@ func (b *enqueueBatch) jobs(ids []int64, runAt, now time.Time) []*Job {
 			Priority: b.cfg.priority, MaxTries: b.maxTries,
 			// As stored: whole milliseconds, so that Enqueue returns what Get does.
 			RunAt: store.FromMS(store.MS(runAt)), CreatedAt: store.FromMS(store.MS(now)), UniqueKey: b.cfg.uniqueKey,
-			Metadata: cloneMetadata(b.cfg.metadata), ExpiresAt: store.NullTime(b.expiresAt(runAt)),
+			Metadata: cloneMetadata(b.meta(i)), ExpiresAt: store.NullTime(b.expiresAt(runAt)),
 		}
 	}
 	return jobs

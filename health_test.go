@@ -157,3 +157,13 @@ func TestQueue_HealthDeletedWAL(t *testing.T) {
 		t.Errorf("ExplainShortRead of another error: %q, want none", got)
 	}
 }
+
+// health returns q's Health, failing the test on error.
+func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
+	tb.Helper()
+	h, err := q.Health(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}

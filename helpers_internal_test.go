@@ -10,7 +10,7 @@ import (
 // and closes it when the test ends.
 func openTemp(t testing.TB, opts Options) *Queue {
 	t.Helper()
-	q, err := Open(filepath.Join(t.TempDir(), "q.st.reads"), opts)
+	q, err := Open(filepath.Join(t.TempDir(), "q.db"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,14 +18,8 @@ func openTemp(t testing.TB, opts Options) *Queue {
 	return q
 }
 
-// waitFor polls cond until it holds, failing the test after a real-time
-// deadline. For goroutines the test cannot step.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	waitWithin(tb, 10*time.Second, what, cond)
-}
-
-// waitWithin is waitFor with a deadline of d, for long runs of work.
+// waitWithin polls cond until it holds, failing the test after a
+// real-time deadline d. For goroutines the test cannot step.
 func waitWithin(tb testing.TB, d time.Duration, what string, cond func() bool) {
 	tb.Helper()
 	deadline := time.Now().Add(d)

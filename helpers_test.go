@@ -1,27 +1,20 @@
 package litequeue_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/litequeue/litequeue"
 	"github.com/litequeue/litequeue/postgres"
@@ -137,16 +130,6 @@ func outcomes(h []litequeue.Attempt) []litequeue.Outcome {
 	return out
 }
 
-// panickedOnce fails the test unless the job's history is one panicked
-// run whose error holds value.
-func panickedOnce(tb testing.TB, q *litequeue.Queue, id int64, value string) {
-	tb.Helper()
-	h := history(tb, q, id)
-	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || !strings.Contains(h[0].Error, value) {
-		tb.Errorf("history %+v, want one panicked run with %q", h, value)
-	}
-}
-
 // runDue calls RunDue and fails the test on error.
 func runDue(tb testing.TB, q *litequeue.Queue) int {
 	tb.Helper()
@@ -164,20 +147,77 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	waitWithin(tb, 10*time.Second, what, cond)
 }
 
-// stepUntilClosed steps the mock clock by step until ch is closed, failing
-// the test after a real-time deadline: for a wait that the clock ends, such
-// as Work's shutdown grace, stepped no further than it takes.
-func stepUntilClosed(tb testing.TB, clk *clock.Mock, what string, ch <-chan struct{}, step time.Duration) {
+// waitClosed waits for ch to be closed, failing the test after a
+// real-time deadline.
+func waitClosed(tb testing.TB, what string, ch <-chan struct{}) {
 	tb.Helper()
 	waitFor(tb, what, func() bool {
 		select {
 		case <-ch:
 			return true
 		default:
-			clk.Add(step)
 			return false
 		}
 	})
+}
+
+// timerClock is a mock clock that keeps the length and the end of every
+// timer that the code under test sets on it, in order, so that a test can
+// move it to the end of a wait it knows of, such as Work's shutdown grace,
+// once the wait has begun, and no further.
+type timerClock struct {
+	*clock.Mock
+	mu     sync.Mutex
+	timers []setTimer
+}
+
+// setTimer is a timer set on a timerClock.
+type setTimer struct {
+	d   time.Duration
+	end time.Time
+}
+
+// newTimerClock returns a timerClock set to epoch.
+func newTimerClock() *timerClock { return &timerClock{Mock: newMock()} }
+
+// Timer sets a timer of length d on the mock clock and keeps its end.
+func (c *timerClock) Timer(d time.Duration) *clock.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.Mock.Now()
+	c.timers = append(c.timers, setTimer{d, now.Add(d)})
+	return c.Mock.Timer(d)
+}
+
+// mark returns how many timers have been set on c: a test marks the
+// clock before it begins a wait, and runs out a timer set after the mark.
+func (c *timerClock) mark() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}
+
+// runOut waits until the code under test has set a timer of length d on
+// clk after the mark from, and moves the clock to its end: a wait that
+// the clock ends run out, and no further, so that the next one (the
+// release after a grace) does not run out too before the test's
+// goroutines have seen the first end. The clock stands still meanwhile.
+// It fails the test after a real-time deadline.
+func runOut(tb testing.TB, clk *timerClock, from int, d time.Duration) {
+	tb.Helper()
+	var end time.Time
+	waitFor(tb, fmt.Sprintf("a timer of %v to be set", d), func() bool {
+		clk.mu.Lock()
+		defer clk.mu.Unlock()
+		for _, t := range clk.timers[from:] {
+			if t.d == d {
+				end = t.end
+				return true
+			}
+		}
+		return false
+	})
+	clk.Add(max(0, end.Sub(clk.Now())))
 }
 
 // waitWithin is waitFor with a deadline of d, for long runs of work.
@@ -235,36 +275,6 @@ func exists(tb testing.TB, q *litequeue.Queue, id int64) bool {
 	return true
 }
 
-// seen calls Seen and fails the test on error.
-func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
-	tb.Helper()
-	ok, err := q.Seen(tb.Context(), key)
-	if err != nil {
-		tb.Fatalf("Seen(%q): %v", key, err)
-	}
-	return ok
-}
-
-// mark calls Mark and fails the test on error.
-func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
-	tb.Helper()
-	if err := q.Mark(tb.Context(), key, ttl); err != nil {
-		tb.Fatalf("Mark(%q, %v): %v", key, ttl, err)
-	}
-}
-
-// cancelledOnce fails the test unless the job is cancelled and its history
-// holds one run, recorded cancelled.
-func cancelledOnce(tb testing.TB, q *litequeue.Queue, id int64) {
-	tb.Helper()
-	if got := get(tb, q, id); got.State != litequeue.Cancelled {
-		tb.Fatalf("state = %s, want cancelled", got.State)
-	}
-	if h := history(tb, q, id); len(h) != 1 || h[0].Outcome != litequeue.OutcomeCancelled {
-		tb.Fatalf("history = %+v, want one cancelled run", h)
-	}
-}
-
 // gate is a handler that signals when it starts and then blocks until the
 // test opens it: a worker caught in the middle of a run.
 type gate struct{ started, release chan struct{} }
@@ -288,16 +298,6 @@ func openReadOnly(tb testing.TB, path string) *litequeue.Queue {
 	}
 	tb.Cleanup(func() { q.Close() })
 	return q
-}
-
-// health returns q's Health, failing the test on error.
-func health(tb testing.TB, q *litequeue.Queue) *litequeue.Health {
-	tb.Helper()
-	h, err := q.Health(tb.Context())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
 }
 
 // The suite runs on the file, and, with LITEQUEUE_TEST_BACKEND=postgres,
@@ -384,279 +384,8 @@ func schemaFor(tb tb, path string) string {
 	return u.String()
 }
 
-// errDown is the failure of a dependency that is down.
-var errDown = errors.New("dependency down")
-
-// breakers returns the breakers of q's Stats that are not closed.
-func breakers(tb testing.TB, q *litequeue.Queue) map[string]litequeue.BreakerStats {
-	tb.Helper()
-	s, err := q.Stats(tb.Context())
-	if err != nil {
-		tb.Fatalf("Stats: %v", err)
-	}
-	return s.Breakers
-}
-
-// outcomeHandler fails, completes, discards, cancels or snoozes each job
-// as its payload says.
-func outcomeHandler(ctx context.Context, job *litequeue.Job) error {
-	var what string
-	if err := job.Decode(&what); err != nil {
-		return err
-	}
-	switch what {
-	case "fail":
-		return errDown
-	case "permanent":
-		return litequeue.Permanent(errDown)
-	case "panic":
-		panic("down")
-	case "discard":
-		return fmt.Errorf("no such account: %w", litequeue.ErrDiscard)
-	case "cancel":
-		return litequeue.CancelJob(nil)
-	case "snooze":
-		return litequeue.Snooze(time.Hour)
-	}
-	return nil
-}
-
-// orders is the app's own table in the queue's file, for CompleteTx tests.
-const ordersSchema = `CREATE TABLE app_orders (job_id INTEGER NOT NULL, attempt INTEGER NOT NULL)`
-
-// openOrders opens a queue whose file also holds the app's orders table.
-func openOrders(tb testing.TB, opts litequeue.Options) (*litequeue.Queue, string) {
-	tb.Helper()
-	q, path := openQueue(tb, opts)
-	if _, err := q.DB().Exec(ordersSchema); err != nil {
-		tb.Fatal(err)
-	}
-	return q, path
-}
-
-// orders counts the app's rows for a job.
-func orders(tb testing.TB, q *litequeue.Queue, id int64) int {
-	tb.Helper()
-	var n int
-	if err := q.DB().Get(&n, q.DB().Rebind(`SELECT COUNT(*) FROM app_orders WHERE job_id = ?`), id); err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
-// placeOrder is a handler's exactly-once step: the app's write, its
-// idempotency key and the job's completion in one transaction, rolled back
-// if any fails.
-func placeOrder(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
-	tx, err := q.DB().BeginTxx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO app_orders (job_id, attempt) VALUES (?, ?)`), job.ID, job.Attempt); err != nil {
-		return err
-	}
-	if err := q.MarkTx(ctx, tx, "order-for-job-"+itoa(job.ID), time.Hour); err != nil {
-		return err
-	}
-	if err := q.CompleteTx(ctx, tx, job); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// writeConfig writes text to a litequeue.toml of its own and returns its
-// path.
-func writeConfig(tb testing.TB, text string) string {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "litequeue.toml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return path
-}
-
-// loadConfig loads text as a litequeue.toml and fails the test on error.
-func loadConfig(tb testing.TB, text string) litequeue.Options {
-	tb.Helper()
-	o, err := litequeue.LoadConfig(writeConfig(tb, text))
-	if err != nil {
-		tb.Fatalf("LoadConfig: %v", err)
-	}
-	return o
-}
-
 // ok is a handler that completes its job.
 func ok(ctx context.Context, job *litequeue.Job) error { return nil }
-
-// ids lists the jobs' IDs, in order; never nil.
-func ids(jobs []*litequeue.Job) []int64 {
-	out := make([]int64, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.ID
-	}
-	return out
-}
-
-func list(tb testing.TB, q *litequeue.Queue, f litequeue.Filter) []int64 {
-	tb.Helper()
-	jobs, err := q.List(tb.Context(), f)
-	if err != nil {
-		tb.Fatalf("List(%+v): %v", f, err)
-	}
-	return ids(jobs)
-}
-
-// oldFileRows are jobs and history rows as litequeue versions 1 and 2 wrote
-// them: every state, NULLs, a BLOB payload that is not JSON, an empty one, a
-// unique key, a running job's lease. Job 12 was deleted from the jobs table
-// (by the app, through DB()) but its history rows remain: its ID was handed
-// out too.
-var oldFileRows = []string{
-	`INSERT INTO litequeue_jobs (id, queue, kind, payload, state, priority, attempt, max_tries, own_max_tries,
-		run_at, created_at, finished_at, last_error, unique_key, token, lease_until, started_at, worker, retry_delay, cancel) VALUES
-		(1, 'default', 'ok', X'226122', 'completed', 0, 1, 8, 0, NULL, 1000, 2000, '', NULL, 1, 0, 1500, 'w:1', 2000, 0),
-		(2, 'mail', 'send', X'6e6f74206a736f6e', 'dead', 3, 2, 2, 2, 3000, 1000, 4000, 'smtp: 550', 'welcome-ada', 2, 0, 3500, 'w:1', 0, 0),
-		(4, 'default', 'later', X'', 'pending', -1, 0, 8, 0, 999999999, 1000, NULL, '', 'digest', 0, 0, 0, '', 0, 0),
-		(5, 'default', 'slow', X'7b7d', 'running', 0, 1, 8, 0, 5000, 1000, NULL, 'boom', NULL, 7, 65000, 5000, 'w:2', 4000, 1),
-		(7, 'default', 'spam', X'6e756c6c', 'discarded', 0, 1, 8, 0, 6000, 1000, 6000, '', NULL, 1, 0, 6000, 'w:1', 2000, 0)`,
-	`INSERT INTO litequeue_attempts (id, job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state) VALUES
-		(1, 1, 1, 1500, 2000, 'completed', '', '', 0, 'w:1', 'ok', 'completed'),
-		(2, 2, 1, 1500, 2500, 'failed', 'smtp: 451', '*main.smtpError', 500, 'w:1', 'send', 'pending'),
-		(3, 2, 2, 3500, 4000, 'failed', 'smtp: 550', '*errors.errorString', 0, 'w:1', 'send', 'dead'),
-		(4, 12, 1, 7000, 8000, 'completed', '', '', 0, 'w:3', 'gone', 'completed'),
-		(5, 7, 1, 6000, 6000, 'discarded', 'spam', '*errors.errorString', 0, 'w:1', 'spam', 'discarded')`,
-}
-
-// oldFile writes a litequeue file of the given schema version, as that
-// version's binary left it, holding oldFileRows.
-func oldFile(t *testing.T, version int) string {
-	t.Helper()
-	ddl, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("schema-v%d.sql", version)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	sqliteFile(t, path, append([]string{
-		`PRAGMA auto_vacuum = INCREMENTAL`,
-		`PRAGMA journal_mode = WAL`,
-		string(ddl),
-		fmt.Sprintf(`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', '%d')`, version),
-		`PRAGMA application_id = 1280398661`, // "LQUE"
-	}, oldFileRows...)...)
-	return path
-}
-
-// periodicJobs returns the jobs of kind, each by the slot its metadata
-// names, failing the test if a slot has two or a job's RunAt is not its
-// slot while it is pending.
-func periodicJobs(tb testing.TB, q *litequeue.Queue, kind string) map[time.Time]*litequeue.Job {
-	tb.Helper()
-	jobs, err := q.List(tb.Context(), litequeue.Filter{Kind: kind})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	bySlot := make(map[time.Time]*litequeue.Job)
-	for _, j := range jobs {
-		slot, err := time.Parse(time.RFC3339, j.Metadata[litequeue.PeriodicSlotKey])
-		if err != nil {
-			tb.Fatalf("job %d: slot: %v", j.ID, err)
-		}
-		slot = slot.UTC()
-		if prev, ok := bySlot[slot]; ok {
-			tb.Fatalf("slot %v fired twice: jobs %d and %d", slot, prev.ID, j.ID)
-		}
-		if j.State == litequeue.Pending && !j.RunAt.Equal(slot) { // success clears RunAt
-			tb.Fatalf("job %d: RunAt %v, want its slot %v", j.ID, j.RunAt, slot)
-		}
-		bySlot[slot] = j
-	}
-	return bySlot
-}
-
-// slots returns the UTC times from first, every step, n of them.
-func slots(first time.Time, step time.Duration, n int) []time.Time {
-	out := make([]time.Time, n)
-	for i := range out {
-		out[i] = first.Add(time.Duration(i) * step).UTC()
-	}
-	return out
-}
-
-// slotsOf returns the slots of the jobs, in order.
-func slotsOf(jobs map[time.Time]*litequeue.Job) []time.Time {
-	var out []time.Time
-	for s := range jobs {
-		out = append(out, s)
-	}
-	sortTimes(out)
-	return out
-}
-
-func sortTimes(ts []time.Time) {
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && ts[j].Before(ts[j-1]); j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
-}
-
-// jobsInEveryState makes one job in each state but pending on q: running
-// (its handler waits until the returned release is called), completed,
-// dead, discarded and cancelled; and a pending one, scheduled.
-func jobsInEveryState(t *testing.T, q *litequeue.Queue) (ids map[litequeue.State]int64, release func()) {
-	t.Helper()
-	ctx := t.Context()
-	q.Handle("ok", func(ctx context.Context, job *litequeue.Job) error { return nil })
-	q.Handle("doomed", doomed)
-	q.Handle("spam", func(ctx context.Context, job *litequeue.Job) error { return litequeue.ErrDiscard })
-	ids = map[litequeue.State]int64{
-		litequeue.Completed: enqueue(t, q, "ok", nil).ID,
-		litequeue.Dead:      enqueue(t, q, "doomed", nil).ID,
-		litequeue.Discarded: enqueue(t, q, "spam", nil).ID,
-		litequeue.Cancelled: enqueue(t, q, "ok", nil, litequeue.Delay(time.Hour)).ID,
-		litequeue.Pending:   enqueue(t, q, "ok", nil, litequeue.Delay(2*time.Hour)).ID,
-	}
-	if err := q.Cancel(ctx, ids[litequeue.Cancelled]); err != nil {
-		t.Fatal(err)
-	}
-	runDue(t, q)
-	g := newGate()
-	q.Handle("slow", g.handle)
-	ids[litequeue.Running] = enqueue(t, q, "slow", nil).ID
-	done := runDueAsync(q)
-	<-g.started
-	released := false
-	release = func() {
-		if !released {
-			released = true
-			close(g.release)
-			if r := <-done; r.err != nil {
-				t.Error(r.err)
-			}
-		}
-	}
-	t.Cleanup(release)
-	return ids, release
-}
-
-// unchanged fails the test unless the job and its history read as they
-// did before: a refused operation changed nothing.
-func unchanged(t *testing.T, q *litequeue.Queue, before *litequeue.Job, history0 []litequeue.Attempt) {
-	t.Helper()
-	opt := cmp.AllowUnexported(litequeue.Job{})
-	if diff := cmp.Diff(before, get(t, q, before.ID), opt); diff != "" {
-		t.Errorf("job %d changed (-before +after):\n%s", before.ID, diff)
-	}
-	if diff := cmp.Diff(history0, history(t, q, before.ID)); diff != "" {
-		t.Errorf("history of job %d changed (-before +after):\n%s", before.ID, diff)
-	}
-}
-
-// tempError is an app's error type, to tell error classes apart.
-type tempError struct{}
-
-func (*tempError) Error() string { return "service unavailable" }
 
 // startWork runs q.Work in a goroutine and returns a function that stops
 // it and returns Work's error.
@@ -671,31 +400,6 @@ func startWork(t *testing.T, q *litequeue.Queue, opts litequeue.WorkerOptions) (
 	}
 }
 
-// sqliteFile creates a plain SQLite file (not through litequeue) and runs
-// the statements on it.
-func sqliteFile(t *testing.T, path string, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-}
-
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // fixedPolicy waits exactly 10s before every retry, 3 tries.
 var fixedPolicy = litequeue.Policy{Backoff: litequeue.Constant, Base: 10 * time.Second, Ceiling: time.Minute, MaxTries: 3, Jitter: litequeue.NoJitter}
 
@@ -708,73 +412,6 @@ func workerName(t *testing.T, q *litequeue.Queue, id int64) string {
 	return h[0].Worker
 }
 
-// run is one handler call: which job, which try, and when.
-type run struct {
-	ID      int64
-	Attempt int
-	At      time.Time
-}
-
-// runLog records handler calls; safe for concurrent use.
-type runLog struct {
-	mu   sync.Mutex
-	runs []run
-}
-
-func (l *runLog) add(job *litequeue.Job, at time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.runs = append(l.runs, run{job.ID, job.Attempt, at})
-}
-
-// take returns the calls recorded since the last take.
-func (l *runLog) take() []run {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.runs
-	l.runs = nil
-	return r
-}
-
-// jumpQueue opens a queue with fixedPolicy (3 tries, 10s apart) and the
-// kinds the clock tests use, each call recorded in the log: ok succeeds,
-// flaky always fails, doomed dies at once, nap snoozes an hour on its
-// first call and then succeeds.
-func jumpQueue(t *testing.T, clk interface{ Now() time.Time }, opts litequeue.Options) (*litequeue.Queue, *runLog) {
-	t.Helper()
-	opts.Retry = fixedPolicy
-	q, _ := openQueue(t, opts)
-	log := new(runLog)
-	handle := func(kind string, fn func(job *litequeue.Job) error) {
-		q.Handle(kind, func(ctx context.Context, job *litequeue.Job) error {
-			log.add(job, clk.Now())
-			return fn(job)
-		})
-	}
-	handle("ok", func(*litequeue.Job) error { return nil })
-	handle("flaky", func(*litequeue.Job) error { return errors.New("down") })
-	handle("doomed", func(*litequeue.Job) error { return litequeue.Permanent(errors.New("doomed")) })
-	napped := map[int64]bool{}
-	handle("nap", func(job *litequeue.Job) error {
-		if !napped[job.ID] {
-			napped[job.ID] = true
-			return litequeue.Snooze(time.Hour)
-		}
-		return nil
-	})
-	return q, log
-}
-
-// nextDue calls NextDue and fails the test on error.
-func nextDue(t *testing.T, q *litequeue.Queue) (time.Time, bool) {
-	t.Helper()
-	next, ok, err := q.NextDue(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return next, ok
-}
-
 // leaseUntil reads a running job's lease expiry.
 func leaseUntil(tb testing.TB, q *litequeue.Queue, id int64) time.Time {
 	tb.Helper()
@@ -783,331 +420,4 @@ func leaseUntil(tb testing.TB, q *litequeue.Queue, id int64) time.Time {
 		tb.Fatal(err)
 	}
 	return time.UnixMilli(ms)
-}
-
-var (
-	procOnce sync.Once
-	procPath string
-	procErr  error
-)
-
-// buildProc builds testdata/proc once per test binary.
-func buildProc(t *testing.T) string {
-	t.Helper()
-	procOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "litequeue-proc")
-		if err != nil {
-			procErr = err
-			return
-		}
-		procPath = filepath.Join(dir, "proc")
-		out, err := exec.Command("go", "build", "-o", procPath, "./testdata/proc").CombinedOutput()
-		if err != nil {
-			procErr = err
-			procPath = string(out)
-		}
-	})
-	if procErr != nil {
-		t.Fatalf("build testdata/proc: %v\n%s", procErr, procPath)
-	}
-	return procPath
-}
-
-// soak scales a test's size up when LITEQUEUE_SOAK is set.
-func soak(short, long int) int {
-	if os.Getenv("LITEQUEUE_SOAK") != "" {
-		return long
-	}
-	return short
-}
-
-// output is a process's output, safe to read while the process writes it.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
-// startProc starts proc with the arguments, its stdout and stderr captured
-// (stderr is copied to the test's too).
-func startProc(t *testing.T, args ...string) (cmd *exec.Cmd, stdout, stderr *output) {
-	t.Helper()
-	if onPostgres { // each file the test names is a schema of the server
-		for i, a := range args {
-			if strings.HasSuffix(a, ".db") {
-				args[i] = schemaFor(t, a)
-			}
-		}
-	}
-	cmd = exec.Command(buildProc(t), args...)
-	stdout, stderr = new(output), new(output)
-	cmd.Stdout = stdout
-	cmd.Stderr = io.MultiWriter(stderr, os.Stderr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, stdout, stderr
-}
-
-// starts reads the start log: how often each job started.
-func readStarts(t *testing.T, path string) (map[int64]int, int) {
-	t.Helper()
-	starts, total := map[int64]int{}, 0
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return starts, 0 // no handler has started yet
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 {
-			continue // a line cut by a kill
-		}
-		id, _ := strconv.ParseInt(fields[0], 10, 64)
-		starts[id]++
-		total++
-	}
-	return starts, total
-}
-
-// effects reads the side effects the handlers committed with CompleteTx.
-func effects(t *testing.T, q *litequeue.Queue) map[int64]int {
-	t.Helper()
-	var ids []int64
-	if err := q.DB().Select(&ids, `SELECT job_id FROM effects`); err != nil {
-		t.Fatal(err)
-	}
-	m := map[int64]int{}
-	for _, id := range ids {
-		m[id]++
-	}
-	return m
-}
-
-var (
-	commandOnce sync.Once
-	commandPath string
-	commandErr  error
-)
-
-// buildCommand builds cmd/litequeue once per test binary.
-func buildCommand(t *testing.T) string {
-	t.Helper()
-	commandOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "litequeue-command")
-		if err != nil {
-			commandErr = err
-			return
-		}
-		commandPath = filepath.Join(dir, "litequeue")
-		out, err := exec.Command("go", "build", "-o", commandPath, "./cmd/litequeue").CombinedOutput()
-		if err != nil {
-			commandErr = err
-			commandPath = string(out)
-		}
-	})
-	if commandErr != nil {
-		t.Fatalf("build cmd/litequeue: %v\n%s", commandErr, commandPath)
-	}
-	return commandPath
-}
-
-// waitProc waits for the process to exit successfully, killing it and
-// failing the test after d of real time.
-func waitProc(t *testing.T, cmd *exec.Cmd, d time.Duration) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%v: %v", cmd.Args, err)
-		}
-	case <-time.After(d):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v still running after %v: killed", cmd.Args, d)
-	}
-}
-
-// fileSizes is what the file takes on disk and in pages.
-type fileSizes struct {
-	DB, WAL     int64 // bytes
-	Pages, Free int   // page_count, freelist_count
-}
-
-func (s fileSizes) String() string {
-	return fmt.Sprintf("file %s (%d pages, %d free), WAL %s", mib(s.DB), s.Pages, s.Free, mib(s.WAL))
-}
-
-func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
-
-func sizesOf(t *testing.T, q *litequeue.Queue, path string) fileSizes {
-	t.Helper()
-	var s fileSizes
-	if fi, err := os.Stat(path); err == nil {
-		s.DB = fi.Size()
-	}
-	if fi, err := os.Stat(path + "-wal"); err == nil {
-		s.WAL = fi.Size()
-	}
-	if err := q.DB().Get(&s.Pages, `PRAGMA page_count`); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.DB().Get(&s.Free, `PRAGMA freelist_count`); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// completeJobs enqueues n jobs with 200-byte payloads, in batches, and
-// runs them all.
-func completeJobs(t *testing.T, q *litequeue.Queue, n int) {
-	t.Helper()
-	pad := strings.Repeat("x", 200)
-	for i := 0; i < n; i += 1000 {
-		batch := make([]any, min(1000, n-i))
-		for j := range batch {
-			batch[j] = map[string]any{"n": i + j, "pad": pad}
-		}
-		if _, err := q.EnqueueMany(t.Context(), "k", batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := runDue(t, q); got != n {
-		t.Fatalf("RunDue ran %d jobs, want %d", got, n)
-	}
-}
-
-// openGrowth opens a queue on a new file whose kind "k" succeeds.
-func openGrowth(t *testing.T, opts litequeue.Options) (*litequeue.Queue, string) {
-	t.Helper()
-	opts.Synchronous = "normal"
-	q, path := openQueue(t, opts)
-	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return nil })
-	return q, path
-}
-
-// stalledHolder is a job leased by a RunDue of q1 whose handler waits at
-// a gate, on q1's clock, which stands still: q1 never renews the lease,
-// as a paused process would not. q2 is another Queue on the database, on
-// a clock of its own, clk2, which the test moves.
-type stalledHolder struct {
-	q1, q2 *litequeue.Queue
-	clk2   *clock.Mock
-	job    *litequeue.Job
-	gate   *gate
-	done   <-chan runResult // q1's RunDue, once the gate opens
-	once   sync.Once
-	result runResult
-}
-
-// stallHolder opens q1 and q2 with opts on clocks of their own, enqueues
-// a job of kind "k", which q1 handles, and returns once q1's handler has
-// it. The test's end lets the handler return and waits for q1's RunDue.
-func stallHolder(t *testing.T, opts litequeue.Options) *stalledHolder {
-	t.Helper()
-	clk1, clk2 := newMock(), newMock()
-	o1, o2 := opts, opts
-	o1.Clock, o2.Clock = clk1, clk2
-	q1, path := openQueue(t, o1)
-	h := &stalledHolder{q1: q1, q2: openAt(t, path, o2), clk2: clk2, gate: newGate()}
-	q1.Handle("k", h.gate.handle)
-	h.job = enqueue(t, q1, "k", nil)
-	h.done = runDueAsync(q1)
-	t.Cleanup(func() { h.release() })
-	<-h.gate.started
-	return h
-}
-
-// release lets q1's handler return, and returns what q1's RunDue did.
-func (h *stalledHolder) release() runResult {
-	h.once.Do(func() {
-		close(h.gate.release)
-		h.result = <-h.done
-	})
-	return h.result
-}
-
-// forWatches runs test as two parallel subtests, each on a Queue opened
-// with opts and a mock clock of its own: with the file's notifications,
-// and without them (a Work that polls, where they do not run), looking on
-// its own every poll if poll is above 0; on PostgreSQL only once, as it
-// has no file.
-func forWatches(t *testing.T, opts litequeue.Options, poll time.Duration, test func(t *testing.T, q *litequeue.Queue, clk *clock.Mock)) {
-	for _, notify := range []bool{true, false} {
-		t.Run(fmt.Sprintf("notify=%v", notify), func(t *testing.T) {
-			t.Parallel()
-			if onPostgres && !notify {
-				t.Skip("no file on PostgreSQL")
-			}
-			clk := newMock()
-			opts := opts
-			opts.Clock = clk
-			q, _ := openQueue(t, opts)
-			if !onPostgres {
-				litequeue.SetWatch(q, notify, poll)
-			}
-			test(t, q, clk)
-		})
-	}
-}
-
-// startIdleLoop starts a Work on queues, one of them "two", and returns
-// once it has run a job of kind "other" that only it can take, from queue
-// "two", taken that run's end, looked again and begun to wait, with no
-// run left (see SetSleepHook): idle, with nothing to look for until it is
-// told of something. Its queues must differ from those of any other Work
-// of q. It returns the function that stops it.
-func startIdleLoop(t *testing.T, q *litequeue.Queue, queues ...string) (stop func() error) {
-	t.Helper()
-	var idle atomic.Bool
-	litequeue.SetSleepHook(q, func(qs []string, running int64) {
-		if running == 0 && slices.Equal(qs, queues) {
-			idle.Store(true)
-		}
-	})
-	q.Handle("other", func(context.Context, *litequeue.Job) error { return nil })
-	other := enqueue(t, q, "other", nil, litequeue.OnQueue("two"))
-	stop = startWork(t, q, litequeue.WorkerOptions{Queues: queues})
-	waitFor(t, "the other kind's job to complete", func() bool { return get(t, q, other.ID).State == litequeue.Completed })
-	waitFor(t, "the loop to wait again, idle", idle.Load)
-	return stop
-}
-
-// takenOnceHeldEnds starts a Work on queue "one", whose run of held waits
-// at g, and once held has started, an idle second loop on queue "two" (see
-// startIdleLoop), where waiting gives it a job that is due. It checks that
-// the job waits while held runs, lets held's run end, and waits for held
-// to complete and for the second loop to run the waiting job (ran), which
-// only a wake at held's end can bring about while the clock stands still.
-func takenOnceHeldEnds(t *testing.T, q *litequeue.Queue, g *gate, held *litequeue.Job, waiting func() *litequeue.Job, ran *atomic.Bool) {
-	t.Helper()
-	stop1 := startWork(t, q, litequeue.WorkerOptions{Queues: []string{"one"}})
-	defer stop1()
-	<-g.started
-	job := waiting()
-	stop2 := startIdleLoop(t, q, "two")
-	defer stop2()
-	if got := get(t, q, job.ID).State; got != litequeue.Pending || ran.Load() {
-		t.Fatalf("the waiting job is %s while the held one runs, want pending", got)
-	}
-	close(g.release)
-	waitFor(t, "the held job to complete", func() bool { return get(t, q, held.ID).State == litequeue.Completed })
-	waitFor(t, "the second loop to take the waiting job", ran.Load)
 }

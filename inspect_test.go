@@ -155,3 +155,21 @@ func TestQueue_FilterErrors(t *testing.T) {
 		}
 	}
 }
+
+// ids lists the jobs' IDs, in order; never nil.
+func ids(jobs []*litequeue.Job) []int64 {
+	out := make([]int64, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+func list(tb testing.TB, q *litequeue.Queue, f litequeue.Filter) []int64 {
+	tb.Helper()
+	jobs, err := q.List(tb.Context(), f)
+	if err != nil {
+		tb.Fatalf("List(%+v): %v", f, err)
+	}
+	return ids(jobs)
+}

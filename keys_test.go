@@ -174,3 +174,21 @@ func TestQueue_SeenTx(t *testing.T) {
 	defer tx.Rollback()
 	seenTx(tx, "old", false)
 }
+
+// seen calls Seen and fails the test on error.
+func seen(tb testing.TB, q *litequeue.Queue, key string) bool {
+	tb.Helper()
+	ok, err := q.Seen(tb.Context(), key)
+	if err != nil {
+		tb.Fatalf("Seen(%q): %v", key, err)
+	}
+	return ok
+}
+
+// mark calls Mark and fails the test on error.
+func mark(tb testing.TB, q *litequeue.Queue, key string, ttl time.Duration) {
+	tb.Helper()
+	if err := q.Mark(tb.Context(), key, ttl); err != nil {
+		tb.Fatalf("Mark(%q, %v): %v", key, ttl, err)
+	}
+}

@@ -3,6 +3,7 @@ package litequeue_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -184,4 +185,45 @@ func TestQueue_StaleHolderRefused(t *testing.T) {
 	if diff := cmp.Diff(want, h[0]); diff != "" {
 		t.Fatalf("lease_expired row (-want +got):\n%s", diff)
 	}
+}
+
+// stalledHolder is a job leased by a RunDue of q1 whose handler waits at
+// a gate, on q1's clock, which stands still: q1 never renews the lease,
+// as a paused process would not. q2 is another Queue on the database, on
+// a clock of its own, clk2, which the test moves.
+type stalledHolder struct {
+	q1, q2 *litequeue.Queue
+	clk2   *clock.Mock
+	job    *litequeue.Job
+	gate   *gate
+	done   <-chan runResult // q1's RunDue, once the gate opens
+	once   sync.Once
+	result runResult
+}
+
+// stallHolder opens q1 and q2 with opts on clocks of their own, enqueues
+// a job of kind "k", which q1 handles, and returns once q1's handler has
+// it. The test's end lets the handler return and waits for q1's RunDue.
+func stallHolder(t *testing.T, opts litequeue.Options) *stalledHolder {
+	t.Helper()
+	clk1, clk2 := newMock(), newMock()
+	o1, o2 := opts, opts
+	o1.Clock, o2.Clock = clk1, clk2
+	q1, path := openQueue(t, o1)
+	h := &stalledHolder{q1: q1, q2: openAt(t, path, o2), clk2: clk2, gate: newGate()}
+	q1.Handle("k", h.gate.handle)
+	h.job = enqueue(t, q1, "k", nil)
+	h.done = runDueAsync(q1)
+	t.Cleanup(func() { h.release() })
+	<-h.gate.started
+	return h
+}
+
+// release lets q1's handler return, and returns what q1's RunDue did.
+func (h *stalledHolder) release() runResult {
+	h.once.Do(func() {
+		close(h.gate.release)
+		h.result = <-h.done
+	})
+	return h.result
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/litequeue/litequeue"
 )
 
@@ -275,7 +273,7 @@ func TestWork_MaxRunningWakesOthers(t *testing.T) {
 // without (a Work that polls, where they do not run).
 func TestWork_MaxRunningWakesLoops(t *testing.T) {
 	t.Parallel()
-	forWatches(t, litequeue.Options{}, 0, func(t *testing.T, q *litequeue.Queue, _ *clock.Mock) {
+	forWatches(t, litequeue.Options{}, 0, func(t *testing.T, q *litequeue.Queue, _ *timerClock) {
 		g := newGate()
 		var ran atomic.Bool
 		q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {

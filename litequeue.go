@@ -178,7 +178,7 @@ func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error)
 			return nil, err // a skew is logged, and refuses claims, not Open
 		}
 	}
-	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng}
+	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng, mw: &enqueueMiddleware{mw: opts.EnqueueMiddleware}}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
 	q.jan = newJanitor(q.st, q.clock, q.events, q.worker, &q.opts)
 	q.jan.skew = skew
@@ -297,10 +297,11 @@ func (q *Queue) now() time.Time { return q.clock.Now() }
 // nothing: a kind or queue that is not a name (see [NameLimit]), a negative delay, [At] the zero time, a
 // due time that Unix milliseconds in an int64 cannot hold (see At),
 // [MaxTries] outside 1…50, an [ExpireAfter] that is not positive or that
-// no stored time holds, a payload over [Options.MaxPayload], and metadata
-// out of its bounds (see [Metadata]), and, with
-// [Options.RefuseUnknownKinds], a kind that no handler knows
-// ([ErrUnknownKind]). An
+// no stored time holds, a payload over [Options.MaxPayload], metadata
+// out of its bounds (see [Metadata]), with
+// [Options.RefuseUnknownKinds] a kind that no handler knows
+// ([ErrUnknownKind]), and a job that enqueue middleware refuses (see
+// [Queue.UseEnqueue]). An
 // in-process [Queue.Work] loop that is idle picks the job up at once.
 func (q *Queue) Enqueue(ctx context.Context, kind string, payload any, opts ...EnqueueOption) (*Job, error) {
 	jobs, err := q.enqueue(ctx, kind, []any{payload}, opts, false)
@@ -336,6 +337,9 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 	if err == nil {
 		err = q.kinds.enqueueCheck(ctx, kind)
 	}
+	if err == nil {
+		err = q.enq.admit(ctx, batch)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -364,6 +368,9 @@ func (q *Queue) enqueue(ctx context.Context, kind string, payloads []any, opts [
 		return nil, fmt.Errorf("litequeue: enqueue %s: EnqueueMany refuses UniqueKey %q: one key cannot name many jobs", kind, batch.cfg.uniqueKey)
 	case len(payloads) == 0:
 		return nil, nil
+	}
+	if err := q.enq.admit(ctx, batch); err != nil {
+		return nil, err
 	}
 	var jobs []*Job
 	var at time.Time
@@ -445,4 +452,35 @@ func (q *Queue) Handle(kind string, h Handler, opts ...HandlerOption) {
 func (q *Queue) Use(mw ...func(Handler) Handler) {
 	checkMiddleware("Use", mw)
 	q.reg.use(mw...)
+}
+
+// UseEnqueue adds middleware that wraps the making of every job of the
+// [Queue]: by [Queue.Enqueue], [Queue.EnqueueTx], [Queue.EnqueueMany] (once
+// per job of the batch), a [Queue.Periodic] slot, and so by the methods of
+// a [Kind] too; not by [Queue.Replay] and [Queue.RunNow], which run again a
+// job that exists. Each middleware is given the next [Enqueuer] and
+// returns one that runs in its place, with the call's ctx and the
+// [NewJob], after the call's arguments were checked and before anything is
+// stored: it may add, change and delete the job's metadata, replace its
+// payload, and refuse it by returning an error without calling next. The
+// call then returns that error, wrapped, and stores nothing: of a batch,
+// no job. The payload and metadata the innermost middleware passes on are
+// stored, held to [Options.MaxPayload] and the bounds of [Metadata] again;
+// a middleware that returns nil without calling next is refused so too.
+// A job whose [UniqueKey] a live job holds passes through the middleware,
+// though the call then returns that job, marked [Job.Duplicate].
+// A periodic slot's job passes through the middleware of each process
+// that fires it, though only one stores it; a slot refused is an error of
+// [Queue.RunDue] and [Queue.Work], which tries it again.
+//
+// Order: middleware given to [Options.EnqueueMiddleware] wraps that given
+// to UseEnqueue, and within each, the first given is the outermost, as
+// with [Queue.Use]. A call made after UseEnqueue passes through the
+// middleware it added. UseEnqueue is safe to call while jobs are enqueued;
+// it panics on a nil middleware.
+func (q *Queue) UseEnqueue(mw ...func(Enqueuer) Enqueuer) {
+	if err := checkEnqueueMiddleware("UseEnqueue", mw); err != nil {
+		panic("litequeue: " + err.Error())
+	}
+	q.enq.mw.use(mw...)
 }

@@ -94,6 +94,11 @@ func closeAsync(q *litequeue.Queue, err *error) <-chan struct{} {
 	return done
 }
 
+// releaseWait is how long a shutdown waits, once the grace has run out
+// and the running handlers' contexts are cancelled, for them to return
+// before it abandons their runs: the grace, at most 5s.
+const releaseWait = 5 * time.Second
+
 // waitClosing waits until Close has begun: the Queue refuses new calls.
 func waitClosing(tb testing.TB, q *litequeue.Queue) {
 	tb.Helper()
@@ -159,13 +164,15 @@ func TestQueue_CloseCancelsRunDue(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clk := newMock()
+			clk := newTimerClock()
 			q, path := openQueue(t, litequeue.Options{Clock: clk})
 			started, cancelled, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 			defer close(release)
+			var cancelledAt time.Time // on the clock
 			q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
 				close(started)
 				<-ctx.Done()
+				cancelledAt = clk.Now()
 				close(cancelled)
 				if !tc.returns {
 					<-release
@@ -176,13 +183,18 @@ func TestQueue_CloseCancelsRunDue(t *testing.T) {
 			done := runDueAsync(q)
 			<-started
 			var closeErr error
+			from := clk.mark()
 			closed := closeAsync(q, &closeErr)
 			waitClosing(t, q)
-			stepUntilClosed(t, clk, "the grace to run out", cancelled, time.Second)
-			if got := clk.Now().Sub(epoch); got < litequeue.DefaultShutdownGrace {
+			runOut(t, clk, from, litequeue.DefaultShutdownGrace)
+			waitClosed(t, "the grace to run out", cancelled)
+			if got := cancelledAt.Sub(epoch); got < litequeue.DefaultShutdownGrace {
 				t.Fatalf("the handler's context was cancelled %v after Close, before the grace of %v", got, litequeue.DefaultShutdownGrace)
 			}
-			stepUntilClosed(t, clk, "Close to return", closed, time.Second)
+			if !tc.returns {
+				runOut(t, clk, from, releaseWait) // the run is abandoned
+			}
+			waitClosed(t, "Close to return", closed)
 			if closeErr != nil {
 				t.Fatalf("Close: %v", closeErr)
 			}
@@ -209,7 +221,7 @@ func TestQueue_CloseFromHandler(t *testing.T) {
 	for _, under := range []string{"RunDue", "Work"} {
 		t.Run(under, func(t *testing.T) {
 			t.Parallel()
-			clk := newMock()
+			clk := newTimerClock()
 			q, _ := openQueue(t, litequeue.Options{Clock: clk})
 			closed := make(chan struct{})
 			var closeErr error
@@ -219,16 +231,22 @@ func TestQueue_CloseFromHandler(t *testing.T) {
 				return nil
 			})
 			enqueue(t, q, "k", nil)
+			from := clk.mark()
+			abandon := func() { // the grace and the release wait run out: Close abandons the run
+				runOut(t, clk, from, litequeue.DefaultShutdownGrace)
+				runOut(t, clk, from, releaseWait)
+				waitClosed(t, "Close to return", closed)
+			}
 			if under == "RunDue" {
 				done := runDueAsync(q)
-				stepUntilClosed(t, clk, "Close to return", closed, time.Second)
+				abandon()
 				if r := <-done; r.n != 1 || !errors.Is(r.err, litequeue.ErrClosed) {
 					t.Errorf("RunDue = %d, %v; want 1 run, ErrClosed", r.n, r.err)
 				}
 			} else {
 				done := make(chan error, 1)
 				go func() { done <- q.Work(t.Context(), litequeue.WorkerOptions{}) }()
-				stepUntilClosed(t, clk, "Close to return", closed, time.Second)
+				abandon()
 				if err := <-done; err != nil {
 					t.Errorf("Work = %v, want nil", err)
 				}
@@ -567,4 +585,29 @@ func TestOpenExisting_ExistingOnly(t *testing.T) {
 	if got := get(t, q, j.ID); got.State != litequeue.Cancelled {
 		t.Fatalf("the job is %s, want cancelled", got.State)
 	}
+}
+
+// sqliteFile creates a plain SQLite file (not through litequeue) and runs
+// the statements on it.
+func sqliteFile(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

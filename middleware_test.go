@@ -281,3 +281,13 @@ func TestResultOutcome_Names(t *testing.T) {
 		t.Errorf("outcomes (-want +got):\n%s", diff)
 	}
 }
+
+// panickedOnce fails the test unless the job's history is one panicked
+// run whose error holds value.
+func panickedOnce(tb testing.TB, q *litequeue.Queue, id int64, value string) {
+	tb.Helper()
+	h := history(tb, q, id)
+	if len(h) != 1 || h[0].Outcome != litequeue.OutcomePanicked || !strings.Contains(h[0].Error, value) {
+		tb.Errorf("history %+v, want one panicked run with %q", h, value)
+	}
+}

@@ -364,3 +364,43 @@ func TestOpen_MigratesVersion1(t *testing.T) {
 		t.Fatalf("List dead after the migration: %d jobs, %v", len(deadJobs), err)
 	}
 }
+
+// oldFileRows are jobs and history rows as litequeue versions 1 and 2 wrote
+// them: every state, NULLs, a BLOB payload that is not JSON, an empty one, a
+// unique key, a running job's lease. Job 12 was deleted from the jobs table
+// (by the app, through DB()) but its history rows remain: its ID was handed
+// out too.
+var oldFileRows = []string{
+	`INSERT INTO litequeue_jobs (id, queue, kind, payload, state, priority, attempt, max_tries, own_max_tries,
+		run_at, created_at, finished_at, last_error, unique_key, token, lease_until, started_at, worker, retry_delay, cancel) VALUES
+		(1, 'default', 'ok', X'226122', 'completed', 0, 1, 8, 0, NULL, 1000, 2000, '', NULL, 1, 0, 1500, 'w:1', 2000, 0),
+		(2, 'mail', 'send', X'6e6f74206a736f6e', 'dead', 3, 2, 2, 2, 3000, 1000, 4000, 'smtp: 550', 'welcome-ada', 2, 0, 3500, 'w:1', 0, 0),
+		(4, 'default', 'later', X'', 'pending', -1, 0, 8, 0, 999999999, 1000, NULL, '', 'digest', 0, 0, 0, '', 0, 0),
+		(5, 'default', 'slow', X'7b7d', 'running', 0, 1, 8, 0, 5000, 1000, NULL, 'boom', NULL, 7, 65000, 5000, 'w:2', 4000, 1),
+		(7, 'default', 'spam', X'6e756c6c', 'discarded', 0, 1, 8, 0, 6000, 1000, 6000, '', NULL, 1, 0, 6000, 'w:1', 2000, 0)`,
+	`INSERT INTO litequeue_attempts (id, job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state) VALUES
+		(1, 1, 1, 1500, 2000, 'completed', '', '', 0, 'w:1', 'ok', 'completed'),
+		(2, 2, 1, 1500, 2500, 'failed', 'smtp: 451', '*main.smtpError', 500, 'w:1', 'send', 'pending'),
+		(3, 2, 2, 3500, 4000, 'failed', 'smtp: 550', '*errors.errorString', 0, 'w:1', 'send', 'dead'),
+		(4, 12, 1, 7000, 8000, 'completed', '', '', 0, 'w:3', 'gone', 'completed'),
+		(5, 7, 1, 6000, 6000, 'discarded', 'spam', '*errors.errorString', 0, 'w:1', 'spam', 'discarded')`,
+}
+
+// oldFile writes a litequeue file of the given schema version, as that
+// version's binary left it, holding oldFileRows.
+func oldFile(t *testing.T, version int) string {
+	t.Helper()
+	ddl, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("schema-v%d.sql", version)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	sqliteFile(t, path, append([]string{
+		`PRAGMA auto_vacuum = INCREMENTAL`,
+		`PRAGMA journal_mode = WAL`,
+		string(ddl),
+		fmt.Sprintf(`INSERT INTO litequeue_meta (name, value) VALUES ('schema_version', '%d')`, version),
+		`PRAGMA application_id = 1280398661`, // "LQUE"
+	}, oldFileRows...)...)
+	return path
+}

@@ -141,6 +141,12 @@ type Options struct {
 	// 0: 1 MiB.
 	MaxPayload int
 
+	// EnqueueMiddleware wraps the making of every job, outside the
+	// middleware of [Queue.UseEnqueue] and in the order given, the first
+	// outermost (see UseEnqueue). [Open] refuses a nil middleware. nil:
+	// none.
+	EnqueueMiddleware []func(Enqueuer) Enqueuer
+
 	// MaxClockSkew bounds, on a PostgreSQL server, how far Clock may read
 	// from the server's clock: past it, the Queue claims, rescues and
 	// purges nothing, and returns or logs a *[ClockSkewError] (see "On a
@@ -178,6 +184,10 @@ func (o Options) resolve() (Options, error) {
 	if errs := o.resolveKinds(); len(errs) > 0 {
 		return o, errs[0]
 	}
+	if err := checkEnqueueMiddleware("EnqueueMiddleware", o.EnqueueMiddleware); err != nil {
+		return o, err
+	}
+	o.EnqueueMiddleware = slices.Clip(slices.Clone(o.EnqueueMiddleware))
 	if o.Clock == nil {
 		o.Clock = clock.New()
 	}

@@ -350,7 +350,7 @@ func TestQueue_PeriodicWork(t *testing.T) {
 		}
 	}
 	cancel()
-	stepUntilClosed(t, clk, "Work to return", waitErr(done), time.Second)
+	waitClosed(t, "Work to return", waitErr(done))
 	if got := len(periodicJobs(t, q, "tick")); got != 3 {
 		t.Errorf("%d jobs, want 3", got)
 	}
@@ -415,5 +415,59 @@ func TestQueue_PeriodicRedefined(t *testing.T) {
 	runDue(t, q)
 	if diff := cmp.Diff([]time.Time{epoch.Add(15 * time.Minute).UTC()}, slotsOf(periodicJobs(t, q, "tick"))); diff != "" {
 		t.Errorf("slots (-want +got):\n%s", diff)
+	}
+}
+
+// periodicJobs returns the jobs of kind, each by the slot its metadata
+// names, failing the test if a slot has two or a job's RunAt is not its
+// slot while it is pending.
+func periodicJobs(tb testing.TB, q *litequeue.Queue, kind string) map[time.Time]*litequeue.Job {
+	tb.Helper()
+	jobs, err := q.List(tb.Context(), litequeue.Filter{Kind: kind})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bySlot := make(map[time.Time]*litequeue.Job)
+	for _, j := range jobs {
+		slot, err := time.Parse(time.RFC3339, j.Metadata[litequeue.PeriodicSlotKey])
+		if err != nil {
+			tb.Fatalf("job %d: slot: %v", j.ID, err)
+		}
+		slot = slot.UTC()
+		if prev, ok := bySlot[slot]; ok {
+			tb.Fatalf("slot %v fired twice: jobs %d and %d", slot, prev.ID, j.ID)
+		}
+		if j.State == litequeue.Pending && !j.RunAt.Equal(slot) { // success clears RunAt
+			tb.Fatalf("job %d: RunAt %v, want its slot %v", j.ID, j.RunAt, slot)
+		}
+		bySlot[slot] = j
+	}
+	return bySlot
+}
+
+// slots returns the UTC times from first, every step, n of them.
+func slots(first time.Time, step time.Duration, n int) []time.Time {
+	out := make([]time.Time, n)
+	for i := range out {
+		out[i] = first.Add(time.Duration(i) * step).UTC()
+	}
+	return out
+}
+
+// slotsOf returns the slots of the jobs, in order.
+func slotsOf(jobs map[time.Time]*litequeue.Job) []time.Time {
+	var out []time.Time
+	for s := range jobs {
+		out = append(out, s)
+	}
+	sortTimes(out)
+	return out
+}
+
+func sortTimes(ts []time.Time) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].Before(ts[j-1]); j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
 	}
 }

@@ -3,7 +3,9 @@
 package litequeue_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -290,4 +292,29 @@ func TestProcess_PausedWorker(t *testing.T) {
 		h[1].Outcome != litequeue.OutcomeCompleted || h[1].Worker != "other" {
 		t.Fatalf("history outcomes %v, want lease_expired by paused, completed by other: %+v", outcomes(h), h)
 	}
+}
+
+// starts reads the start log: how often each job started.
+func readStarts(t *testing.T, path string) (map[int64]int, int) {
+	t.Helper()
+	starts, total := map[int64]int{}, 0
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return starts, 0 // no handler has started yet
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 3 {
+			continue // a line cut by a kill
+		}
+		id, _ := strconv.ParseInt(fields[0], 10, 64)
+		starts[id]++
+		total++
+	}
+	return starts, total
 }

@@ -2,6 +2,8 @@ package litequeue_test
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -239,4 +241,71 @@ func TestWriter_JoinPanics(t *testing.T) {
 	if _, err := q.Enqueue(t.Context(), "k", nil); err != nil {
 		t.Fatalf("Enqueue after the panic: %v", err)
 	}
+}
+
+// run is one handler call: which job, which try, and when.
+type run struct {
+	ID      int64
+	Attempt int
+	At      time.Time
+}
+
+// runLog records handler calls; safe for concurrent use.
+type runLog struct {
+	mu   sync.Mutex
+	runs []run
+}
+
+func (l *runLog) add(job *litequeue.Job, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runs = append(l.runs, run{job.ID, job.Attempt, at})
+}
+
+// take returns the calls recorded since the last take.
+func (l *runLog) take() []run {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.runs
+	l.runs = nil
+	return r
+}
+
+// jumpQueue opens a queue with fixedPolicy (3 tries, 10s apart) and the
+// kinds the clock tests use, each call recorded in the log: ok succeeds,
+// flaky always fails, doomed dies at once, nap snoozes an hour on its
+// first call and then succeeds.
+func jumpQueue(t *testing.T, clk interface{ Now() time.Time }, opts litequeue.Options) (*litequeue.Queue, *runLog) {
+	t.Helper()
+	opts.Retry = fixedPolicy
+	q, _ := openQueue(t, opts)
+	log := new(runLog)
+	handle := func(kind string, fn func(job *litequeue.Job) error) {
+		q.Handle(kind, func(ctx context.Context, job *litequeue.Job) error {
+			log.add(job, clk.Now())
+			return fn(job)
+		})
+	}
+	handle("ok", func(*litequeue.Job) error { return nil })
+	handle("flaky", func(*litequeue.Job) error { return errors.New("down") })
+	handle("doomed", func(*litequeue.Job) error { return litequeue.Permanent(errors.New("doomed")) })
+	napped := map[int64]bool{}
+	handle("nap", func(job *litequeue.Job) error {
+		if !napped[job.ID] {
+			napped[job.ID] = true
+			return litequeue.Snooze(time.Hour)
+		}
+		return nil
+	})
+	return q, log
+}
+
+// nextDue calls NextDue and fails the test on error.
+func nextDue(t *testing.T, q *litequeue.Queue) (time.Time, bool) {
+	t.Helper()
+	next, ok, err := q.NextDue(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next, ok
 }

@@ -280,6 +280,9 @@ func (s *scheduler) fireSlot(ctx context.Context, p *periodic) error {
 	}
 	skip := Missed(p.def.Missed) == SkipMissed && now.Sub(slot) >= PeriodicGrace
 	batch, err := s.enq.batch(p.def.Kind, []any{p.payload}, p.jobOptions(slot))
+	if err == nil && !skip {
+		err = s.enq.admit(ctx, batch)
+	}
 	if err != nil {
 		return err
 	}

@@ -162,3 +162,8 @@ func TestQueue_StatsDeathsByClass(t *testing.T) {
 		t.Errorf("DeathsLastHour (-want +got):\n%s", diff)
 	}
 }
+
+// tempError is an app's error type, to tell error classes apart.
+type tempError struct{}
+
+func (*tempError) Error() string { return "service unavailable" }

@@ -147,7 +147,7 @@ func TestWork_ShutdownReleases(t *testing.T) {
 }
 
 func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error) {
-	clk := newMock()
+	clk := newTimerClock()
 	var ev events
 	q, _ := openQueue(t, litequeue.Options{Clock: clk, OnEvent: ev.record})
 	started, stopped := make(chan struct{}), make(chan struct{})
@@ -162,12 +162,13 @@ func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error)
 	go func() { done <- q.Work(ctx, litequeue.WorkerOptions{ShutdownGrace: 10 * time.Second}) }()
 	job := enqueue(t, q, "k", nil)
 	<-started
+	from := clk.mark()
 	cancel()
-	// Step the clock through the grace until the handler's context is
-	// cancelled, and no further: the handler returns at once, and Work,
-	// its clock standing still, must wait for that rather than abandon it.
-	// Small steps: the release window (5s) stays far.
-	stepUntilClosed(t, clk, "the grace to run out", stopped, 100*time.Millisecond)
+	// Run the grace out, and no further: the handler returns at once, and
+	// Work, its clock standing still, must wait for that rather than
+	// abandon it.
+	runOut(t, clk, from, 10*time.Second)
+	waitClosed(t, "the grace to run out", stopped)
 	if err := <-done; err != nil {
 		t.Fatalf("Work returned %v", err)
 	}
@@ -190,7 +191,7 @@ func testShutdownReleases(t *testing.T, returns func(ctx context.Context) error)
 func TestWork_ReleaseWakesLoops(t *testing.T) {
 	t.Parallel()
 	opts := litequeue.Options{VisibilityTimeout: time.Hour}
-	forWatches(t, opts, time.Hour, func(t *testing.T, q *litequeue.Queue, clk *clock.Mock) { // no poll while the clock steps
+	forWatches(t, opts, time.Hour, func(t *testing.T, q *litequeue.Queue, clk *timerClock) { // no poll while the clock steps
 		started, stopped := make(chan struct{}), make(chan struct{})
 		var runs atomic.Int32
 		q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
@@ -207,9 +208,10 @@ func TestWork_ReleaseWakesLoops(t *testing.T) {
 		<-started
 		stopSecond := startIdleLoop(t, q, "one", "two")
 		defer stopSecond()
-		firstDone := make(chan error, 1)
+		firstDone, from := make(chan error, 1), clk.mark()
 		go func() { firstDone <- stopFirst() }()
-		stepUntilClosed(t, clk, "the first loop's grace to run out", stopped, 100*time.Millisecond)
+		runOut(t, clk, from, time.Second)
+		waitClosed(t, "the first loop's grace to run out", stopped)
 		if err := <-firstDone; err != nil {
 			t.Fatalf("the first loop's Work returned %v", err)
 		}
