@@ -139,8 +139,9 @@ func TestRefuseUnknownKinds_OwnHandler(t *testing.T) {
 
 // TestRefuseUnknownKinds_EveryWay: EnqueueMany, EnqueueTx (whose
 // transaction then commits), a typed kind's Enqueue and EnqueueMany, and
-// Periodic refuse an unknown kind, storing nothing: no job, no schedule.
-// Each accepts the kind once a worker recorded it.
+// Periodic refuse an unknown kind, storing nothing: no job, no schedule;
+// the enqueue middleware sees none of them. Each accepts the kind once a
+// worker recorded it.
 func TestRefuseUnknownKinds_EveryWay(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -174,10 +175,20 @@ func TestRefuseUnknownKinds_EveryWay(t *testing.T) {
 			return producer.Periodic(ctx, "nightly", "0 3 * * *", "email.welcome", nil)
 		},
 	}
+	var admitted int // by the enqueue middleware
+	producer.UseEnqueue(func(next litequeue.Enqueuer) litequeue.Enqueuer {
+		return func(ctx context.Context, job *litequeue.NewJob) error {
+			admitted++
+			return next(ctx, job)
+		}
+	})
 	for name, way := range ways {
 		if err := way(); !errors.Is(err, litequeue.ErrUnknownKind) {
 			t.Fatalf("%s = %v, want ErrUnknownKind", name, err)
 		}
+	}
+	if admitted != 0 {
+		t.Fatalf("the enqueue middleware saw %d refused jobs, want none", admitted)
 	}
 	if n := jobCount(t, producer); n != 0 {
 		t.Fatalf("%d jobs after the refusals, want none", n)
