@@ -99,6 +99,8 @@ type enqueueBatch struct {
 	cfg      enqueueConfig
 	maxTries int          // effective at enqueue; rewritten at claim unless own
 	eng      store.Engine // inserts many rows at once
+	seal     *sealer      // seals the payloads as stored (see stored)
+	sealed   [][]byte     // the payloads as stored, once stored ran
 }
 
 // An enqueuer makes the batches of jobs that Enqueue, EnqueueTx,
@@ -108,6 +110,7 @@ type enqueuer struct {
 	reg  *registry
 	opts *Options // resolved
 	eng  store.Engine
+	seal *sealer // seals the payloads where they go to the store
 }
 
 // batch checks the call's arguments and encodes its payloads.
@@ -135,7 +138,7 @@ func (e *enqueuer) batch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if err := checkMetadata(cfg.metadata); err != nil {
 		return fail("%w", err)
 	}
-	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: e.eng}
+	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: e.eng, seal: e.seal}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
 		if err != nil {
@@ -211,7 +214,7 @@ func (b *enqueueBatch) insert(ctx context.Context, tx store.Execer, now time.Tim
 				return nil, err
 			}
 			if row != nil {
-				j := jobOf(row)
+				j := b.seal.view(row)
 				j.Duplicate = true
 				return []*Job{j}, nil
 			}
@@ -258,7 +261,7 @@ func (b *enqueueBatch) runAt(now time.Time) (time.Time, error) {
 // rows are the batch's jobs as inserted, due at runAt, made at now.
 func (b *enqueueBatch) rows(runAt, now time.Time) *store.NewJobs {
 	return &store.NewJobs{
-		Queue: b.cfg.queue, Kind: b.kind, Payloads: b.payloads, Priority: b.cfg.priority,
+		Queue: b.cfg.queue, Kind: b.kind, Payloads: b.stored(), Priority: b.cfg.priority,
 		MaxTries: b.maxTries, OwnMaxTries: b.cfg.maxTries, RunAt: store.MS(runAt), CreatedAt: store.MS(now),
 		UniqueKey: b.cfg.uniqueKey, Metadata: b.cfg.metadata, ExpiresAt: b.expiresAt(runAt),
 	}
@@ -288,6 +291,7 @@ func (b *enqueueBatch) jobs(ids []int64, runAt, now time.Time) []*Job {
 			RunAt: store.FromMS(store.MS(runAt)), CreatedAt: store.FromMS(store.MS(now)), UniqueKey: b.cfg.uniqueKey,
 			Metadata: cloneMetadata(b.cfg.metadata), ExpiresAt: store.NullTime(b.expiresAt(runAt)),
 		}
+		b.sealedAs(jobs[i], i)
 	}
 	return jobs
 }

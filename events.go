@@ -56,7 +56,7 @@ func (e *emitter) enqueued(now time.Time, jobs ...*Job) {
 	events := make([]Event, 0, len(jobs))
 	for _, j := range jobs {
 		if !j.Duplicate {
-			events = append(events, Event{Type: eventEnqueued, Job: *j, At: now})
+			events = append(events, Event{Type: eventEnqueued, Job: j.asStored(), At: now})
 		}
 	}
 	e.emit(events...)

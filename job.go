@@ -60,7 +60,9 @@ type Job struct {
 	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
 	ExpiresAt  time.Time         // not started by then, the job expires (see [ExpireAfter]); zero: never
 
-	token int64 // the fencing token of the lease the caller holds, if any
+	token      int64  // the fencing token of the lease the caller holds, if any
+	openedWith string // the ID of the key that opened Payload, if it was sealed (see Sealed)
+	sealed     []byte // Payload as stored, sealed, if Enqueue sealed it: for its event
 }
 
 // Decode unmarshals the job's JSON payload into v.

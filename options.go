@@ -132,6 +132,25 @@ type Options struct {
 	// VisibilityTimeout/3, which leases could not absorb. A file has no
 	// server, and ignores it.
 	MaxClockSkew time.Duration
+
+	// SealKeys, if set, seal every payload at rest with AES-256-GCM: each
+	// payload enqueued is stored sealed with the first key, naming its ID,
+	// and opens with whichever key of the list has the ID it names, so
+	// that keys rotate: put a new key first and keep the old ones after it
+	// until no job sealed with them is left. [Queue.Enqueue] returns, and
+	// [Queue.Get], [Queue.List] and the handler get, the payload opened; a
+	// payload that does not open (no key of its ID, the wrong key, bytes
+	// changed in the file) is never handed to a handler: its run fails at
+	// once, for good, with the ErrorClass "sealed", and Get returns it as
+	// stored (see [Job.Sealed]). The kind, the queue, the metadata, the
+	// unique key, the errors and the history are not sealed. [Copy] and
+	// backups copy sealed payloads as they are. A sealed payload is at most
+	// 98 bytes longer than the [Options.MaxPayload] that bounds it before.
+	// [Open] refuses a key that is not [SealKeySize] bytes and an ID that
+	// is empty, longer than [SealKeyIDLimit], or given twice. nil: payloads
+	// are stored as given, and read as stored, except that a sealed one is
+	// still never handed to a handler.
+	SealKeys []SealKey
 }
 
 // resolve returns a copy of o with every zero field filled in and every
@@ -157,6 +176,9 @@ func (o Options) resolve() (Options, error) {
 	}
 	if errs := o.resolveKinds(); len(errs) > 0 {
 		return o, errs[0]
+	}
+	if o.SealKeys, err = checkSealKeys(o.SealKeys); err != nil {
+		return o, err
 	}
 	if o.Clock == nil {
 		o.Clock = clock.New()
