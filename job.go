@@ -97,7 +97,7 @@ type Attempt struct {
 	Attempt               int
 	StartedAt, FinishedAt time.Time
 	Outcome               Outcome
-	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "syscall.Errno" for a refused dial (inside *net.OpError and *os.SyscallError); "timeout" for timed_out, "" for lease_expired
+	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "syscall.Errno" for a refused dial (inside *net.OpError and *os.SyscallError); "timeout" for timed_out, "sealed" for a sealed payload that did not open (see [Options.SealKeys]), "" for lease_expired
 	Delay                 time.Duration // wait chosen after this attempt; 0 if none
 	Worker                string
 }

@@ -163,6 +163,19 @@ func TestQueue_Seal_Rotation(t *testing.T) {
 		t.Fatalf("the handler's payloads (-want +got):\n%s", diff)
 	}
 	diedSealed(t, q, old.ID, `payload sealed with key "k1" does not open: no key with that ID (the Queue's SealKeys are "k2")`)
+	q.Close()
+
+	// Given its key again, the dead job runs once replayed.
+	q, rec = reopen(k2, k1)
+	if err := q.Replay(t.Context(), old.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := runDue(t, q); n != 1 {
+		t.Fatalf("RunDue ran %d jobs, want 1", n)
+	}
+	if diff := cmp.Diff([]string{`"sealed with k1"`}, rec.payloads()); diff != "" {
+		t.Fatalf("the handler's payloads after the replay (-want +got):\n%s", diff)
+	}
 }
 
 // diedSealed fails the test unless job id is dead after one run that
