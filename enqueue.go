@@ -267,6 +267,27 @@ func (b *enqueueBatch) rows(runAt, now time.Time) *store.NewJobs {
 	}
 }
 
+// stored returns the batch's payloads as stored: sealed with the
+// Queue's first key, if it has keys. It seals them once, however often
+// the insert is tried.
+func (b *enqueueBatch) stored() [][]byte {
+	if b.seal == nil {
+		return b.payloads
+	}
+	if b.sealed == nil {
+		b.sealed = b.seal.seal(b.cfg.queue, b.kind, b.payloads)
+	}
+	return b.sealed
+}
+
+// sealedAs records in j, the batch's i-th job as inserted, with its
+// payload as given, that its payload is stored sealed, and how.
+func (b *enqueueBatch) sealedAs(j *Job, i int) {
+	if b.seal != nil {
+		j.openedWith, j.sealed = b.seal.keys[0].id, b.sealed[i]
+	}
+}
+
 // expiresAt is the stored expiry of the batch's jobs, due at runAt: its
 // ExpireAfter past their first RunAt, as stored; NULL for none.
 func (b *enqueueBatch) expiresAt(runAt time.Time) sql.NullInt64 {

@@ -62,6 +62,15 @@ func (e *emitter) enqueued(now time.Time, jobs ...*Job) {
 	e.emit(events...)
 }
 
+// asStored returns j with its payload as stored: an event's job.
+func (j *Job) asStored() Job {
+	v := *j
+	if v.sealed != nil {
+		v.Payload, v.openedWith, v.sealed = v.sealed, "", nil
+	}
+	return v
+}
+
 // onEventWait is how long emit waits for an OnEvent call in progress
 // before it warns that OnEvent may be calling the Queue.
 const onEventWait = 10 * time.Second

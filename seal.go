@@ -313,33 +313,3 @@ func (s *sealer) view(r *store.JobRow) *Job {
 	_ = s.openJob(j) // a payload that does not open is returned as stored: see Job.Sealed
 	return j
 }
-
-// stored returns the batch's payloads as stored: sealed with the
-// Queue's first key, if it has keys. It seals them once, however often
-// the insert is tried.
-func (b *enqueueBatch) stored() [][]byte {
-	if b.seal == nil {
-		return b.payloads
-	}
-	if b.sealed == nil {
-		b.sealed = b.seal.seal(b.cfg.queue, b.kind, b.payloads)
-	}
-	return b.sealed
-}
-
-// sealedAs records in j, the batch's i-th job as inserted, with its
-// payload as given, that its payload is stored sealed, and how.
-func (b *enqueueBatch) sealedAs(j *Job, i int) {
-	if b.seal != nil {
-		j.openedWith, j.sealed = b.seal.keys[0].id, b.sealed[i]
-	}
-}
-
-// asStored returns j with its payload as stored: an event's job.
-func (j *Job) asStored() Job {
-	v := *j
-	if v.sealed != nil {
-		v.Payload, v.openedWith, v.sealed = v.sealed, "", nil
-	}
-	return v
-}
