@@ -128,7 +128,6 @@ func judgeReturned(err error, retry time.Duration) verdict {
 		se *snoozeError
 		pm *permanentError
 		ra *retryAfterError
-		sl *sealError
 	)
 	switch {
 	case err == nil:
@@ -141,8 +140,8 @@ func judgeReturned(err error, retry time.Duration) verdict {
 		return verdict{outcome: OutcomeCancelled, errText: err.Error(), class: errorClass(err)}
 	case errors.Is(err, ErrDiscard):
 		return verdict{outcome: OutcomeDiscarded, errText: err.Error(), class: errorClass(err)}
-	case errors.As(err, &sl):
-		return verdict{outcome: OutcomeFailed, errText: sl.Error(), class: sealedClass, permanent: true}
+	case unopened(err):
+		return verdict{outcome: OutcomeFailed, errText: err.Error(), class: sealedClass, permanent: true}
 	case errors.As(err, &pm):
 		return verdict{outcome: OutcomeFailed, errText: err.Error(), class: errorClass(err), permanent: true}
 	case errors.As(err, &ra):

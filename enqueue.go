@@ -284,7 +284,7 @@ func (b *enqueueBatch) stored() [][]byte {
 // payload as given, that its payload is stored sealed, and how.
 func (b *enqueueBatch) sealedAs(j *Job, i int) {
 	if b.seal != nil {
-		j.openedWith, j.sealed = b.seal.keys[0].id, b.sealed[i]
+		j.opened = &openedJob{keyID: b.seal.keys[0].id, stored: b.sealed[i]}
 	}
 }
 

@@ -65,8 +65,8 @@ func (e *emitter) enqueued(now time.Time, jobs ...*Job) {
 // asStored returns j with its payload as stored: an event's job.
 func (j *Job) asStored() Job {
 	v := *j
-	if v.sealed != nil {
-		v.Payload, v.openedWith, v.sealed = v.sealed, "", nil
+	if v.opened != nil && v.opened.stored != nil {
+		v.Payload, v.opened = v.opened.stored, nil
 	}
 	return v
 }

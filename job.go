@@ -60,9 +60,8 @@ type Job struct {
 	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
 	ExpiresAt  time.Time         // not started by then, the job expires (see [ExpireAfter]); zero: never
 
-	token      int64  // the fencing token of the lease the caller holds, if any
-	openedWith string // the ID of the key that opened Payload, if it was sealed (see Sealed)
-	sealed     []byte // Payload as stored, sealed, if Enqueue sealed it: for its event
+	token  int64      // the fencing token of the lease the caller holds, if any
+	opened *openedJob // nil unless Payload was sealed and is opened (see Sealed)
 }
 
 // Decode unmarshals the job's JSON payload into v.

@@ -228,6 +228,13 @@ type sealError struct {
 	reason string
 }
 
+// unopened reports whether err, which a run ended with, is that of a
+// payload that did not open: the runner's own, never a handler's.
+func unopened(err error) bool {
+	_, ok := err.(*sealError)
+	return ok
+}
+
 func (e *sealError) Error() string {
 	if e.keyID == "" {
 		return "litequeue: payload does not open: " + e.reason
@@ -277,6 +284,13 @@ func (s *sealer) key(id string) (sealingKey, error) {
 	return sealingKey{}, &sealError{keyID: id, reason: "no key with that ID (" + have + ")"}
 }
 
+// An openedJob is what a Job whose payload was sealed, and is opened,
+// keeps of its sealing.
+type openedJob struct {
+	keyID  string // the key that sealed it
+	stored []byte // the payload as stored, where Enqueue sealed it: for its event; else nil
+}
+
 // openJob opens j's payload in place, if sealed. A payload that does not
 // open stays as stored, and the error says why.
 func (s *sealer) openJob(j *Job) error {
@@ -287,7 +301,7 @@ func (s *sealer) openJob(j *Job) error {
 	if err != nil {
 		return err
 	}
-	j.Payload, j.openedWith = plain, id
+	j.Payload, j.opened = plain, &openedJob{keyID: id}
 	return nil
 }
 
@@ -300,8 +314,8 @@ func (s *sealer) openJob(j *Job) error {
 // at once, for good, with the ErrorClass "sealed". An [Event]'s Job
 // carries the payload as stored.
 func (j *Job) Sealed() (keyID string, opened bool) {
-	if j.openedWith != "" {
-		return j.openedWith, true
+	if j.opened != nil {
+		return j.opened.keyID, true
 	}
 	return sealKeyOf(j.Payload), false
 }
