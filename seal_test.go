@@ -7,9 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/litequeue/litequeue"
@@ -419,4 +422,96 @@ func TestCopy_Sealed(t *testing.T) {
 		t.Fatalf("the copy's payload = %s (%v), want it opened", copied[0].Payload, err)
 	}
 	sealedWith(t, copied[0], "k1", true)
+}
+
+// TestQueue_Seal_EveryWay: EnqueueTx and a periodic slot store their
+// payloads sealed too.
+func TestQueue_Seal_EveryWay(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk, SealKeys: []litequeue.SealKey{k1}})
+	var rec recorder
+	q.Handle("note", rec.handle)
+	ctx := t.Context()
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTx, err := q.EnqueueTx(ctx, tx, "note", "in a transaction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Periodic(ctx, "hourly", "@every 1h", "note", "on the hour"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(time.Hour)
+	if n := runDue(t, q); n != 2 {
+		t.Fatalf("RunDue ran %d jobs, want 2", n)
+	}
+	jobs, err := q.List(ctx, litequeue.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if p := storedPayload(t, q, j.ID); !bytes.HasPrefix(p, []byte("\xffLQS\x01\x02k1")) || bytes.Contains(p, j.Payload) {
+			t.Errorf("job %d (%s) is stored as %q, want it sealed with k1", j.ID, j.Payload, p)
+		}
+	}
+	sealedWith(t, inTx, "k1", true)
+	if diff := cmp.Diff([]string{`"in a transaction"`, `"on the hour"`}, rec.payloads()); diff != "" {
+		t.Fatalf("the handler's payloads (-want +got):\n%s", diff)
+	}
+}
+
+// TestQueue_Seal_Work: under Work, with several runs at once, the jobs
+// whose payload was changed in the file die without reaching the
+// handler, and the others run.
+func TestQueue_Seal_Work(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{SealKeys: []litequeue.SealKey{k1}})
+	var rec recorder
+	q.Handle("note", rec.handle)
+	ctx := t.Context()
+	payloads := make([]any, 12)
+	for i := range payloads {
+		payloads[i] = i
+	}
+	jobs, err := q.EnqueueMany(ctx, "note", payloads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i, j := range jobs {
+		if i%3 != 0 {
+			want = append(want, strconv.Itoa(i))
+			continue
+		}
+		p := storedPayload(t, q, j.ID)
+		p[len(p)-1] ^= 0x80
+		setStoredPayload(t, q, j.ID, p)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- q.Work(wctx, litequeue.WorkerOptions{Concurrency: 4}) }()
+	waitFor(t, "every job to finish", func() bool {
+		n, err := q.Count(ctx, litequeue.Filter{State: litequeue.Pending})
+		m, err2 := q.Count(ctx, litequeue.Filter{State: litequeue.Running})
+		return err == nil && err2 == nil && n+m == 0
+	})
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := rec.payloads()
+	slices.Sort(got)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("the handler's payloads (-want +got):\n%s", diff)
+	}
+	for i := 0; i < len(jobs); i += 3 {
+		diedSealed(t, q, jobs[i].ID, `payload sealed with key "k1" does not open: wrong key, or bytes changed since it was sealed`)
+	}
 }
