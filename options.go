@@ -143,13 +143,16 @@ type Options struct {
 	// changed in the file) is never handed to a handler: its run fails at
 	// once, for good, with the ErrorClass "sealed", and Get returns it as
 	// stored (see [Job.Sealed]). The kind, the queue, the metadata, the
-	// unique key, the errors and the history are not sealed. [Copy] and
+	// unique key, the errors and the history are not sealed, and an
+	// [Event]'s Job carries the payload as stored. [Copy] and
 	// backups copy sealed payloads as they are. A sealed payload is at most
 	// 98 bytes longer than the [Options.MaxPayload] that bounds it before.
-	// [Open] refuses a key that is not [SealKeySize] bytes and an ID that
-	// is empty, longer than [SealKeyIDLimit], or given twice. nil: payloads
-	// are stored as given, and read as stored, except that a sealed one is
-	// still never handed to a handler.
+	// A key seals safely some four billion payloads: rotate it long
+	// before. [Open] refuses a key that is not [SealKeySize] bytes and an
+	// ID that is empty, longer than [SealKeyIDLimit], of other characters
+	// than [SealKey].ID allows, or given twice. nil: payloads are stored
+	// as given, and read as stored, except that a sealed one is still
+	// never handed to a handler.
 	SealKeys []SealKey
 }
 

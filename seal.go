@@ -14,7 +14,7 @@ import (
 
 // Payloads sealed at rest: with [Options.SealKeys] set, the enqueuer seals
 // each payload with AES-256-GCM where its bytes go to the store (see
-// enqueueBatch.rows), and the Queue opens it where a row becomes a Job for
+// enqueueBatch.stored), and the Queue opens it where a row becomes a Job for
 // the app or a handler (see sealer.view and runner.lease). Nothing else is
 // sealed: the kind, the queue, the metadata, the unique key, the errors
 // and the history are stored as they are.
@@ -36,6 +36,10 @@ import (
 // [Copy] gives every job a new ID while it copies sealed payloads as they
 // are. A payload copied onto another job of the same queue and kind opens
 // there.
+//
+// The nonce is drawn at random (cipher.NewGCMWithRandomNonce), which is
+// safe for some 2³² payloads under one key: rotate a key long before it
+// has sealed four billion.
 //
 // A payload is taken as sealed when it begins with the magic bytes. 0xFF
 // never begins valid JSON or UTF-8 text, so only a raw []byte payload that
