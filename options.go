@@ -150,9 +150,11 @@ type Options struct {
 	// A key seals safely some four billion payloads: rotate it long
 	// before. [Open] refuses a key that is not [SealKeySize] bytes and an
 	// ID that is empty, longer than [SealKeyIDLimit], of other characters
-	// than [SealKey].ID allows, or given twice. nil: payloads are stored
-	// as given, and read as stored, except that a sealed one is still
-	// never handed to a handler.
+	// than [SealKey].ID allows, or given twice. A payload is taken as
+	// sealed when it begins with the bytes 0xFF 'L' 'Q' 'S', which no JSON
+	// or UTF-8 text begins with; one stored before the keys were set is
+	// read as stored. nil: payloads are stored as given, and read as
+	// stored, except that a sealed one is still never handed to a handler.
 	SealKeys []SealKey
 }
 
