@@ -515,3 +515,26 @@ func TestQueue_Seal_Work(t *testing.T) {
 		diedSealed(t, q, jobs[i].ID, `payload sealed with key "k1" does not open: wrong key, or bytes changed since it was sealed`)
 	}
 }
+
+// TestQueue_Seal_Before: a payload stored before the keys were set is
+// read, and run, as stored.
+func TestQueue_Seal_Before(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "queue.db")
+	clk := newMock()
+	q := openAt(t, path, litequeue.Options{Clock: clk})
+	j := enqueue(t, q, "note", "from before")
+	q.Close()
+
+	q = openAt(t, path, litequeue.Options{Clock: clk, SealKeys: []litequeue.SealKey{k1}})
+	var rec recorder
+	q.Handle("note", rec.handle)
+	got := get(t, q, j.ID)
+	sealedWith(t, got, "", false)
+	if n := runDue(t, q); n != 1 || string(got.Payload) != `"from before"` {
+		t.Fatalf("RunDue ran %d jobs, Get's payload %s; want 1, %q", n, got.Payload, `"from before"`)
+	}
+	if diff := cmp.Diff([]string{`"from before"`}, rec.payloads()); diff != "" {
+		t.Fatalf("the handler's payloads (-want +got):\n%s", diff)
+	}
+}
