@@ -145,5 +145,7 @@ func (rn *runner) lease(row *store.JobRow, worker string, now time.Time) *lease 
 	row.State, row.Attempt, row.Token, row.Cancel = string(Running), row.Attempt+1, row.Token+1, false
 	row.LeaseUntil, row.StartedAt = store.MS(now.Add(rn.visibility)), store.MS(now)
 	row.Worker, row.RetryDelay = worker, delay.Milliseconds()
-	return &lease{row: *row, job: jobOf(row), h: h, started: now, worker: worker, renewNow: make(chan struct{}, 1)}
+	l := &lease{row: *row, job: jobOf(row), h: h, started: now, worker: worker, renewNow: make(chan struct{}, 1)}
+	l.unopened = rn.seal.openJob(l.job)
+	return l
 }

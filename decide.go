@@ -140,6 +140,8 @@ func judgeReturned(err error, retry time.Duration) verdict {
 		return verdict{outcome: OutcomeCancelled, errText: err.Error(), class: errorClass(err)}
 	case errors.Is(err, ErrDiscard):
 		return verdict{outcome: OutcomeDiscarded, errText: err.Error(), class: errorClass(err)}
+	case unopened(err):
+		return verdict{outcome: OutcomeFailed, errText: err.Error(), class: sealedClass, permanent: true}
 	case errors.As(err, &pm):
 		return verdict{outcome: OutcomeFailed, errText: err.Error(), class: errorClass(err), permanent: true}
 	case errors.As(err, &ra):

@@ -346,6 +346,26 @@
 // clock, which a test steps, is not checked unless MaxClockSkew is set:
 // it need only agree with the test's other Queues.
 //
+// # Payloads sealed at rest
+//
+// With [Options.SealKeys] set, every payload is stored sealed with
+// AES-256-GCM under the first key, its header naming the key's ID, and
+// opened where it is read: [Queue.Enqueue], [Queue.Get], [Queue.List] and
+// the handler see it as given. A file or a backup that leaves the device
+// holds no payload in plain text; [Job.Sealed] tells a sealed payload. To
+// rotate, put a new key first and keep the old ones after it: new jobs
+// are sealed with the new key, old ones open with theirs. A payload that
+// does not open — its key is not given, the wrong key has its ID, or its
+// bytes were changed — never reaches a handler: its run fails for good,
+// with the ErrorClass "sealed" and an error that names the key and the
+// reason, and the job is dead; a replay with the key given runs it. The
+// kind, the queue, the metadata, the unique key, the errors and the
+// history are not sealed, and neither is what an [Event] carries beyond
+// the payload, which is as stored. The queue and the kind are bound to
+// the sealed payload; the job's ID is not, so that [Copy] copies sealed
+// payloads as they are. The litequeue command opens them with
+// --key-file.
+//
 // # Backups and replicas
 //
 // [Queue.Backup] writes a consistent copy of the file, mode 0600, while

@@ -101,6 +101,8 @@ type enqueueBatch struct {
 	metadata []store.Metadata // by job, as the enqueue middleware left it; nil: cfg.metadata for each
 	maxTries int              // effective at enqueue; rewritten at claim unless own
 	eng      store.Engine     // inserts many rows at once
+	seal     *sealer          // seals the payloads as stored (see stored)
+	sealed   [][]byte         // the payloads as stored, once stored ran
 }
 
 // An enqueuer makes the batches of jobs that Enqueue, EnqueueTx,
@@ -111,6 +113,7 @@ type enqueuer struct {
 	opts *Options // resolved
 	eng  store.Engine
 	mw   *enqueueMiddleware
+	seal *sealer // seals the payloads where they go to the store
 }
 
 // batch checks the call's arguments and encodes its payloads.
@@ -138,7 +141,7 @@ func (e *enqueuer) batch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if err := checkMetadata(cfg.metadata); err != nil {
 		return fail("%w", err)
 	}
-	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: e.eng}
+	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: e.eng, seal: e.seal}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
 		if err != nil {
@@ -214,7 +217,7 @@ func (b *enqueueBatch) insert(ctx context.Context, tx store.Execer, now time.Tim
 				return nil, err
 			}
 			if row != nil {
-				j := jobOf(row)
+				j := b.seal.view(row)
 				j.Duplicate = true
 				return []*Job{j}, nil
 			}
@@ -292,9 +295,30 @@ func (b *enqueueBatch) meta(i int) store.Metadata {
 // made at now: one metadata.
 func (b *enqueueBatch) rows(i, n int, runAt, now time.Time) *store.NewJobs {
 	return &store.NewJobs{
-		Queue: b.cfg.queue, Kind: b.kind, Payloads: b.payloads[i : i+n], Priority: b.cfg.priority,
+		Queue: b.cfg.queue, Kind: b.kind, Payloads: b.stored()[i : i+n], Priority: b.cfg.priority,
 		MaxTries: b.maxTries, OwnMaxTries: b.cfg.maxTries, RunAt: store.MS(runAt), CreatedAt: store.MS(now),
 		UniqueKey: b.cfg.uniqueKey, Metadata: b.meta(i), ExpiresAt: b.expiresAt(runAt),
+	}
+}
+
+// stored returns the batch's payloads as stored: sealed with the
+// Queue's first key, if it has keys. It seals them once, however often
+// the insert is tried.
+func (b *enqueueBatch) stored() [][]byte {
+	if b.seal == nil {
+		return b.payloads
+	}
+	if b.sealed == nil {
+		b.sealed = b.seal.seal(b.cfg.queue, b.kind, b.payloads)
+	}
+	return b.sealed
+}
+
+// sealedAs records in j, the batch's i-th job as inserted, with its
+// payload as given, that its payload is stored sealed, and how.
+func (b *enqueueBatch) sealedAs(j *Job, i int) {
+	if b.seal != nil {
+		j.opened = &openedJob{keyID: b.seal.keys[0].id, stored: b.sealed[i]}
 	}
 }
 
@@ -322,6 +346,7 @@ func (b *enqueueBatch) jobs(ids []int64, runAt, now time.Time) []*Job {
 			RunAt: store.FromMS(store.MS(runAt)), CreatedAt: store.FromMS(store.MS(now)), UniqueKey: b.cfg.uniqueKey,
 			Metadata: cloneMetadata(b.meta(i)), ExpiresAt: store.NullTime(b.expiresAt(runAt)),
 		}
+		b.sealedAs(jobs[i], i)
 	}
 	return jobs
 }

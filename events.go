@@ -56,10 +56,19 @@ func (e *emitter) enqueued(now time.Time, jobs ...*Job) {
 	events := make([]Event, 0, len(jobs))
 	for _, j := range jobs {
 		if !j.Duplicate {
-			events = append(events, Event{Type: eventEnqueued, Job: *j, At: now})
+			events = append(events, Event{Type: eventEnqueued, Job: j.asStored(), At: now})
 		}
 	}
 	e.emit(events...)
+}
+
+// asStored returns j with its payload as stored: an event's job.
+func (j *Job) asStored() Job {
+	v := *j
+	if v.opened != nil && v.opened.stored != nil {
+		v.Payload, v.opened = v.opened.stored, nil
+	}
+	return v
 }
 
 // onEventWait is how long emit waits for an OnEvent call in progress

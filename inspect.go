@@ -70,7 +70,7 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 		}
 		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
 	}
-	return jobOf(row), nil
+	return q.seal.view(row), nil
 }
 
 // List returns the jobs that match the filter, ordered by ID (highest
@@ -90,7 +90,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	}
 	jobs := make([]*Job, len(rows))
 	for i := range rows {
-		jobs[i] = jobOf(&rows[i])
+		jobs[i] = q.seal.view(&rows[i])
 	}
 	return jobs, nil
 }

@@ -60,7 +60,8 @@ type Job struct {
 	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
 	ExpiresAt  time.Time         // not started by then, the job expires (see [ExpireAfter]); zero: never
 
-	token int64 // the fencing token of the lease the caller holds, if any
+	token  int64      // the fencing token of the lease the caller holds, if any
+	opened *openedJob // nil unless Payload was sealed and is opened (see Sealed)
 }
 
 // Decode unmarshals the job's JSON payload into v.
@@ -95,7 +96,7 @@ type Attempt struct {
 	Attempt               int
 	StartedAt, FinishedAt time.Time
 	Outcome               Outcome
-	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "syscall.Errno" for a refused dial (inside *net.OpError and *os.SyscallError); "timeout" for timed_out, "" for lease_expired
+	Error, ErrorClass     string        // ErrorClass: the Go type of the innermost error, e.g. "syscall.Errno" for a refused dial (inside *net.OpError and *os.SyscallError); "timeout" for timed_out, "sealed" for a sealed payload that did not open (see [Options.SealKeys]), "" for lease_expired
 	Delay                 time.Duration // wait chosen after this attempt; 0 if none
 	Worker                string
 }

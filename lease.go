@@ -26,6 +26,9 @@ type lease struct {
 	// at once rather than at its next turn: Cancel in this Queue uses it so
 	// that the run sees the request without waiting for the renewal.
 	renewNow chan struct{}
+	// unopened, if not nil, says why the job's sealed payload did not
+	// open: its handler is not called, and the run fails for good.
+	unopened error
 }
 
 // claimer says which jobs a worker takes, and the name it records.

@@ -38,6 +38,7 @@ type Queue struct {
 	agenda *agenda
 	run    *runner
 	acts   *acts
+	seal   *sealer // seals and opens payloads with Options.SealKeys
 
 	mu      sync.RWMutex
 	closed  bool
@@ -178,7 +179,7 @@ func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error)
 			return nil, err // a skew is logged, and refuses claims, not Open
 		}
 	}
-	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng, mw: &enqueueMiddleware{mw: opts.EnqueueMiddleware}}
+	q.enq = &enqueuer{reg: q.reg, opts: &q.opts, eng: eng, mw: &enqueueMiddleware{mw: opts.EnqueueMiddleware}, seal: q.seal}
 	q.gate = &gate{st: q.st, reg: q.reg, clock: q.clock, logger: opts.Logger, events: q.events, wake: q.wake}
 	q.jan = newJanitor(q.st, q.clock, q.events, q.worker, &q.opts)
 	q.jan.skew = skew
@@ -190,7 +191,7 @@ func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error)
 	q.sched.known = q.kinds.check
 	q.run = &runner{st: q.st, reg: q.reg, gate: q.gate, events: q.events, draws: q.draws, clock: q.clock,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
-		closing: q.closing, held: make(map[int64]*lease), skew: skew,
+		closing: q.closing, held: make(map[int64]*lease), skew: skew, seal: q.seal,
 		sweep: q.jan.sweep, firePeriodic: q.sched.fire, rescue: q.res.rescue, nextDue: q.agenda.read, expireDue: expireDue,
 		recordKinds: q.kinds.record}
 	q.res.held = q.run // the rescuer leaves alone the leases the runner holds
@@ -218,6 +219,7 @@ func newQueue(opts Options) *Queue {
 		reg:     newRegistry(),
 		wake:    newSignal(),
 		closing: make(chan struct{}),
+		seal:    newSealer(opts.SealKeys),
 	}
 }
 

@@ -158,6 +158,30 @@ type Options struct {
 	// VisibilityTimeout/3, which leases could not absorb. A file has no
 	// server, and ignores it.
 	MaxClockSkew time.Duration
+
+	// SealKeys, if set, seal every payload at rest with AES-256-GCM: each
+	// payload enqueued is stored sealed with the first key, naming its ID,
+	// and opens with whichever key of the list has the ID it names, so
+	// that keys rotate: put a new key first and keep the old ones after it
+	// until no job sealed with them is left. [Queue.Enqueue] returns, and
+	// [Queue.Get], [Queue.List] and the handler get, the payload opened; a
+	// payload that does not open (no key of its ID, the wrong key, bytes
+	// changed in the file) is never handed to a handler: its run fails at
+	// once, for good, with the ErrorClass "sealed", and Get returns it as
+	// stored (see [Job.Sealed]). The kind, the queue, the metadata, the
+	// unique key, the errors and the history are not sealed, and an
+	// [Event]'s Job carries the payload as stored. [Copy] and
+	// backups copy sealed payloads as they are. A sealed payload is at most
+	// 98 bytes longer than the [Options.MaxPayload] that bounds it before.
+	// A key seals safely some four billion payloads: rotate it long
+	// before. [Open] refuses a key that is not [SealKeySize] bytes and an
+	// ID that is empty, longer than [SealKeyIDLimit], of other characters
+	// than [SealKey].ID allows, or given twice. A payload is taken as
+	// sealed when it begins with the bytes 0xFF 'L' 'Q' 'S', which no JSON
+	// or UTF-8 text begins with; one stored before the keys were set is
+	// read as stored. nil: payloads are stored as given, and read as
+	// stored, except that a sealed one is still never handed to a handler.
+	SealKeys []SealKey
 }
 
 // resolve returns a copy of o with every zero field filled in and every
@@ -188,6 +212,9 @@ func (o Options) resolve() (Options, error) {
 		return o, err
 	}
 	o.EnqueueMiddleware = slices.Clip(slices.Clone(o.EnqueueMiddleware))
+	if o.SealKeys, err = checkSealKeys(o.SealKeys); err != nil {
+		return o, err
+	}
 	if o.Clock == nil {
 		o.Clock = clock.New()
 	}

@@ -151,7 +151,11 @@ func (r *run) start() {
 		hctx = deadlineContext{hctx, l.started.Add(l.h.timeout)}
 	}
 	r.result = make(chan error, 1)
-	go func() { r.result <- call(hctx, r.rn.reg, l.h, l.job) }()
+	if l.unopened != nil {
+		r.result <- l.unopened // a payload that did not open never reaches a handler
+	} else {
+		go func() { r.result <- call(hctx, r.rn.reg, l.h, l.job) }()
+	}
 	r.waiting, r.stop = nil, nil
 }
 

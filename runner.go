@@ -31,6 +31,7 @@ type runner struct {
 	wake       *signal         // the Queue's idle Work loops
 	closing    <-chan struct{} // closed when the Queue's Close begins
 	skew       *clockCheck     // on a server, the check of the clock that times the claims
+	seal       *sealer         // opens the payloads of the jobs it claims
 
 	// The parts of the Queue's other machinery that the runner's loops
 	// call: the janitor's sweep, the scheduler's slots, the rescuer, the
@@ -109,7 +110,7 @@ func (rn *runner) started(now time.Time, leases ...*lease) {
 	}
 	events := make([]Event, len(leases))
 	for i, l := range leases {
-		events[i] = Event{Type: eventStarted, Job: *l.job, At: now}
+		events[i] = Event{Type: eventStarted, Job: viewOf(&l.row), At: now} // the payload as stored, as every event's
 	}
 	rn.events.emit(events...)
 }

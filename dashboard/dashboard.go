@@ -105,6 +105,11 @@ type Options struct {
 	Clock clock.Clock
 	// Logger logs the errors and panics of requests; nil: none.
 	Logger *slog.Logger
+	// OpenSealed shows the payloads sealed at rest (see
+	// [litequeue.Options.SealKeys]) that the Queue opened with its keys.
+	// false: a sealed payload shows as "sealed (key k2)", whatever keys
+	// the Queue holds; so does one the Queue could not open.
+	OpenSealed bool
 }
 
 // maxBody bounds a request's body: the forms are a few short fields.

@@ -187,7 +187,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	h.render(w, http.StatusOK, "job", map[string]any{
 		"Title":   "Job " + strconv.FormatInt(id, 10),
 		"Job":     job,
-		"Payload": showPayload(job.Payload),
+		"Payload": h.payload(job),
 		"History": history,
 		"Writes":  h.opts.AllowWrites,
 		"CSRF":    h.csrf,

@@ -36,6 +36,9 @@ type ServeOptions struct {
 	Policies map[string]litequeue.Policy
 	Clock    clock.Clock
 	Logger   *slog.Logger
+	// OpenSealed shows the payloads the Queue opened with its keys (see
+	// [Options.OpenSealed]).
+	OpenSealed bool
 	// AccessLog, if set, logs every request through Logger at Info once
 	// it is answered: its method, path, query (without a token), status,
 	// size, duration and client. false: only errors, panics and refused
@@ -72,7 +75,7 @@ func Serve(ctx context.Context, q *litequeue.Queue, opts ServeOptions) error {
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	h := New(q, Options{Token: opts.Token, AllowedHosts: opts.AllowedHosts, AllowWrites: opts.AllowWrites,
-		Policies: opts.Policies, Clock: opts.Clock, Logger: opts.Logger})
+		Policies: opts.Policies, Clock: opts.Clock, Logger: opts.Logger, OpenSealed: opts.OpenSealed})
 	if opts.AccessLog && opts.Logger != nil {
 		h = logRequests(h, opts.Logger)
 	}

@@ -66,7 +66,7 @@ func (c *cli) addJob(ctx context.Context, kind string, payload json.RawMessage, 
 		fmt.Fprintf(c.stdout, "job %d already holds unique key %q and is %s: nothing added\n", job.ID, job.UniqueKey, job.State)
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, due %s\n", job.ID, job.Kind, job.Queue, fmtTimeMS(job.RunAt))
+	fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, due %s%s\n", job.ID, job.Kind, job.Queue, fmtTimeMS(job.RunAt), sealNote(job))
 	return nil
 }
 

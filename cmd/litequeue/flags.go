@@ -18,6 +18,7 @@ import (
 func (c *cli) globalFlags(fs *flag.FlagSet) {
 	fs.Var(pathFlag{&c.db}, "db", "the database: a file `path` or a postgres:// URL (default $LITEQUEUE_DB, else ./"+defaultDB+")")
 	fs.Var(pathFlag{&c.config}, "config", "a litequeue.toml `file` with the retry policies")
+	fs.Var(pathFlag{&c.keyFile}, "key-file", keyFileUsage)
 }
 
 // pathFlag is a flag naming a file, which must not be empty: an empty

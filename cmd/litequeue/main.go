@@ -11,7 +11,7 @@
 // help" lists the commands (a test keeps this list the same), and
 // "litequeue help COMMAND" shows the flags of one:
 //
-//	usage: litequeue [--db PATH] [--config FILE] COMMAND [ARGS]
+//	usage: litequeue [--db PATH] [--config FILE] [--key-file FILE] COMMAND [ARGS]
 //
 //	Inspect (read-only, safe while the app runs):
 //	  stats [--json]          jobs per queue and state; retries and deaths in the last hour; what is paused
@@ -57,8 +57,9 @@
 //
 //	The database is --db, else $LITEQUEUE_DB, else ./litequeue.db: a file's path,
 //	or a PostgreSQL server's postgres:// URL; policies come
-//	from --config (a litequeue.toml), else the defaults. Flags may follow the
-//	arguments. Durations take Go syntax plus d for days: 90s, 1h30m, 14d.
+//	from --config (a litequeue.toml), else the defaults; the keys of payloads
+//	sealed at rest from --key-file, else they show as "sealed (key ID)". Flags
+//	may follow the arguments. Durations take Go syntax plus d for days: 90s, 1h30m, 14d.
 //	Exit status: 0 ok, 1 runtime error, 2 usage or config error.
 package main
 

@@ -36,6 +36,12 @@ func (c *cli) options() (litequeue.Options, error) {
 		}
 	}
 	opts.Clock = c.clock
+	if c.keyFile != "" {
+		var err error
+		if opts.SealKeys, err = readKeyFile(c.keyFile); err != nil {
+			return opts, &exitError{code: exitUsage, err: fmt.Errorf("key file: %w", err)}
+		}
+	}
 	return opts, nil
 }
 

@@ -195,6 +195,9 @@ type jobJSON struct {
 	// The payload: as is when it is JSON, else in base64.
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 []byte          `json:"payload_base64,omitempty"`
+	// Sealed, for a payload sealed at rest: with which key, and whether it
+	// opened. A payload that did not open is left out.
+	Sealed *sealedJSON `json:"sealed,omitempty"`
 }
 
 // toJobJSON returns j's JSON form, with its payload if withPayload.
@@ -204,8 +207,9 @@ func toJobJSON(j *litequeue.Job, withPayload bool) jobJSON {
 		Priority: j.Priority, Attempt: j.Attempt, MaxTries: j.MaxTries,
 		RunAt: optTime(j.RunAt), CreatedAt: j.CreatedAt.UTC(), FinishedAt: optTime(j.FinishedAt),
 		LastError: j.LastError, UniqueKey: j.UniqueKey, ExpiresAt: optTime(j.ExpiresAt),
+		Sealed: sealedOf(j),
 	}
-	if withPayload {
+	if withPayload && (out.Sealed == nil || out.Sealed.Opened) {
 		if json.Valid(j.Payload) {
 			out.Payload = j.Payload
 		} else {

@@ -41,7 +41,7 @@ type cli struct {
 	self                           string      // how the user runs this command, in the commands it suggests
 
 	// The global flags, which every command also accepts.
-	db, config string
+	db, config, keyFile string
 }
 
 // run runs the command line args (without the program name) and returns

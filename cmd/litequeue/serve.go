@@ -31,7 +31,8 @@ func (c *cli) serve(fs *flagSet) runFunc {
 			*token = c.getenv("LITEQUEUE_TOKEN")
 		}
 		opts := dashboard.ServeOptions{Addr: *addr, Token: *token, AllowedHosts: hosts, AllowWrites: *writes, Clock: c.clock,
-			Logger: slog.New(slog.NewTextHandler(c.stderr, nil)), AccessLog: *accessLog,
+			OpenSealed: c.keyFile != "",
+			Logger:     slog.New(slog.NewTextHandler(c.stderr, nil)), AccessLog: *accessLog,
 			Ready: func(a net.Addr) { fmt.Fprintf(c.stderr, "litequeue: serving http://%s/\n", a) }}
 		if err := opts.Check(); err != nil {
 			return fs.usageError(err)

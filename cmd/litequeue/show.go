@@ -93,7 +93,9 @@ func (c *cli) showJob(j *litequeue.Job) {
 	fmt.Fprintf(tw, "last error\t%s\n", orDash(oneLine(j.LastError, 200)))
 	tw.Flush()
 	fmt.Fprintln(c.stdout, "\npayload:")
-	writePayload(c.stdout, j.Payload)
+	if !c.writeSealed(j) {
+		writePayload(c.stdout, j.Payload)
+	}
 }
 
 // writePayload writes a payload indented: JSON pretty-printed, anything
