@@ -2,6 +2,7 @@ package prom_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http/httptest"
@@ -56,4 +57,48 @@ func ExampleNewCollector() {
 	// Output:
 	// litequeue_jobs{queue="mail",state="due"} 3
 	// litequeue_queue_paused{queue="mail"} 1
+}
+
+// Counters count the events of this process's Queue; Wrap chains them
+// before the app's own OnEvent, which still sees every event.
+func ExampleCounters_Wrap() {
+	dir, _ := os.MkdirTemp("", "prom-example")
+	defer os.RemoveAll(dir)
+	counters := prom.NewCounters()
+	opts := litequeue.Options{OnEvent: func(ev litequeue.Event) {
+		if ev.Type == "job.dead" {
+			fmt.Println("the app's OnEvent: job", ev.Job.ID, "is dead")
+		}
+	}}
+	opts.OnEvent = counters.Wrap(opts.OnEvent)
+	q, err := litequeue.Open(filepath.Join(dir, "jobs.db"), opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer q.Close()
+	q.Handle("email.send", func(ctx context.Context, job *litequeue.Job) error {
+		if string(job.Payload) == `"nobody@invalid"` {
+			return litequeue.Permanent(errors.New("no such domain"))
+		}
+		return nil
+	})
+	ctx := context.Background()
+	for _, to := range []string{"ada@example.com", "bob@example.com", "nobody@invalid"} {
+		if _, err := q.Enqueue(ctx, "email.send", to); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if _, err := q.RunDue(ctx); err != nil {
+		log.Fatal(err)
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prom.NewCollector(q), counters)
+	printSeries(reg, "litequeue_jobs_")
+	// Output:
+	// the app's OnEvent: job 3 is dead
+	// litequeue_jobs_completed_total{kind="email.send",queue="default"} 2
+	// litequeue_jobs_dead_total{kind="email.send",queue="default"} 1
+	// litequeue_jobs_enqueued_total{kind="email.send",queue="default"} 3
+	// litequeue_jobs_started_total{kind="email.send",queue="default"} 3
 }

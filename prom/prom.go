@@ -45,9 +45,11 @@
 // the scrape, and the app's own metrics in the same registry, still
 // arrive.
 //
-// The histogram of run durations by kind and outcome,
-// litequeue_run_duration_seconds, cannot be read from the file: it is
-// [RunDurations], fed by a middleware.
+// Two collectors count what this process does, which cannot be read from
+// the database: [Counters], fed by [litequeue.Options.OnEvent], counts
+// jobs enqueued, started, completed, retried, dead and more, by queue and
+// kind; [RunDurations], fed by a middleware, is the histogram of run
+// durations by kind and outcome, litequeue_run_duration_seconds.
 package prom
 
 import (
