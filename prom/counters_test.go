@@ -17,14 +17,17 @@ import (
 )
 
 // TestCounters counts, through Wrap, the events of a Queue's work on a
-// mock clock, and scrapes them over HTTP: one counter per event type, by
-// queue and kind, while the app's own OnEvent still sees every event.
+// mock clock, and scrapes them over HTTP beside the Collector and
+// RunDurations, linting the whole: one counter per event type, by queue
+// and kind, while the app's own OnEvent still sees every event.
 func TestCounters(t *testing.T) {
 	t.Parallel()
 	backends(t, func(t *testing.T, clk *clock.Mock, open func(litequeue.Options) *litequeue.Queue) {
 		counters := prom.NewCounters()
 		appSaw := map[string]int{} // OnEvent is called one call at a time
 		q := open(litequeue.Options{OnEvent: counters.Wrap(func(ev litequeue.Event) { appSaw[ev.Type]++ })})
+		durations := prom.NewRunDurations(nil) // beside them in the scrape, which promlint checks whole
+		q.Use(durations.Middleware)
 		q.Handle("send", func(ctx context.Context, job *litequeue.Job) error {
 			switch string(job.Payload) {
 			case `"fail"`:
@@ -73,7 +76,7 @@ func TestCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		srv := serve(t, prom.NewCollector(q), counters)
+		srv := serve(t, prom.NewCollector(q), counters, durations)
 		want := map[string]float64{
 			`litequeue_jobs_enqueued_total{kind="send",queue="mail"}`:  6,
 			`litequeue_jobs_enqueued_total{kind="render",queue="pdf"}`: 1,
