@@ -45,3 +45,22 @@ func ExampleOptions_refuseUnknownKinds() {
 	// email.sned: true
 	// litequeue: enqueue email.sned: kind "email.sned" has never been handled by a Work or RunDue on this database; handle it, or enqueue without Options.RefuseUnknownKinds
 }
+
+// Handled lists the kinds this Queue runs; one that only enqueues, as a
+// web server that hands work to workers does, runs none.
+func ExampleQueue_Handled() {
+	dir, _ := os.MkdirTemp("", "litequeue-example")
+	defer os.RemoveAll(dir)
+	q, err := litequeue.Open(filepath.Join(dir, "jobs.db"), litequeue.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer q.Close()
+	fmt.Println(q.Handled())
+	q.Handle("pdf.render", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	q.Handle("email.send", func(ctx context.Context, job *litequeue.Job) error { return nil })
+	fmt.Println(q.Handled())
+	// Output:
+	// []
+	// [email.send pdf.render]
+}

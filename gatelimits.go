@@ -110,3 +110,37 @@ func (g *gate) limitRan(ctx context.Context, tx store.Execer, d *decision) error
 	}
 	return g.st.w.WakeIdle(ctx, tx)
 }
+
+// limitStats reads, in tx at now, the use of the limits of the handled
+// kinds that have any, sorted by kind; never nil. It prunes nothing: the
+// starts counted are those in the window that ends at now.
+func (g *gate) limitStats(ctx context.Context, tx store.Execer, now time.Time) ([]LimitStats, error) {
+	out := []LimitStats{}
+	var kinds []string
+	for _, kind := range g.reg.kinds() {
+		if h := g.reg.get(kind); h != nil && h.limits.limited() {
+			l := h.limits
+			out = append(out, LimitStats{Kind: kind, MaxRunning: l.running, RateLimit: l.rate, RatePer: l.per})
+			kinds = append(kinds, kind)
+		}
+	}
+	if len(kinds) == 0 {
+		return out, nil
+	}
+	running, err := store.Running(ctx, tx, kinds)
+	if err != nil {
+		return nil, fmt.Errorf("count running jobs: %w", err)
+	}
+	to := store.MS(now)
+	for i := range out {
+		s := &out[i]
+		s.Running = running[s.Kind]
+		if s.RateLimit == 0 || !g.st.info.Flow {
+			continue
+		}
+		if s.Starts, _, err = store.Starts(ctx, tx, s.Kind, to-s.RatePer.Milliseconds(), to, s.RateLimit); err != nil {
+			return nil, fmt.Errorf("count starts of %q: %w", s.Kind, err)
+		}
+	}
+	return out, nil
+}

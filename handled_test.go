@@ -375,3 +375,18 @@ func TestRefuseUnknownKinds_WarnOnceConcurrently(t *testing.T) {
 		t.Errorf("%d jobs, want %d", got, n)
 	}
 }
+
+// TestQueue_Handled lists the kinds with a handler on the Queue, sorted:
+// none before Handle, as a Queue that only enqueues has none.
+func TestQueue_Handled(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	if diff := cmp.Diff([]string{}, q.Handled()); diff != "" {
+		t.Errorf("Handled before Handle (-want +got):\n%s", diff)
+	}
+	q.Handle("email.send", ok)
+	q.Handle("av.scan", ok)
+	if diff := cmp.Diff([]string{"av.scan", "email.send"}, q.Handled()); diff != "" {
+		t.Errorf("Handled (-want +got):\n%s", diff)
+	}
+}

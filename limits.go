@@ -48,3 +48,16 @@ func (l limits) optionError(e *FieldError) string {
 
 // limited reports whether l limits anything.
 func (l limits) limited() bool { return l.running > 0 || l.rate > 0 }
+
+// LimitStats is how much of a kind's limits is in use, as [Queue.Limits]
+// reads it: the limits of this Queue's handler of the kind ([MaxRunning]
+// and [RateLimit], or [Options.Kinds]), and what they count, which is
+// the runs of every process on the database.
+type LimitStats struct {
+	Kind       string
+	MaxRunning int           // at most this many runs at once; 0: no such limit
+	Running    int           // the kind's running jobs
+	RateLimit  int           // at most this many starts in any window of RatePer; 0: no such limit
+	RatePer    time.Duration // the window of RateLimit
+	Starts     int           // the kind's starts in the window that ends at the read; 0 without RateLimit
+}

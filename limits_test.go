@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/litequeue/litequeue"
 )
 
@@ -312,5 +314,65 @@ func TestQueue_RateLimitClockBack(t *testing.T) {
 	enqueue(t, q, "k", nil)
 	if n := runDue(t, q); n != 1 {
 		t.Fatalf("RunDue after the clock went back ran %d, want 1", n)
+	}
+}
+
+// TestQueue_Limits reads the use of the limits of a Queue's kinds, set by
+// HandlerOptions and by Options.Kinds: before any run, while one runs,
+// after, and once the rate window has passed. A kind without limits is
+// not listed, and a Queue without handlers has none.
+func TestQueue_Limits(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	clk := newMock()
+	q, path := openQueue(t, litequeue.Options{Clock: clk, Kinds: map[string]litequeue.KindOptions{"report": {MaxRunning: 4}}})
+	var during []litequeue.LimitStats // RunDue waits for the handler
+	var duringErr error
+	q.Handle("mail", func(ctx context.Context, job *litequeue.Job) error {
+		during, duringErr = q.Limits(ctx)
+		return nil
+	}, litequeue.MaxRunning(2), litequeue.RateLimit(3, time.Minute))
+	q.Handle("report", ok)
+	q.Handle("plain", ok)
+	limits := func(what string, want ...litequeue.LimitStats) {
+		t.Helper()
+		got, err := q.Limits(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Limits %s (-want +got):\n%s", what, diff)
+		}
+	}
+	mail := litequeue.LimitStats{Kind: "mail", MaxRunning: 2, RateLimit: 3, RatePer: time.Minute}
+	report := litequeue.LimitStats{Kind: "report", MaxRunning: 4}
+	limits("before any run", mail, report)
+
+	enqueue(t, q, "mail", 1)
+	enqueue(t, q, "mail", 2)
+	if n := runDue(t, q); n != 2 {
+		t.Fatalf("RunDue: %d runs, want 2", n)
+	}
+	if duringErr != nil {
+		t.Fatal(duringErr)
+	}
+	running := mail
+	running.Running, running.Starts = 1, 2
+	if diff := cmp.Diff([]litequeue.LimitStats{running, report}, during); diff != "" {
+		t.Errorf("Limits while the second run runs (-want +got):\n%s", diff)
+	}
+	started := mail
+	started.Starts = 2
+	limits("after the runs", started, report)
+	clk.Add(time.Minute)
+	limits("a minute later", mail, report)
+
+	other := openAt(t, path, litequeue.Options{Clock: clk})
+	got, err := other.Limits(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]litequeue.LimitStats{}, got); diff != "" {
+		t.Errorf("Limits of a Queue without handlers (-want +got):\n%s", diff)
 	}
 }

@@ -471,3 +471,29 @@ func sortTimes(ts []time.Time) {
 		}
 	}
 }
+
+// TestQueue_PeriodicsLag reads a schedule's lag: 0 while its next slot is
+// to come, how long the slot has waited once it is due and unfired, and 0
+// again once RunDue fired it.
+func TestQueue_PeriodicsLag(t *testing.T) {
+	t.Parallel()
+	clk := newMock() // 12:00
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("tick", ok)
+	register(t, q, "quarter", "*/15 * * * *", "tick")
+	lag := func(what string, want time.Duration, next time.Time) {
+		t.Helper()
+		infos, err := q.Periodics(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(infos) != 1 || infos[0].Lag != want || !infos[0].NextSlot.Equal(next) {
+			t.Errorf("Periodics %s: %+v, want Lag %v and NextSlot %v", what, infos, want, next)
+		}
+	}
+	lag("at the registration", 0, epoch.Add(15*time.Minute))
+	clk.Set(epoch.Add(15*time.Minute + 40*time.Second))
+	lag("40s after a slot", 40*time.Second, epoch.Add(15*time.Minute))
+	runDue(t, q)
+	lag("once fired", 0, epoch.Add(30*time.Minute))
+}

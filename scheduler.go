@@ -90,6 +90,10 @@ type PeriodicInfo struct {
 	LastFired               time.Time // when that job was enqueued; zero: never
 	NextSlot                time.Time // the slot the schedule fires next; in the past if it is due now; zero if unknown here
 	RegisteredAt            time.Time // the newest registration
+	// Lag is how long [PeriodicInfo.NextSlot] has been due, at the
+	// moment of the read: 0 while it is still to come or unknown. A lag
+	// that keeps growing says that no process fires the schedule.
+	Lag time.Duration
 }
 
 // periodic is one schedule registered with a scheduler.
@@ -327,11 +331,12 @@ func (s *scheduler) stored(ctx context.Context) ([]PeriodicInfo, error) {
 	now := s.clock.Now()
 	out := make([]PeriodicInfo, len(rows))
 	for i, r := range rows {
+		next := nextStored(&r, now)
 		out[i] = PeriodicInfo{
 			Name: r.Name, Spec: r.Spec, Kind: r.Kind, Queue: r.Queue, Location: r.Location,
 			Missed: Missed(r.Missed), LastSlot: store.FromMS(r.LastSlot), LastSkipped: r.LastSkipped,
 			LastJobID: r.LastJobID, LastFired: fromMSOrZero(r.FiredAt), RegisteredAt: store.FromMS(r.RegisteredAt),
-			NextSlot: nextStored(&r, now),
+			NextSlot: next, Lag: lag(next, now),
 		}
 	}
 	return out, nil
@@ -354,6 +359,15 @@ func nextStored(r *store.ScheduleRow, now time.Time) time.Time {
 		return s
 	}
 	return slots.next(now)
+}
+
+// lag returns how long slot has been due at now: 0 for a zero slot or one
+// still to come.
+func lag(slot, now time.Time) time.Duration {
+	if slot.IsZero() || slot.After(now) {
+		return 0
+	}
+	return now.Sub(slot)
 }
 
 // fromMSOrZero is store.FromMS, with 0 the zero time.

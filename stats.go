@@ -166,3 +166,37 @@ func errorCounts(rows []store.ClassCount) []ErrorCount {
 	}
 	return counts
 }
+
+// Handled returns the kinds that have a handler on this Queue
+// ([Queue.Handle]), sorted; never nil. A Queue that only enqueues, or
+// that the litequeue command or its dashboard opened, has none: its
+// [Stats].Unhandled lists every kind with due jobs.
+func (q *Queue) Handled() []string {
+	if kinds := q.reg.kinds(); kinds != nil {
+		return kinds
+	}
+	return []string{}
+}
+
+// Limits reads the use of the limits of each kind whose handler on this
+// Queue has one, sorted by kind; never nil. It reads one snapshot of the
+// database at now on the injected clock. The limits are this Queue's, as
+// [Queue.Handle] set them: a Queue without handlers, such as the
+// litequeue command's, has none to read.
+func (q *Queue) Limits(ctx context.Context) ([]LimitStats, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	var out []LimitStats
+	now := q.now()
+	err = q.st.reads.Snapshot(ctx, func(tx store.Execer) (err error) {
+		out, err = q.gate.limitStats(ctx, tx, now)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: limits: %w", err)
+	}
+	return out, nil
+}

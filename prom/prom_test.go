@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +70,9 @@ func TestCollector(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(prom.NewCollector(q))
 	want := `
+# HELP litequeue_build_info Always 1: the version of litequeue, and of Go, that the program was built with.
+# TYPE litequeue_build_info gauge
+litequeue_build_info{goversion="` + runtime.Version() + `",version="(devel)"} 1
 # HELP litequeue_deaths_last_hour Jobs that went dead in the last hour.
 # TYPE litequeue_deaths_last_hour gauge
 litequeue_deaths_last_hour{error_class="*errors.errorString",kind="send"} 1
