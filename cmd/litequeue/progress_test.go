@@ -34,15 +34,9 @@ func TestFmtProgress(t *testing.T) {
 // terminal, with --json, or for a few jobs, it draws nothing.
 func TestProgress_OnTerminal(t *testing.T) {
 	onBoth(t, func(t *testing.T, db string, q *litequeue.Queue) {
-		if _, err := q.EnqueueMany(t.Context(), "bulk", make([]any, 2400)); err != nil {
-			t.Fatal(err)
-		}
-		tty := testCLIOn(db)
-		tty.stderrTTY = true
+		tty := onTerminal(t, db, q, 2400)
 		r := mustRun(t, tty, "cancel", "--all", "--kind", "bulk", "--before", "1001", "--yes")
-		if !strings.Contains(r.stderr, "\r\x1b[Kcancelled 1000/1000 jobs (100%)") || !strings.HasSuffix(r.stderr, "\r\x1b[K") {
-			t.Errorf("stderr on a terminal = %q, want the last progress line, wiped", r.stderr)
-		}
+		wantProgress(t, r, "cancelled 1000/1000 jobs (100%)")
 		if r.stdout != "1000 pending jobs of kind bulk with an ID below 1001\ncancelled 1000 jobs\n" {
 			t.Errorf("stdout = %q", r.stdout)
 		}
@@ -68,15 +62,9 @@ func TestProgress_OnTerminal(t *testing.T) {
 // terminal, and with --json writes what it copied instead.
 func TestCopy_ProgressAndJSON(t *testing.T) {
 	onBoth(t, func(t *testing.T, db string, q *litequeue.Queue) {
-		if _, err := q.EnqueueMany(t.Context(), "bulk", make([]any, 600)); err != nil {
-			t.Fatal(err)
-		}
-		tty := testCLIOn(db)
-		tty.stderrTTY = true
+		tty := onTerminal(t, db, q, 600)
 		r := mustRun(t, tty, "copy", "--to", filepath.Join(t.TempDir(), "a.db"))
-		if !strings.Contains(r.stderr, "\r\x1b[Kcopied 600/600 jobs (100%)") || !strings.HasSuffix(r.stderr, "\r\x1b[K") {
-			t.Errorf("stderr of copy on a terminal = %q, want the last progress line, wiped", r.stderr)
-		}
+		wantProgress(t, r, "copied 600/600 jobs (100%)")
 		to := filepath.Join(t.TempDir(), "b.db")
 		r = mustRun(t, tty, "copy", "--to", to, "--json")
 		got := decode[map[string]any](t, r)
@@ -85,4 +73,25 @@ func TestCopy_ProgressAndJSON(t *testing.T) {
 			t.Errorf("copy --json (-want +got):\n%s\nstderr %q", diff, r.stderr)
 		}
 	})
+}
+
+// onTerminal enqueues n jobs of kind bulk with q, and returns a test cli
+// on db whose stderr is a terminal.
+func onTerminal(t *testing.T, db string, q *litequeue.Queue, n int) *cli {
+	t.Helper()
+	if _, err := q.EnqueueMany(t.Context(), "bulk", make([]any, n)); err != nil {
+		t.Fatal(err)
+	}
+	c := testCLIOn(db)
+	c.stderrTTY = true
+	return c
+}
+
+// wantProgress checks that r drew the progress line that starts with
+// last, and wiped it at the end.
+func wantProgress(t *testing.T, r result, last string) {
+	t.Helper()
+	if !strings.Contains(r.stderr, "\r\x1b[K"+last) || !strings.HasSuffix(r.stderr, "\r\x1b[K") {
+		t.Errorf("stderr on a terminal = %q, want the progress line %q, wiped", r.stderr, last)
+	}
 }
