@@ -34,11 +34,12 @@ type bulkFlags struct{ dryRun, yes, asJSON bool }
 // enough), the act did nothing: bulk says so, counts again and asks
 // again, or, with yes, where nobody confirmed the count, fails. It opens
 // the database for writes only once the user agrees. With --json it
-// writes one object at the end: "matched", the count, what it did ("replayed": 3)
-// or "dry_run", and for a dry run the jobs.
+// writes one object at the end: "matched", the last count; "done", how
+// many jobs it acted on; "dry_run"; and for a dry run "jobs", those
+// matched.
 func (c *cli) bulk(ctx context.Context, a bulkAction, flags bulkFlags) error {
 	rep := c.report(flags.asJSON)
-	rep.set("matched", 0, a.did, 0, "dry_run", flags.dryRun)
+	rep.set("matched", 0, "done", 0, "dry_run", flags.dryRun)
 	var t litequeue.Tally
 	err := c.read(func(q *litequeue.Queue) (err error) {
 		if t, err = a.tally(q); err != nil {
@@ -100,7 +101,7 @@ func (c *cli) confirmBulk(ctx context.Context, a bulkAction, flags bulkFlags, re
 		stop()
 		te, changed := errors.AsType[*litequeue.TallyError](err)
 		if !changed {
-			rep.set(a.did, n)
+			rep.set("done", n)
 			rep.say("%s", a.done(n))
 			return q, err
 		}

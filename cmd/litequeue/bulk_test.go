@@ -84,12 +84,10 @@ func jobStates(t *testing.T, q *litequeue.Queue, ids ...int64) []string {
 
 // bulkJSON is the JSON of a bulk act.
 type bulkJSON struct {
-	Matched   int       `json:"matched"`
-	DryRun    bool      `json:"dry_run"`
-	Cancelled *int      `json:"cancelled"`
-	Deleted   *int      `json:"deleted"`
-	Replayed  *int      `json:"replayed"`
-	Jobs      []jobJSON `json:"jobs"`
+	Matched int       `json:"matched"`
+	Done    *int      `json:"done"`
+	DryRun  bool      `json:"dry_run"`
+	Jobs    []jobJSON `json:"jobs"`
 }
 
 // enqueueJobs enqueues a job of each kind, on queue "default", and returns
@@ -116,7 +114,7 @@ func TestCancelDelete_All(t *testing.T) {
 		ids := enqueueJobs(t, q, "report", "email", "report", "report")
 
 		dry := decode[bulkJSON](t, run("cancel", "--all", "--kind", "report", "--after", fmt.Sprint(ids[0]), "--dry-run", "--json"))
-		if dry.Matched != 2 || !dry.DryRun || len(dry.Jobs) != 2 || dry.Jobs[0].ID != ids[2] || *dry.Cancelled != 0 {
+		if dry.Matched != 2 || !dry.DryRun || len(dry.Jobs) != 2 || dry.Jobs[0].ID != ids[2] || *dry.Done != 0 {
 			t.Errorf("cancel --dry-run --json = %+v, want 2 matched from job %d, none cancelled", dry, ids[2])
 		}
 		c := testCLI("")
@@ -129,7 +127,7 @@ func TestCancelDelete_All(t *testing.T) {
 		}
 
 		got := decode[bulkJSON](t, run("cancel", "--all", "--kind", "report", "--yes", "--json"))
-		if got.Matched != 3 || got.Cancelled == nil || *got.Cancelled != 3 || got.DryRun {
+		if got.Matched != 3 || got.Done == nil || *got.Done != 3 || got.DryRun {
 			t.Errorf("cancel --all --json = %+v, want 3 matched and cancelled", got)
 		}
 		if diff := cmp.Diff([]string{"cancelled", "pending", "cancelled", "cancelled"}, jobStates(t, q, ids...)); diff != "" {
@@ -146,7 +144,7 @@ func TestCancelDelete_All(t *testing.T) {
 			}
 		}
 		got = decode[bulkJSON](t, run("delete", "--all", "--state", "cancelled", "--kind", "report", "--yes", "--json"))
-		if got.Matched != 3 || got.Deleted == nil || *got.Deleted != 3 {
+		if got.Matched != 3 || got.Done == nil || *got.Done != 3 {
 			t.Errorf("delete --all --json = %+v, want 3 matched and deleted", got)
 		}
 		if diff := cmp.Diff([]string{"gone", "cancelled", "gone", "gone"}, jobStates(t, q, ids...)); diff != "" {
@@ -183,8 +181,8 @@ func TestCommands_JSON(t *testing.T) {
 			{[]string{"run-now", later}, map[string]any{"due_now": []any{float64(ids[2])}}},
 			{[]string{"cancel", a, later}, map[string]any{"cancelled": []any{float64(ids[0]), float64(ids[2])}, "stopping": []any{}}},
 			{[]string{"delete", a}, map[string]any{"deleted": []any{float64(ids[0])}}},
-			{[]string{"dead", "purge", "--dry-run"}, map[string]any{"matched": float64(1), "deleted": float64(0), "dry_run": true}},
-			{[]string{"dead", "purge", "--yes"}, map[string]any{"matched": float64(1), "deleted": float64(1), "dry_run": false}},
+			{[]string{"dead", "purge", "--dry-run"}, map[string]any{"matched": float64(1), "done": float64(0), "dry_run": true}},
+			{[]string{"dead", "purge", "--yes"}, map[string]any{"matched": float64(1), "done": float64(1), "dry_run": false}},
 			{[]string{"pause", "--queue", "default"}, map[string]any{"queue": "default", "paused": true, "was_paused": false}},
 			{[]string{"resume", "--queue", "default"}, map[string]any{"queue": "default", "paused": false, "was_paused": true}},
 			{[]string{"resume", "--kind", "k"}, map[string]any{"kind": "k", "paused": false, "was_paused": false}},

@@ -64,7 +64,7 @@ func TestFilterFlags(t *testing.T) {
 		}
 
 		got := decode[bulkJSON](t, run("dead", "retry", "--all", "--error-contains", "timeout", "--before", id(3), "--yes", "--json"))
-		if got.Matched != 1 || got.Replayed == nil || *got.Replayed != 1 {
+		if got.Matched != 1 || got.Done == nil || *got.Done != 1 {
 			t.Errorf("dead retry --all --error-contains --before = %+v, want 1 replayed", got)
 		}
 		if diff := cmp.Diff([]string{"dead", "pending", "dead", "dead"}, jobStates(t, q, ids...)); diff != "" {
