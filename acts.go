@@ -101,3 +101,46 @@ func (a *acts) replay(ctx context.Context, tx store.Execer, row *store.JobRow, n
 	d := makeDue(row, OutcomeReplayed, 0, a.worker, now)
 	return d.event, storeDecision(ctx, tx, &d)
 }
+
+// onEach runs act, in one write transaction, on the row of each of the
+// jobs with the given IDs as it is then, and fires the events act returns
+// after the commit (waking idle workers first if wake). A job that is
+// gone, or that act refuses for its state (*stateError), is left alone.
+// It returns how many jobs act acted on.
+func (a *acts) onEach(ctx context.Context, ids []int64, wake bool, act func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error)) (int, error) {
+	var events []Event
+	n := 0
+	err := a.st.write(ctx, func(tx store.Execer) error {
+		events, n = events[:0], 0
+		now := a.clock.Now()
+		for _, id := range ids {
+			row, err := store.LockJob(ctx, tx, id)
+			if errors.Is(err, store.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			ev, err := act(tx, row, now)
+			if _, refused := errors.AsType[*stateError](err); refused {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			n++
+			if ev.Type != "" {
+				events = append(events, ev)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if wake && len(events) > 0 {
+		a.wake.fire()
+	}
+	a.events.emit(events...)
+	return n, nil
+}

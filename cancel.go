@@ -24,20 +24,36 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		return err
 	}
 	defer leave()
-	running := false
-	err = q.acts.on(ctx, "cancel", id, false, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
-		switch running = State(row.State) == Running; State(row.State) {
+	var running []int64
+	err = q.acts.on(ctx, "cancel", id, false, cancelAct(ctx, &running))
+	if err == nil {
+		q.renewAll(running)
+	}
+	return err
+}
+
+// cancelAct returns the act of a cancel on a job's row: a pending job is
+// cancelled, a running one asked to stop, its ID added to *running for
+// renewAll after the commit; a finished job is a *stateError.
+func cancelAct(ctx context.Context, running *[]int64) func(store.Execer, *store.JobRow, time.Time) (Event, error) {
+	return func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+		switch State(row.State) {
 		case Running:
-			return Event{}, store.RequestCancel(ctx, tx, id)
+			*running = append(*running, row.ID)
+			return Event{}, store.RequestCancel(ctx, tx, row.ID)
 		case Pending:
 			d := cancelPending(row, now)
 			err := storeDecision(ctx, tx, &d)
 			return d.event, err
 		}
-		return Event{}, &stateError{op: "cancel", id: id, state: State(row.State)}
-	})
-	if err == nil && running {
+		return Event{}, &stateError{op: "cancel", id: row.ID, state: State(row.State)}
+	}
+}
+
+// renewAll has the runs of this Queue that hold the jobs with the given
+// IDs renew their leases at once, to see a cancel.
+func (q *Queue) renewAll(ids []int64) {
+	for _, id := range ids {
 		q.run.renewNow(id)
 	}
-	return err
 }

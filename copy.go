@@ -44,7 +44,8 @@ type CopyResult struct {
 // pending, due when it was, with the tries it has used, and its run in
 // progress is not copied. Copied jobs get new IDs in to; their order is
 // kept. A job whose unique key a live job in to holds fails the copy, and
-// the error names the key; a key in both keeps the later expiry.
+// the error names the key; a key in both keeps the later expiry. With a
+// ctx of [WithProgress], Copy reports the jobs it has written as it goes.
 func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 	var res CopyResult
 	if from == to {
@@ -124,6 +125,7 @@ func copyJobs(ctx context.Context, tx store.Execer, src *store.CopySource, copie
 	for i := range src.Jobs {
 		r := &src.Jobs[i]
 		fp := jobFingerprint(r)
+		progress(ctx, i, len(src.Jobs))
 		if copied[fp] {
 			ids[r.ID] = 0
 			res.Skipped++
@@ -139,6 +141,7 @@ func copyJobs(ctx context.Context, tx store.Execer, src *store.CopySource, copie
 		ids[r.ID] = id
 		res.Jobs++
 	}
+	progress(ctx, len(src.Jobs), len(src.Jobs))
 	return ids, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/litequeue/litequeue/internal/store"
@@ -26,10 +25,6 @@ import (
 // acted on; the act then goes in the usual short transactions, each of
 // which leaves alone a job that is no longer dead, so it may do less than
 // was confirmed, never more.
-
-// replayBatch bounds the jobs one ReplayDead transaction replays, so that a
-// large replay never holds the write lock for long.
-const replayBatch = 500
 
 // Replay puts a dead job back as pending, due now, with its [Job.Attempt]
 // reset to 0 and [Job.FinishedAt] cleared; its history and [Job.LastError]
@@ -83,51 +78,13 @@ func (q *Queue) ReplayTallied(ctx context.Context, f Filter, t Tally) (int, erro
 
 // replayDead is ReplayDead, or with t ReplayTallied.
 func (q *Queue) replayDead(ctx context.Context, f Filter, t *Tally) (int, error) {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer leave()
-	if f, err = f.dead(); err == nil && t != nil {
-		f, err = t.bound(f)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
-	}
-	ids, err := store.JobIDs(ctx, q.st.reads, f.stored())
-	if err != nil {
-		return 0, fmt.Errorf("litequeue: replay dead jobs: %w", err)
-	}
-	if t != nil && len(ids) != t.Jobs {
-		return 0, &TallyError{Want: t.Jobs, Got: len(ids)}
-	}
-	replayed := 0
-	for batch := range slices.Chunk(ids, replayBatch) {
-		n, err := q.acts.replayIDs(ctx, batch)
-		replayed += n
-		if err != nil {
-			return replayed, fmt.Errorf("litequeue: replay dead jobs: %w", err)
-		}
-	}
-	return replayed, nil
+	return q.actTallied(ctx, "replay dead jobs", f, t, Filter.dead, q.acts.replayIDs)
 }
 
 // TallyReplay counts the dead jobs that [Queue.ReplayDead](ctx, f) would
 // replay now, for [Queue.ReplayTallied]. f.State must be "" or [Dead].
 func (q *Queue) TallyReplay(ctx context.Context, f Filter) (Tally, error) {
-	leave, err := q.enter(ctx)
-	if err != nil {
-		return Tally{}, err
-	}
-	defer leave()
-	if f, err = f.dead(); err != nil {
-		return Tally{}, fmt.Errorf("litequeue: count dead jobs: %w", err)
-	}
-	jobs, maxID, err := store.TallyJobs(ctx, q.st.reads, f.stored())
-	if err != nil {
-		return Tally{}, fmt.Errorf("litequeue: count dead jobs: %w", err)
-	}
-	return Tally{Jobs: jobs, MaxID: maxID}, nil
+	return q.tallyOf(ctx, "count dead jobs", f, Filter.dead)
 }
 
 // dead returns f, a filter of dead jobs, with its State set, or an error
@@ -197,7 +154,7 @@ func (q *Queue) PurgeTallied(ctx context.Context, olderThan time.Duration, t Tal
 	if len(found) != t.Jobs {
 		return 0, &TallyError{Want: t.Jobs, Got: len(found)}
 	}
-	purged := 0
+	purged, total := 0, len(found)
 	for len(found) > 0 {
 		ids := fitBatch(found, purgeBatch)
 		n, err := q.jan.deleteBatch(ctx, ids, []string{string(Dead)}, cutoff)
@@ -206,6 +163,7 @@ func (q *Queue) PurgeTallied(ctx context.Context, olderThan time.Duration, t Tal
 			return purged, fmt.Errorf("litequeue: purge dead jobs: %w", err)
 		}
 		found = found[len(ids):]
+		progress(ctx, total-len(found), total)
 	}
 	return purged, nil
 }
@@ -236,10 +194,12 @@ func checkAge(olderThan time.Duration) error {
 	return nil
 }
 
-// Tally is how many dead jobs a bulk replay or purge would act on, and the
-// highest ID among them, as [Queue.TallyReplay] and [Queue.TallyPurge]
-// count them for a person to confirm; [Queue.ReplayTallied] and
-// [Queue.PurgeTallied] act on what it counted. The zero Tally counts none.
+// Tally is how many jobs a bulk act would act on, and the highest ID
+// among them, as [Queue.TallyReplay], [Queue.TallyPurge],
+// [Queue.TallyCancel] and [Queue.TallyDelete] count them for a person to
+// confirm; [Queue.ReplayTallied], [Queue.PurgeTallied],
+// [Queue.CancelTallied] and [Queue.DeleteTallied] act on what it counted.
+// The zero Tally counts none.
 type Tally struct {
 	Jobs  int   // how many
 	MaxID int64 // the highest ID among them; 0 when Jobs is 0
@@ -267,15 +227,16 @@ func (t Tally) bound(f Filter) (Filter, error) {
 	return f, nil
 }
 
-// TallyError is the error of [Queue.ReplayTallied] and
-// [Queue.PurgeTallied] when the dead jobs they would act on, those up to
-// the tally's highest ID, are Got and not the Want the tally counted: jobs
-// died, grew old enough, or were replayed or deleted since. They act on
-// none; tally again and ask again.
+// TallyError is the error of [Queue.ReplayTallied], [Queue.PurgeTallied],
+// [Queue.CancelTallied] and [Queue.DeleteTallied] when the jobs they would
+// act on, those up to the tally's highest ID, are Got and not the Want the
+// tally counted: jobs died, grew old enough, finished, or were replayed,
+// cancelled or deleted since. They act on none; tally again and ask
+// again.
 type TallyError struct {
 	Want, Got int
 }
 
 func (e *TallyError) Error() string {
-	return fmt.Sprintf("litequeue: %d dead jobs match now, not the %d counted: nothing done", e.Got, e.Want)
+	return fmt.Sprintf("litequeue: %d jobs match now, not the %d counted: nothing done", e.Got, e.Want)
 }

@@ -20,10 +20,17 @@ func (q *Queue) Delete(ctx context.Context, id int64) error {
 		return err
 	}
 	defer leave()
-	return q.acts.on(ctx, "delete", id, false, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+	return q.acts.on(ctx, "delete", id, false, deleteAct(ctx))
+}
+
+// deleteAct returns the act of a delete on a job's row: a finished or
+// dead job is deleted with its history; a pending or running one is a
+// *stateError.
+func deleteAct(ctx context.Context) func(store.Execer, *store.JobRow, time.Time) (Event, error) {
+	return func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
 		if !State(row.State).terminal() {
-			return Event{}, &stateError{op: "delete", id: id, state: State(row.State), hint: "cancel it first"}
+			return Event{}, &stateError{op: "delete", id: row.ID, state: State(row.State), hint: "cancel it first"}
 		}
-		return Event{Type: eventDeleted, Job: viewOf(row), At: now}, store.DeleteJob(ctx, tx, id)
-	})
+		return Event{Type: eventDeleted, Job: viewOf(row), At: now}, store.DeleteJob(ctx, tx, row.ID)
+	}
 }

@@ -153,7 +153,12 @@
 // one ([Queue.Cancel], "litequeue cancel <id>"), and delete a finished or
 // dead one with its history before its retention ends ([Queue.Delete],
 // "litequeue delete <id>"). A job's ID is never given to another job, so
-// none of these reaches a job other than the one named.
+// none of these reaches a job other than the one named. For many jobs at
+// once, selected by a [Filter], [Queue.TallyCancel] and
+// [Queue.TallyDelete] count them for a person to confirm, and
+// [Queue.CancelTallied] and [Queue.DeleteTallied] act on those counted,
+// as [Queue.ReplayTallied] does for dead jobs ("litequeue cancel --all",
+// "litequeue delete --all"); [WithProgress] reports how far they have got.
 //
 // # Expiry
 //

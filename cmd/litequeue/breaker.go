@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 )
 
-// breakerReset defines the flags of "breaker reset", none of its own, and
-// returns the command.
+// breakerReset defines the flags of "breaker reset" and returns the
+// command.
 func (c *cli) breakerReset(fs *flagSet) runFunc {
+	asJSON := fs.Bool("json", false, "write what was done as JSON")
 	return func(ctx context.Context, args []string) error {
 		kind := args[0]
 		q, err := c.openWrite()
@@ -23,12 +23,15 @@ func (c *cli) breakerReset(fs *flagSet) runFunc {
 		if err := q.ResetBreaker(ctx, kind); err != nil {
 			return err
 		}
+		rep := c.report(*asJSON)
+		rep.set("kind", kind, "was", "closed")
 		if !open {
-			fmt.Fprintf(c.stdout, "the breaker of %s is closed already\n", kind)
-			return nil
+			rep.say("the breaker of %s is closed already", kind)
+			return rep.end(nil)
 		}
-		fmt.Fprintf(c.stdout, "closed the breaker of %s (%s since %s, %s): its jobs are claimed again\n",
+		rep.set("was", b.State, "trips", b.Trips)
+		rep.say("closed the breaker of %s (%s since %s, %s): its jobs are claimed again",
 			kind, b.State, fmtTime(b.OpenedAt), plural(b.Trips, "trip"))
-		return nil
+		return rep.end(nil)
 	}
 }

@@ -40,17 +40,17 @@ func commands() []*command {
 	return []*command{
 		{name: "stats", usage: "stats [--json]", group: inspectGroup, setup: (*cli).stats,
 			short: "jobs per queue and state; retries and deaths in the last hour; what is paused"},
-		{name: "list", usage: "list [--state S] [--queue Q] [--kind K] [--limit N] [--json]", group: inspectGroup, setup: (*cli).list,
+		{name: "list", usage: "list [--state S] [FILTER] [--limit N] [--json]", group: inspectGroup, setup: (*cli).list,
 			short: "jobs, oldest first"},
 		{name: "show", usage: "show ID [--json]", group: inspectGroup, min: 1, max: 1, setup: (*cli).show,
 			short: "a job, its payload and its whole attempt history"},
 		{name: "dead", usage: "dead list|retry|purge ...", short: "dead letters: list, replay, delete", subs: []*command{
-			{name: "dead list", usage: "dead list [--queue Q] [--kind K] [--limit N] [--json]", group: inspectGroup, setup: (*cli).deadList,
+			{name: "dead list", usage: "dead list [FILTER] [--limit N] [--json]", group: inspectGroup, setup: (*cli).deadList,
 				short: "the dead letters, in ID order"},
-			{name: "dead retry", usage: "dead retry ID... | dead retry --all [--queue Q] [--kind K] [--dry-run] [--yes]", group: changeGroup,
+			{name: "dead retry", usage: "dead retry ID... | dead retry --all [FILTER] [--dry-run] [--yes] [--json]", group: changeGroup,
 				max: -1, setup: (*cli).deadRetry,
 				short: "replay dead jobs: pending again, tries reset, history kept"},
-			{name: "dead purge", usage: "dead purge [--older-than D] [--dry-run] [--yes]", group: changeGroup, setup: (*cli).deadPurge,
+			{name: "dead purge", usage: "dead purge [--older-than D] [--dry-run] [--yes] [--json]", group: changeGroup, setup: (*cli).deadPurge,
 				short: "delete dead jobs and their history for good"},
 		}},
 		{name: "periodic", usage: "periodic list ...", short: "periodic jobs: their schedules", subs: []*command{
@@ -65,25 +65,29 @@ func commands() []*command {
 					group: inspectGroup, max: 1, setup: (*cli).simulate,
 					short: "what a dependency sees when N jobs fail together"},
 			}},
-		{name: "cancel", usage: "cancel ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).cancel,
-			short: "cancel pending or running jobs"},
-		{name: "run-now", usage: "run-now ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).runNow,
+		{name: "cancel", usage: "cancel ID... | cancel --all [--state S] [FILTER] [--dry-run] [--yes] [--json]",
+			group: changeGroup, max: -1, setup: (*cli).cancel,
+			short: "cancel pending or running jobs: those named, or all that match"},
+		{name: "run-now", usage: "run-now ID... [--json]", group: changeGroup, min: 1, max: -1, setup: (*cli).runNow,
 			short: "make pending jobs (scheduled, waiting to retry) due now"},
-		{name: "pause", usage: "pause --queue Q | --kind K", group: changeGroup, setup: (*cli).pauseCmd,
+		{name: "pause", usage: "pause --queue Q | --kind K [--json]", group: changeGroup, setup: (*cli).pauseCmd,
 			short: "stop every worker from claiming a queue's or a kind's jobs"},
-		{name: "resume", usage: "resume --queue Q | --kind K", group: changeGroup, setup: (*cli).resumeCmd,
+		{name: "resume", usage: "resume --queue Q | --kind K [--json]", group: changeGroup, setup: (*cli).resumeCmd,
 			short: "let the workers claim a paused queue or kind again"},
-		{name: "delete", usage: "delete ID...", group: changeGroup, min: 1, max: -1, setup: (*cli).deleteJobs,
-			short: "delete finished or dead jobs and their history"},
+		{name: "delete", usage: "delete ID... | delete --all --state S [FILTER] [--dry-run] [--yes] [--json]",
+			group: changeGroup, max: -1, setup: (*cli).deleteJobs,
+			short: "delete finished or dead jobs and their history: those named, or all that match"},
 		{name: "breaker", usage: "breaker reset KIND", short: "circuit breakers: close one by hand", subs: []*command{
-			{name: "breaker reset", usage: "breaker reset KIND", group: changeGroup, min: 1, max: 1, setup: (*cli).breakerReset,
+			{name: "breaker reset", usage: "breaker reset KIND [--json]", group: changeGroup, min: 1, max: 1, setup: (*cli).breakerReset,
 				short: "close a kind's circuit breaker: its jobs are claimed again at once"},
 		}},
 		{name: "enqueue", usage: "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--json]",
 			group: changeGroup, min: 1, max: 2, setup: (*cli).enqueue,
 			short: "add a job"},
-		{name: "copy", usage: "copy --to DB [--from DB]", group: changeGroup, setup: (*cli).copyJobs,
+		{name: "copy", usage: "copy --to DB [--from DB] [--json]", group: changeGroup, setup: (*cli).copyJobs,
 			short: "copy unfinished and dead jobs, with history, into another database"},
+		{name: "migrate", usage: "migrate [--print] [--json]", group: otherGroup, setup: (*cli).migrate,
+			short: "make or upgrade litequeue's tables in the database, or print their SQL"},
 		{name: "backup", usage: "backup --to PATH [--force]", group: otherGroup, setup: (*cli).backup,
 			short: "a consistent copy of the database, taken while the app runs"},
 		{name: "serve", usage: "serve [--addr HOST:PORT] [--token T] [--allow-host H]... [--allow-writes] [--access-log]", group: otherGroup, setup: (*cli).serve,
@@ -110,7 +114,7 @@ func find(args []string) (*command, []string, error) {
 		cmd, cmds, name, args = cmds[i], cmds[i].subs, cmds[i].name, args[1:]
 	}
 	if cmd == nil {
-		return nil, nil, usageErrorf("unknown command %q (run 'litequeue help' for the list)", args[0])
+		return nil, nil, usageErrorf("unknown command %q%s (run 'litequeue help' for the list)", args[0], didYouMean(args[0], "", commands()))
 	}
 	return cmd, args, nil
 }
@@ -141,7 +145,7 @@ func (c *cli) runGroup(cmd *command, args []string) error {
 		c.writeHelp(cmd)
 		return nil
 	default:
-		err = fmt.Errorf("unknown command \"%s %s\"", cmd.name, args[0])
+		err = fmt.Errorf("unknown command \"%s %s\"%s", cmd.name, args[0], didYouMean(args[0], cmd.name+" ", cmd.subs))
 	}
 	return &exitError{code: exitUsage, err: err, hint: cmd.usage}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/litequeue/litequeue"
-	"github.com/litequeue/litequeue/postgres"
 )
 
 // copyJobs defines the flags of "copy" and returns the command: it copies
@@ -18,6 +17,7 @@ func (c *cli) copyJobs(fs *flagSet) runFunc {
 	var from, to string
 	fs.Var(pathFlag{&from}, "from", "the database to copy from: a file `path` or a postgres:// URL (default the database)")
 	fs.Var(pathFlag{&to}, "to", "the database to copy into, created if missing: a file `path` or a postgres:// URL")
+	asJSON := fs.Bool("json", false, "write what was copied as JSON")
 	return func(ctx context.Context, _ []string) error {
 		if to == "" {
 			return fs.usageError(errors.New("copy needs --to"))
@@ -33,28 +33,23 @@ func (c *cli) copyJobs(fs *flagSet) runFunc {
 			return err
 		}
 		defer src.Close()
-		opts, err := c.options()
+		dst, err := c.openCreate(ctx, to)
 		if err != nil {
 			return err
 		}
-		var dst *litequeue.Queue
-		if isServerURL(to) {
-			dst, err = postgres.Open(ctx, to, opts)
-		} else {
-			dst, err = litequeue.Open(to, opts)
-		}
-		if err != nil {
-			return openError(to, err)
-		}
-		res, err := litequeue.Copy(ctx, src, dst)
+		pctx, stop := c.showProgress(ctx, "copied", *asJSON)
+		res, err := litequeue.Copy(pctx, src, dst)
+		stop()
 		if cerr := dst.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "copied %d jobs, %d history rows and %d keys from %s to %s; skipped %d jobs copied before\n",
+		rep := c.report(*asJSON)
+		rep.set("from", c.dbName(), "to", redact(to), "jobs", res.Jobs, "history_rows", res.HistoryRows, "keys", res.Keys, "skipped", res.Skipped)
+		rep.say("copied %d jobs, %d history rows and %d keys from %s to %s; skipped %d jobs copied before",
 			res.Jobs, res.HistoryRows, res.Keys, c.dbName(), redact(to), res.Skipped)
-		return nil
+		return rep.end(nil)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -15,7 +14,11 @@ func (c *cli) deadList(fs *flagSet) runFunc {
 	limit := fs.limitFlag()
 	asJSON := fs.jsonFlag()
 	return func(ctx context.Context, _ []string) error {
-		jobs, more, err := c.listJobs(ctx, filter.filter(litequeue.Dead), *limit)
+		f, err := filter.filter(litequeue.Dead)
+		if err != nil {
+			return err
+		}
+		jobs, more, err := c.listJobs(ctx, f, *limit)
 		if err != nil {
 			return err
 		}
@@ -27,7 +30,7 @@ func (c *cli) deadList(fs *flagSet) runFunc {
 			return nil
 		}
 		c.deadTable(jobs)
-		c.moreNote(len(jobs), more)
+		c.moreNote(jobs, more)
 		return nil
 	}
 }
@@ -47,79 +50,86 @@ func (c *cli) deadTable(jobs []*litequeue.Job) {
 // replay of the dead jobs named, or of every dead job that matches with
 // --all.
 func (c *cli) deadRetry(fs *flagSet) runFunc {
-	all := fs.Bool("all", false, "replay every dead job that --queue and --kind select")
+	all := fs.Bool("all", false, "replay every dead job that --queue, --kind, --after, --before and --error-contains select")
 	filter := fs.filterFlags("with --all: ")
 	dryRun := fs.Bool("dry-run", false, "say what would be replayed, and replay nothing")
 	yes := fs.Bool("yes", false, "with --all: replay without asking (and fail, replaying nothing, if the dead jobs change between the count and the replay)")
+	asJSON := fs.jsonFlag()
 	return func(ctx context.Context, args []string) error {
-		switch {
-		case *all && len(args) > 0:
-			return fs.usageError(errors.New("give job IDs or --all, not both"))
-		case !*all && len(args) == 0:
-			return fs.usageError(errors.New("missing job IDs (or --all)"))
-		case !*all && (*filter.queue != "" || *filter.kind != ""):
-			return fs.usageError(errors.New("--queue and --kind select jobs for --all"))
-		case *all:
-			return c.replayAll(ctx, filter.filter(litequeue.Dead), *dryRun, *yes)
+		if err := fs.idsOrAll(*all, args, filter.selects()); err != nil {
+			return err
+		}
+		if *all {
+			f, err := filter.filter(litequeue.Dead)
+			if err != nil {
+				return err
+			}
+			return c.replayAll(ctx, f, bulkFlags{*dryRun, *yes, *asJSON})
 		}
 		ids, err := parseIDs(args)
 		if err != nil {
 			return err
 		}
+		rep := c.report(*asJSON)
 		if *dryRun {
-			return c.eachJob(ctx, ids, c.openRead, c.wouldReplay(ctx))
+			rep.set("dry_run", true)
+			rep.ids("would_replay")
+			return rep.end(c.eachJob(ctx, ids, c.openRead, c.wouldReplay(ctx, rep)))
 		}
-		return c.eachJob(ctx, ids, c.openWrite, c.replay(ctx))
+		rep.ids("replayed")
+		return rep.end(c.eachJob(ctx, ids, c.openWrite, c.replay(ctx, rep)))
 	}
 }
 
 // wouldReplay returns the function that says whether dead retry would
 // replay a job.
-func (c *cli) wouldReplay(ctx context.Context) func(*litequeue.Queue, int64) error {
+func (c *cli) wouldReplay(ctx context.Context, rep *report) func(*litequeue.Queue, int64) error {
 	return func(q *litequeue.Queue, id int64) error {
 		j, err := q.Get(ctx, id)
 		if err == nil && j.State != litequeue.Dead {
 			return fmt.Errorf("job %d is %s, not dead", id, j.State)
 		}
 		if err == nil {
-			fmt.Fprintf(c.stdout, "would replay job %d (%s on %s)\n", id, j.Kind, j.Queue)
+			rep.addID("would_replay", id)
+			rep.say("would replay job %d (%s on %s)", id, j.Kind, j.Queue)
 		}
 		return err
 	}
 }
 
 // replay returns the function that replays a dead job.
-func (c *cli) replay(ctx context.Context) func(*litequeue.Queue, int64) error {
+func (c *cli) replay(ctx context.Context, rep *report) func(*litequeue.Queue, int64) error {
 	return func(q *litequeue.Queue, id int64) error {
 		if err := q.Replay(ctx, id); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.stdout, "replayed job %d: pending, due now\n", id)
+		rep.addID("replayed", id)
+		rep.say("replayed job %d: pending, due now", id)
 		return nil
 	}
 }
 
 // replayAll replays the dead jobs f selects, once the user agrees: those
 // counted, and only if they are still as many (see bulk).
-func (c *cli) replayAll(ctx context.Context, f litequeue.Filter, dryRun, yes bool) error {
-	return c.bulk(bulkAction{
-		tally:   func(q *litequeue.Queue) (litequeue.Tally, error) { return q.TallyReplay(ctx, f) },
-		act:     func(q *litequeue.Queue, t litequeue.Tally) (int, error) { return q.ReplayTallied(ctx, f, t) },
+func (c *cli) replayAll(ctx context.Context, f litequeue.Filter, flags bulkFlags) error {
+	return c.bulk(ctx, bulkAction{
+		tally: func(q *litequeue.Queue) (litequeue.Tally, error) { return q.TallyReplay(ctx, f) },
+		act: func(ctx context.Context, q *litequeue.Queue, t litequeue.Tally) (int, error) {
+			return q.ReplayTallied(ctx, f, t)
+		},
 		counted: func(n int) string { return plural(n, "dead job") + " " + describeFilter(f) },
 		ask: func(n int) (string, string) {
 			return fmt.Sprintf("Replay %s?", plural(n, "dead job")), fmt.Sprintf("refusing to replay %s", plural(n, "job"))
 		},
-		did:  "replayed",
-		done: func(n int) string { return fmt.Sprintf("replayed %s: pending, due now", plural(n, "job")) },
-		show: func(q *litequeue.Queue) error {
-			jobs, err := q.List(ctx, f)
-			c.deadTable(jobs)
-			return err
-		},
-	}, dryRun, yes)
+		jobs:  "dead jobs",
+		did:   "replayed",
+		done:  func(n int) string { return fmt.Sprintf("replayed %s: pending, due now", plural(n, "job")) },
+		list:  func(q *litequeue.Queue) ([]*litequeue.Job, error) { return q.List(ctx, f) },
+		table: c.deadTable,
+	}, flags)
 }
 
-// describeFilter says which jobs a --queue and --kind select.
+// describeFilter says which jobs the flags of filterFlags select.
 func describeFilter(f litequeue.Filter) string {
 	var parts []string
 	if f.Queue != "" {
@@ -127,6 +137,12 @@ func describeFilter(f litequeue.Filter) string {
 	}
 	if f.Kind != "" {
 		parts = append(parts, "of kind "+f.Kind)
+	}
+	if f.After != 0 || f.Before != 0 {
+		parts = append(parts, describeIDs(f.After, f.Before))
+	}
+	if f.ErrorContains != "" {
+		parts = append(parts, fmt.Sprintf("with an error containing %q", f.ErrorContains))
 	}
 	if len(parts) == 0 {
 		return "in all"
@@ -140,10 +156,11 @@ func (c *cli) deadPurge(fs *flagSet) runFunc {
 	olderThan := fs.durationFlag("older-than", 0, "only jobs dead for at least this long, e.g. 7d; 0: every dead job")
 	dryRun := fs.Bool("dry-run", false, "count what would be deleted, and delete nothing")
 	yes := fs.Bool("yes", false, "delete without asking (and fail, deleting nothing, if the dead jobs change between the count and the purge)")
+	asJSON := fs.jsonFlag()
 	return func(ctx context.Context, _ []string) error {
-		return c.bulk(bulkAction{
+		return c.bulk(ctx, bulkAction{
 			tally: func(q *litequeue.Queue) (litequeue.Tally, error) { return q.TallyPurge(ctx, *olderThan) },
-			act: func(q *litequeue.Queue, t litequeue.Tally) (int, error) {
+			act: func(ctx context.Context, q *litequeue.Queue, t litequeue.Tally) (int, error) {
 				return q.PurgeTallied(ctx, *olderThan, t)
 			},
 			counted: func(n int) string {
@@ -160,80 +177,9 @@ func (c *cli) deadPurge(fs *flagSet) runFunc {
 				return fmt.Sprintf("Delete %s and %s for good?", plural(n, "job"), history),
 					fmt.Sprintf("refusing to delete %s", plural(n, "job"))
 			},
+			jobs: "dead jobs",
 			did:  "deleted",
 			done: func(n int) string { return "deleted " + plural(n, "dead job") },
-		}, *dryRun, *yes)
-	}
-}
-
-// bulkAction is a replay or a purge of many dead jobs, as the command
-// counts it, asks and does it.
-type bulkAction struct {
-	tally   func(*litequeue.Queue) (litequeue.Tally, error)
-	act     func(*litequeue.Queue, litequeue.Tally) (int, error)
-	counted func(n int) string                     // the count, a line of stdout
-	ask     func(n int) (question, refusal string) // see confirm
-	did     string                                 // "replayed", "deleted"
-	done    func(n int) string                     // what it did, a line of stdout
-	show    func(*litequeue.Queue) error           // what a dry run shows of the jobs; nil: nothing
-}
-
-// bulk counts the jobs of a, says how many, asks unless yes, then acts on
-// those counted and says what it did; a dry run shows them instead. When
-// the jobs changed between the count and the act (a job died, or grew old
-// enough), the act did nothing: bulk says so, counts again and asks
-// again, or, with yes, where nobody confirmed the count, fails. It opens
-// the database for writes only once the user agrees.
-func (c *cli) bulk(a bulkAction, dryRun, yes bool) error {
-	var t litequeue.Tally
-	err := c.read(func(q *litequeue.Queue) (err error) {
-		if t, err = a.tally(q); err != nil {
-			return err
-		}
-		fmt.Fprintln(c.stdout, a.counted(t.Jobs))
-		if dryRun && t.Jobs > 0 && a.show != nil {
-			return a.show(q)
-		}
-		return nil
-	})
-	switch {
-	case err != nil || t.Jobs == 0:
-		return err
-	case dryRun:
-		fmt.Fprintln(c.stdout, "dry run: nothing "+a.did)
-		return nil
-	}
-	var q *litequeue.Queue
-	for {
-		if !yes {
-			question, refusal := a.ask(t.Jobs)
-			if ok, err := c.agree(question, refusal, "nothing "+a.did); !ok {
-				return err
-			}
-		}
-		if q == nil {
-			if q, err = c.openWrite(); err != nil {
-				return err
-			}
-			defer q.Close()
-		}
-		n, err := a.act(q, t)
-		te, changed := errors.AsType[*litequeue.TallyError](err)
-		if !changed {
-			fmt.Fprintln(c.stdout, a.done(n))
-			return err
-		}
-		msg := fmt.Sprintf("the dead jobs changed after they were counted: %d match now, not the %d counted; nothing %s", te.Got, te.Want, a.did)
-		if yes {
-			return errors.New(msg + " (run the command again)")
-		}
-		fmt.Fprintln(c.stderr, msg)
-		if t, err = a.tally(q); err != nil {
-			return err
-		}
-		fmt.Fprintln(c.stdout, a.counted(t.Jobs))
-		if t.Jobs == 0 {
-			return nil
-		}
+		}, bulkFlags{*dryRun, *yes, *asJSON})
 	}
 }

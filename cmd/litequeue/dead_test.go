@@ -183,11 +183,11 @@ func TestDeadRetry_Usage(t *testing.T) {
 	}{
 		{[]string{"dead", "retry"}, "missing job IDs (or --all)"},
 		{[]string{"dead", "retry", "2", "--all"}, "give job IDs or --all, not both"},
-		{[]string{"dead", "retry", "2", "--kind", "k"}, "--queue and --kind select jobs for --all"},
+		{[]string{"dead", "retry", "2", "--kind", "k"}, "the flags that select jobs, such as --queue and --kind, go with --all"},
 		{[]string{"dead", "retry", "two"}, `job ID "two" is not a positive whole number`},
 		{[]string{"dead", "purge", "--older-than", "a week"}, `"a week" is not a duration`},
 		{[]string{"dead", "purge", "extra"}, `unexpected argument "extra"`},
-		{[]string{"cancel"}, "missing arguments"},
+		{[]string{"cancel"}, "missing job IDs (or --all)"},
 		{[]string{"cancel", "1", "x"}, `job ID "x" is not a positive whole number`},
 	} {
 		r := runCLI(t, fx.cli(""), tt.args...)

@@ -71,7 +71,7 @@ func TestDelete_Refuses(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"delete"}, "missing arguments"},
+		{[]string{"delete"}, "missing job IDs (or --all)"},
 		{[]string{"delete", "0"}, `job ID "0" is not a positive whole number`},
 	} {
 		r := runCLI(t, fx.cli(""), tt.args...)

@@ -122,21 +122,40 @@ func (fs *flagSet) jsonFlag() *bool {
 	return fs.Bool("json", false, "write JSON")
 }
 
-// filterFlags are --queue and --kind, which select jobs.
-type filterFlags struct{ queue, kind *string }
+// filterFlags are --queue, --kind, --after, --before and
+// --error-contains, which select jobs.
+type filterFlags struct {
+	queue, kind, errorContains *string
+	after, before              *int64
+}
 
-// filterFlags defines --queue and --kind; before, if any, starts their
-// usage ("with --all: ").
+// filterFlags defines the flags that select jobs; before, if any, starts
+// their usage ("with --all: ").
 func (fs *flagSet) filterFlags(before string) filterFlags {
 	return filterFlags{
-		queue: fs.String("queue", "", before+"only jobs on this `queue`"),
-		kind:  fs.String("kind", "", before+"only jobs of this `kind`"),
+		queue:         fs.String("queue", "", before+"only jobs on this `queue`"),
+		kind:          fs.String("kind", "", before+"only jobs of this `kind`"),
+		after:         fs.Int64("after", 0, before+"only jobs with an ID above this `ID`, the last of a page, say; 0: no bound"),
+		before:        fs.Int64("before", 0, before+"only jobs with an ID below this `ID`; 0: no bound"),
+		errorContains: fs.String("error-contains", "", before+"only jobs whose last error contains this `text`, ASCII letters in either case"),
 	}
 }
 
-// filter returns the Filter of the jobs in state that the flags select.
-func (f filterFlags) filter(state litequeue.State) litequeue.Filter {
-	return litequeue.Filter{State: state, Queue: *f.queue, Kind: *f.kind}
+// filter returns the Filter of the jobs in state that the flags select,
+// or a usage error for a negative ID.
+func (f filterFlags) filter(state litequeue.State) (litequeue.Filter, error) {
+	for name, id := range map[string]int64{"after": *f.after, "before": *f.before} {
+		if id < 0 {
+			return litequeue.Filter{}, usageErrorf("--%s %d is negative: give a job ID, or 0 for no bound", name, id)
+		}
+	}
+	return litequeue.Filter{State: state, Queue: *f.queue, Kind: *f.kind,
+		After: *f.after, Before: *f.before, ErrorContains: *f.errorContains}, nil
+}
+
+// selects reports whether any of the flags is set.
+func (f filterFlags) selects() bool {
+	return *f.queue != "" || *f.kind != "" || *f.after != 0 || *f.before != 0 || *f.errorContains != ""
 }
 
 // limitFlag defines --limit, for a command that lists jobs.

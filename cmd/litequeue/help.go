@@ -16,6 +16,9 @@ or a PostgreSQL server's postgres:// URL; policies come
 from --config (a litequeue.toml), else the defaults; the keys of payloads
 sealed at rest from --key-file, else they show as "sealed (key ID)". Flags
 may follow the arguments. Durations take Go syntax plus d for days: 90s, 1h30m, 14d.
+FILTER selects jobs: --queue Q, --kind K, --after ID and --before ID (job IDs,
+the bounds left out: --after the last ID of a page gives the next one), and
+--error-contains TEXT (in the last error, ASCII letters in either case).
 Exit status: 0 ok, 1 runtime error, 2 usage or config error.
 `
 

@@ -38,7 +38,11 @@ func (c *cli) list(fs *flagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		jobs, more, err := c.listJobs(ctx, filter.filter(st), *limit)
+		f, err := filter.filter(st)
+		if err != nil {
+			return err
+		}
+		jobs, more, err := c.listJobs(ctx, f, *limit)
 		if err != nil {
 			return err
 		}
@@ -46,7 +50,7 @@ func (c *cli) list(fs *flagSet) runFunc {
 			return writeJSON(c.stdout, jobsJSON(jobs))
 		}
 		c.jobTable(jobs)
-		c.moreNote(len(jobs), more)
+		c.moreNote(jobs, more)
 		return nil
 	}
 }
@@ -73,10 +77,11 @@ func (c *cli) listJobs(ctx context.Context, f litequeue.Filter, limit int) (jobs
 	return jobs, false, nil
 }
 
-// moreNote tells, on stderr, that a list stopped at its limit.
-func (c *cli) moreNote(shown int, more bool) {
+// moreNote tells, on stderr, that a list stopped at its limit, and how
+// to see the next page.
+func (c *cli) moreNote(jobs []*litequeue.Job, more bool) {
 	if more {
-		fmt.Fprintf(c.stderr, "(the first %d shown; --limit N shows more, --limit 0 all)\n", shown)
+		fmt.Fprintf(c.stderr, "(the first %d shown; --after %d shows the next, --limit N more, --limit 0 all)\n", len(jobs), jobs[len(jobs)-1].ID)
 	}
 }
 

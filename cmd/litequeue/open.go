@@ -60,6 +60,26 @@ func (c *cli) openWrite() (*litequeue.Queue, error) {
 	return c.open(litequeue.OpenExisting)
 }
 
+// openCreate opens the database db for writing, with the options of
+// --config, creating it, or litequeue's tables in it, if missing, and
+// upgrading older tables: the target of a copy or a migration.
+func (c *cli) openCreate(ctx context.Context, db string) (*litequeue.Queue, error) {
+	opts, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	var q *litequeue.Queue
+	if isServerURL(db) {
+		q, err = postgres.Open(ctx, db, opts)
+	} else {
+		q, err = litequeue.Open(db, opts)
+	}
+	if err != nil {
+		return nil, openError(db, err)
+	}
+	return q, nil
+}
+
 // open opens the database at dbPath with open, and the options of
 // --config; it refuses a path where there is no file.
 func (c *cli) open(open func(string, litequeue.Options) (*litequeue.Queue, error)) (*litequeue.Queue, error) {

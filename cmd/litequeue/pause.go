@@ -12,13 +12,17 @@ import (
 
 // pauseTarget are the flags of "pause" and "resume": the queue or the
 // kind, exactly one of them.
-type pauseTarget struct{ queue, kind *string }
+type pauseTarget struct {
+	queue, kind *string
+	asJSON      *bool
+}
 
 // pauseFlags defines --queue and --kind of "pause" or "resume" (how).
 func (fs *flagSet) pauseFlags(how string) pauseTarget {
 	return pauseTarget{
-		queue: fs.String("queue", "", how+" this `queue`: none of its jobs is claimed while paused"),
-		kind:  fs.String("kind", "", how+" this `kind`, in every queue"),
+		queue:  fs.String("queue", "", how+" this `queue`: none of its jobs is claimed while paused"),
+		kind:   fs.String("kind", "", how+" this `kind`, in every queue"),
+		asJSON: fs.Bool("json", false, "write what was done as JSON"),
 	}
 }
 
@@ -73,26 +77,25 @@ func (c *cli) setPaused(ctx context.Context, fs *flagSet, t pauseTarget, pause b
 	default:
 		act = q.ResumeKind
 	}
-	was := pause
-	if !pause {
-		ps, err := q.Paused(ctx)
-		if err != nil {
-			return err
-		}
-		was = slices.ContainsFunc(ps, func(p litequeue.Pause) bool { return p.Queue == *t.queue && p.Kind == *t.kind })
+	ps, err := q.Paused(ctx)
+	if err != nil {
+		return err
 	}
+	was := slices.ContainsFunc(ps, func(p litequeue.Pause) bool { return p.Queue == *t.queue && p.Kind == *t.kind })
 	if err := act(ctx, name); err != nil {
 		return err
 	}
+	rep := c.report(*t.asJSON)
+	rep.set(scope, name, "paused", pause, "was_paused", was)
 	switch {
 	case pause:
-		fmt.Fprintf(c.stdout, "paused %s %s: no worker claims its jobs until 'litequeue resume --%s %s'\n", scope, name, scope, name)
+		rep.say("paused %s %s: no worker claims its jobs until 'litequeue resume --%s %s'", scope, name, scope, name)
 	case was:
-		fmt.Fprintf(c.stdout, "resumed %s %s\n", scope, name)
+		rep.say("resumed %s %s", scope, name)
 	default:
-		fmt.Fprintf(c.stdout, "%s %s was not paused\n", scope, name)
+		rep.say("%s %s was not paused", scope, name)
 	}
-	return nil
+	return rep.end(nil)
 }
 
 // writePaused writes a line of what is paused, if anything is.
