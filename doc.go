@@ -211,6 +211,10 @@
 // kind should declare the same limits: Options.Kinds, which [LoadConfig]
 // reads from the [kinds.NAME] tables of litequeue.toml, gives them to
 // every process that reads the file, and Handle starts from it.
+// [Queue.Limits] reads the limits of this Queue's handlers against each
+// kind's running runs and starts in the window now, [Queue.HandledKinds]
+// the kinds it handles, and [Queue.CurrentRun] a running job's worker,
+// start, lease deadline and timeout, as the dashboard shows them.
 //
 // # Circuit breaker
 //
