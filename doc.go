@@ -244,7 +244,8 @@
 // [Event.Err] its failure, [Event.Delay] the cool-down) and
 // job.breaker_closed fire after the change commits, and an opening is
 // logged as a warning. [Stats].Breakers and "litequeue stats" show each
-// breaker that is not closed; [Queue.ResetBreaker] and "litequeue breaker
+// breaker that is not closed, [Queue.Breakers] also the closed ones of
+// this Queue's handlers; [Queue.ResetBreaker] and "litequeue breaker
 // reset <kind>" close one by hand.
 //
 // # Idempotency

@@ -2,6 +2,7 @@ package litequeue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -76,4 +77,47 @@ func ExampleFormatAge() {
 	// 23.9s
 	// 15m24s
 	// 1d2h
+}
+
+// The circuit breakers as the dashboard shows them: closed until failures
+// open one, closed again by a reset.
+func ExampleQueue_Breakers() {
+	dir, _ := os.MkdirTemp("", "litequeue-example")
+	defer os.RemoveAll(dir)
+	q, err := litequeue.Open(filepath.Join(dir, "jobs.db"), litequeue.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer q.Close()
+	ctx := context.Background()
+	q.Handle("partner.sync", func(context.Context, *litequeue.Job) error {
+		return errors.New("503 from the partner")
+	}, litequeue.WithBreaker(litequeue.Breaker{Failures: 2}))
+
+	show := func(when string) {
+		breakers, err := q.Breakers(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		b := breakers["partner.sync"]
+		fmt.Printf("%s: %s, trips %d\n", when, b.State, b.Trips)
+	}
+	show("at first")
+	for range 2 {
+		if _, err := q.Enqueue(ctx, "partner.sync", nil, litequeue.MaxTries(1)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if _, err := q.RunDue(ctx); err != nil {
+		log.Fatal(err)
+	}
+	show("after two failures")
+	if err := q.ResetBreaker(ctx, "partner.sync"); err != nil {
+		log.Fatal(err)
+	}
+	show("after the reset")
+	// Output:
+	// at first: closed, trips 0
+	// after two failures: open, trips 1
+	// after the reset: closed, trips 0
 }

@@ -114,3 +114,25 @@ func (q *Queue) CurrentRun(ctx context.Context, id int64) (RunInfo, bool, error)
 	}
 	return info, true, nil
 }
+
+// Breakers returns the circuit breakers by kind: every one the database
+// holds open or half-open (as [Stats].Breakers), and those of this Queue's
+// handlers ([WithBreaker]) that are closed, with State "closed" and no
+// other field set; never nil.
+func (q *Queue) Breakers(ctx context.Context) (map[string]BreakerStats, error) {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	out, err := q.gate.breakerStats(ctx, q.st.reads)
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: breakers: %w", err)
+	}
+	for _, kind := range q.reg.kinds() {
+		if _, ok := out[kind]; !ok && q.reg.get(kind).breaker != nil {
+			out[kind] = BreakerStats{State: breakerClosed}
+		}
+	}
+	return out, nil
+}

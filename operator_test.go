@@ -157,3 +157,39 @@ func TestList_ByUniqueKeyAndMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestQueue_Breakers: the breakers of this Queue's handlers, closed until
+// one opens; a Queue without handlers sees only the open one; a reset
+// closes it again.
+func TestQueue_Breakers(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, path := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("sync", doomed, litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: time.Minute}))
+	q.Handle("plain", doomed)
+	ctx := context.Background()
+	closed := map[string]litequeue.BreakerStats{"sync": {State: "closed"}}
+	if got, err := q.Breakers(ctx); err != nil || !cmp.Equal(closed, got) {
+		t.Errorf("Breakers before a failure = %v, %v; want %v", got, err, closed)
+	}
+	enqueue(t, q, "sync", 1)
+	runDue(t, q)
+	opened := map[string]litequeue.BreakerStats{"sync": {State: "open", OpenedAt: clk.Now(), Until: clk.Now().Add(time.Minute), Trips: 1}}
+	eq := cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
+	if got, err := q.Breakers(ctx); err != nil || !cmp.Equal(opened, got, eq) {
+		t.Errorf("Breakers after the failure = %v, %v; want %v", got, err, opened)
+	}
+	other := openAt(t, path, litequeue.Options{Clock: clk})
+	if got, err := other.Breakers(ctx); err != nil || !cmp.Equal(opened, got, eq) {
+		t.Errorf("Breakers of a Queue without handlers = %v, %v; want %v", got, err, opened)
+	}
+	if err := other.ResetBreaker(ctx, "sync"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := q.Breakers(ctx); err != nil || !cmp.Equal(closed, got) {
+		t.Errorf("Breakers after the reset = %v, %v; want %v", got, err, closed)
+	}
+	if got, err := other.Breakers(ctx); err != nil || got == nil || len(got) != 0 {
+		t.Errorf("Breakers of a Queue without handlers after the reset = %#v, %v; want none, not nil", got, err)
+	}
+}
