@@ -7,7 +7,7 @@
 // remembered in the browser); charts are SVG; times show in UTC with how
 // long ago they are; a dark theme follows the system's. They show per
 // queue the jobs by state and the age of the oldest due job, what is
-// paused and since when, the circuit breakers that are not closed, the
+// paused and since when, the circuit breakers (and their state), the
 // limited kinds' running and started runs against their limits, the last
 // hour's retries and deaths by kind and error class and per minute, the
 // jobs by state, queue and kind newest first with a search in their error

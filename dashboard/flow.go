@@ -30,7 +30,7 @@ func (h *handler) routeFlow() {
 	h.mux.HandleFunc("POST /jobs/selected", h.write(h.selected))
 }
 
-// breakerView is one breaker that is not closed, on the overview.
+// breakerView is one breaker on the overview.
 type breakerView struct {
 	Kind string
 	litequeue.BreakerStats
@@ -44,7 +44,8 @@ type pausedKind struct {
 
 // flowData adds to the overview's data what the flow control says, from
 // stats and this process: the pauses (a queue's on its row), the breakers
-// that are not closed, the limits, and the unhandled kinds only when this
+// (those open or half-open, and the closed ones of this process's
+// handlers), the limits, and the unhandled kinds only when this
 // process has handlers (a process without, as `litequeue serve`, handles
 // none, and its list would name every kind).
 func (h *handler) flowData(ctx context.Context, stats litequeue.Stats, data map[string]any) error {
@@ -63,8 +64,12 @@ func (h *handler) flowData(ctx context.Context, stats litequeue.Stats, data map[
 		}
 		kinds = append(kinds, pausedKind{p, n})
 	}
+	all, err := h.q.Breakers(ctx)
+	if err != nil {
+		return err
+	}
 	var breakers []breakerView
-	for kind, b := range stats.Breakers {
+	for kind, b := range all {
 		breakers = append(breakers, breakerView{kind, b})
 	}
 	slices.SortFunc(breakers, func(a, b breakerView) int { return cmp.Compare(a.Kind, b.Kind) })

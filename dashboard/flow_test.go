@@ -111,6 +111,8 @@ func TestFlow_PauseResumeReset(t *testing.T) {
 		if len(st.Breakers) != 0 {
 			t.Errorf("breakers after the reset: %v, want none open", st.Breakers)
 		}
+		_, page = get(t, srv.URL+"/")
+		contains(t, "the overview after the reset", flat(page), `<td>sync.push</td><td class="breaker closed">closed</td><td class="n">0</td><td>–</td><td>–</td> <td></td>`)
 		for _, bad := range []struct {
 			path string
 			form url.Values
