@@ -96,7 +96,7 @@ func (b Breaker) resolve() (Breaker, *FieldError) {
 // BreakerStats is the state of a kind's circuit breaker that is not
 // closed, in [Stats].Breakers.
 type BreakerStats struct {
-	State    string    // "open" or "half_open" (its probe running)
+	State    string    // "open" or "half_open" (its probe running); "closed" only from [Queue.Breakers]
 	OpenedAt time.Time // when it last left closed
 	Until    time.Time // the end of its cool-down: open, it lets a probe through from then on
 	Trips    int       // times it opened since it was last closed: 1, then one more per failed probe

@@ -216,6 +216,10 @@
 // kind should declare the same limits: Options.Kinds, which [LoadConfig]
 // reads from the [kinds.NAME] tables of litequeue.toml, gives them to
 // every process that reads the file, and Handle starts from it.
+// [Queue.Limits] reads the limits of this Queue's handlers against each
+// kind's running runs and starts in the window now, [Queue.HandledKinds]
+// the kinds it handles, and [Queue.CurrentRun] a running job's worker,
+// start, lease deadline and timeout, as the dashboard shows them.
 //
 // # Circuit breaker
 //
@@ -245,7 +249,8 @@
 // [Event.Err] its failure, [Event.Delay] the cool-down) and
 // job.breaker_closed fire after the change commits, and an opening is
 // logged as a warning. [Stats].Breakers and "litequeue stats" show each
-// breaker that is not closed; [Queue.ResetBreaker] and "litequeue breaker
+// breaker that is not closed, [Queue.Breakers] also the closed ones of
+// this Queue's handlers; [Queue.ResetBreaker] and "litequeue breaker
 // reset <kind>" close one by hand.
 //
 // # Idempotency

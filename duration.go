@@ -119,3 +119,20 @@ func FormatDuration(d time.Duration) string {
 	}
 	return s
 }
+
+// FormatAge writes a measured duration — an age, a wait, a lag — rounded
+// to what a person reads, as the litequeue command and the dashboard show
+// one: milliseconds under a second ("870ms"), tenths of a second under a
+// minute ("23.9s"), whole seconds above, as [FormatDuration] writes them
+// ("15m24s", "1d2h"); "0s" for 0 or less.
+func FormatAge(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return FormatDuration(d.Round(time.Second))
+}

@@ -29,7 +29,12 @@ type Filter struct {
 	After         int64  // only jobs with an ID above After; 0: no bound
 	Before        int64  // only jobs with an ID below Before; 0: no bound
 	ErrorContains string // only jobs whose LastError contains this text; "": any
-	Desc          bool   // highest ID (newest) first
+	UniqueKey     string // only jobs with this [Job.UniqueKey]; "": any
+	// Metadata selects the jobs whose [Job.Metadata] holds every one of
+	// its pairs, ASCII letters of either case matching as ErrorContains
+	// does; nil: any.
+	Metadata map[string]string
+	Desc     bool // highest ID (newest) first
 }
 
 // check returns an error naming the field of f that is out of bounds.
@@ -53,7 +58,8 @@ func (f Filter) check() error {
 // stored is the checked filter f as the store takes it.
 func (f Filter) stored() store.JobFilter {
 	return store.JobFilter{State: string(f.State), Queue: f.Queue, Kind: f.Kind, Limit: f.Limit,
-		After: f.After, Before: f.Before, ErrorContains: f.ErrorContains, Desc: f.Desc}
+		After: f.After, Before: f.Before, ErrorContains: f.ErrorContains, UniqueKey: f.UniqueKey,
+		Metadata: f.Metadata, Desc: f.Desc}
 }
 
 // Get returns the job with the given ID, or [ErrNotFound].

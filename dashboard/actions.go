@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-
-	"github.com/litequeue/litequeue"
 )
 
 // problemError is a request the dashboard refuses, with the status to
@@ -67,12 +65,7 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request, act func(ctx
 		return
 	}
 	if err := act(r.Context(), id); err != nil {
-		status := http.StatusConflict
-		if errors.Is(err, litequeue.ErrNotFound) {
-			status = http.StatusNotFound
-		}
-		h.opts.Logger.Info("litequeue dashboard: refused", "path", r.URL.Path, "err", err)
-		h.problem(w, &problemError{status, err.Error()})
+		h.refused(w, r, err)
 		return
 	}
 	http.Redirect(w, r, h.opts.Prefix+"/jobs/"+strconv.FormatInt(id, 10), http.StatusSeeOther)

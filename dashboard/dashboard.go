@@ -3,21 +3,32 @@
 // server of its own for `litequeue serve`.
 //
 // The pages are rendered on the server from html/template, with a small
-// script that reloads the overview every few seconds; charts are SVG. They
-// show per queue the jobs by state and the age of the oldest due job, the
-// last hour's retries and deaths by kind and error class and per minute,
-// the jobs by state, queue and kind newest first with a search in their
-// error text, a job's payload and its whole history, the dead letters, and
-// the retry policies with their worst-case schedule and a simulation.
-// GET /metrics serves the queue's figures to Prometheus (see package
-// [github.com/litequeue/litequeue/prom]).
+// script that reloads the lists every few seconds (off by a checkbox,
+// remembered in the browser); charts are SVG; times show in UTC with how
+// long ago they are; a dark theme follows the system's. They show per
+// queue the jobs by state and the age of the oldest due job, what is
+// paused and since when, the circuit breakers (and their state), the
+// limited kinds' running and started runs against their limits, the last
+// hour's retries and deaths by kind and error class and per minute, the
+// jobs by state, queue and kind newest first with a search in their error
+// text, by ID, by unique key and by a metadata key=value, a job's payload
+// and its whole history (and, while it runs, its worker, start, lease and
+// timeout), the dead letters, the periodic schedules (GET /periodic), and
+// the retry policies with their worst-case schedule and a simulation. GET
+// /metrics serves the queue's figures to Prometheus (see package
+// [github.com/litequeue/litequeue/prom]); GET /healthz answers 200 "ok"
+// while the database answers and 503 otherwise, without the token (a load
+// balancer's probe carries none), behind the Host check like every
+// request.
 //
 // # Safe by default
 //
 // The handler is read-only unless [Options.AllowWrites] is set: then a
-// job can be replayed or cancelled, and the dead letters replayed by
-// filter or purged by age, each by a POST form that carries a CSRF token;
-// GET never changes anything. A replay or a purge of many acts only on the
+// job can be replayed, cancelled, run now or deleted, alone or with the
+// rows selected in the jobs list, queues and kinds paused and resumed, a
+// circuit breaker reset, and the dead letters replayed by filter or purged
+// by age, each by a POST form that carries a CSRF token; GET never
+// changes anything. A replay or a purge of many acts only on the
 // jobs its confirmation counted (see [litequeue.Tally]): if jobs died or
 // grew old enough in between, it does nothing and asks again with the new
 // count. With [Options.Token] set, every request must
@@ -95,7 +106,9 @@ type Options struct {
 	// or "queue.example.com:8443" (that port). New panics on an entry that
 	// is no host name or address. With a Token, every Host is answered.
 	AllowedHosts []string
-	// AllowWrites enables replay, cancel and purge; false: read-only.
+	// AllowWrites enables the forms that change the database (replay,
+	// cancel, run-now, delete, purge, pause, resume, breaker reset);
+	// false: read-only.
 	AllowWrites bool
 	// Policies are the retry policies the policies page shows, by name,
 	// complete as [litequeue.LoadConfig] returns them; nil: only the
@@ -159,7 +172,7 @@ func newHandler(q *litequeue.Queue, opts Options) *handler {
 	if err != nil {
 		panic("dashboard: Options.AllowedHosts: " + err.Error())
 	}
-	h := &handler{q: q, opts: opts, hosts: hosts, csrf: randomToken(), pages: parsePages(opts.Prefix), mux: http.NewServeMux()}
+	h := &handler{q: q, opts: opts, hosts: hosts, csrf: randomToken(), pages: parsePages(opts.Prefix, opts.Clock), mux: http.NewServeMux()}
 	static, _ := fs.Sub(staticFS, "static")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.overview)
@@ -173,6 +186,7 @@ func newHandler(q *litequeue.Queue, opts Options) *handler {
 	h.mux.HandleFunc("POST /jobs/{id}/cancel", h.write(h.cancel))
 	h.mux.HandleFunc("POST /dead/replay", h.write(h.replayDead))
 	h.mux.HandleFunc("POST /dead/purge", h.write(h.purgeDead))
+	h.routeFlow()
 	return h
 }
 
@@ -196,7 +210,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "no-referrer")
 	hdr.Set("Cache-Control", "no-store")
-	if !h.sameHost(w, r) || !h.sameOrigin(w, r) || !h.authorized(w, r) {
+	if !h.sameHost(w, r) || !h.sameOrigin(w, r) || (!isHealthz(r) && !h.authorized(w, r)) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -316,13 +330,15 @@ func randomToken() string {
 
 // parsePages parses each page's template with the layout. Links in them
 // are written with the path function, which adds the prefix.
-func parsePages(prefix string) map[string]*template.Template {
+func parsePages(prefix string, clk clock.Clock) map[string]*template.Template {
 	funcs := template.FuncMap{
 		"path": func(p string) string { return prefix + p },
 	}
 	maps.Copy(funcs, formatFuncs)
+	maps.Copy(funcs, clockFuncs(clk))
+	funcs["flowForm"] = flowForm
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message"} {
+	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message", "periodic"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benbjohnson/clock"
 	"github.com/litequeue/litequeue"
 )
 
@@ -18,6 +19,15 @@ var formatFuncs = map[string]any{
 	"live":       func(s litequeue.State) bool { return s == litequeue.Pending || s == litequeue.Running },
 	"errorLine":  func(s string) string { return firstLine(s, errorLineRunes) },
 	"errorBlock": showError,
+	"age":        litequeue.FormatAge,
+}
+
+// clockFuncs are the templates' functions that place a time against now
+// on clk: the time with how long ago, or in how long, it is.
+func clockFuncs(clk clock.Clock) map[string]any {
+	return map[string]any{
+		"when": func(t time.Time) string { return showWhen(t, clk.Now()) },
+	}
 }
 
 // errorLineRunes is how much of an error a row of the jobs list shows,
@@ -70,12 +80,45 @@ func showError(s string) errorView {
 	return errorView{s[:n], len(s)}
 }
 
-// showTime writes a time to the second, or "–" for none.
+// timeLayout writes a time in UTC to the second, as the command does.
+const timeLayout = "2006-01-02 15:04:05Z"
+
+// showTime writes a time in UTC to the second, or "–" for none.
 func showTime(t time.Time) string {
 	if t.IsZero() {
 		return "–"
 	}
-	return t.Format("2006-01-02 15:04:05")
+	return t.UTC().Format(timeLayout)
+}
+
+// showWhen writes a time as showTime does, followed by how long before or
+// after now it is: "2026-03-01 09:57:00Z (3m ago)", "(in 1h5m)".
+func showWhen(t, now time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	d := now.Sub(t)
+	switch {
+	case d >= time.Second:
+		return showTime(t) + " (" + roughly(d) + " ago)"
+	case d <= -time.Second:
+		return showTime(t) + " (in " + roughly(-d) + ")"
+	}
+	return showTime(t) + " (now)"
+}
+
+// roughly rounds d to what a glance needs: seconds under a minute,
+// minutes under a day, hours above.
+func roughly(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		d = d.Round(time.Second)
+	case d < 24*time.Hour:
+		d = d.Round(time.Minute)
+	default:
+		d = d.Round(time.Hour)
+	}
+	return litequeue.FormatDuration(d)
 }
 
 // payloadView is a payload as the job page shows it: indented JSON, else

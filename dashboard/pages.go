@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/litequeue/litequeue"
 )
@@ -47,14 +48,19 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		queues = append(queues, queueRow{name, qs})
 	}
 	slices.SortFunc(queues, func(a, b queueRow) int { return cmp.Compare(a.Name, b.Name) })
-	h.render(w, http.StatusOK, "overview", map[string]any{
+	data := map[string]any{
 		"Title":     "Overview",
 		"Refresh":   true,
 		"Queues":    queues,
 		"Unhandled": stats.Unhandled,
 		"Failures":  failureRows(failures),
 		"Chart":     failureChart(failures, h.opts.Clock.Now()),
-	})
+	}
+	if err := h.flowData(ctx, stats, data); err != nil {
+		h.fail(w, err)
+		return
+	}
+	h.render(w, http.StatusOK, "overview", data)
 }
 
 // failureRows adds up the minutes of each kind and error class, the most
@@ -85,20 +91,29 @@ func failureRows(counts []litequeue.FailureCount) []failureRow {
 // listQuery is the jobs list's filter as the URL gives it.
 type listQuery struct {
 	State, Queue, Kind, Error string
+	Key, Meta                 string // the unique key, and a metadata key=value
 	Before, After             int64
 }
 
 // filter returns the library's filter for the query, without cursor.
 func (lq listQuery) filter() litequeue.Filter {
-	return litequeue.Filter{State: litequeue.State(lq.State), Queue: lq.Queue, Kind: lq.Kind, ErrorContains: lq.Error}
+	f := litequeue.Filter{State: litequeue.State(lq.State), Queue: lq.Queue, Kind: lq.Kind, ErrorContains: lq.Error, UniqueKey: lq.Key}
+	if k, v, ok := strings.Cut(lq.Meta, "="); ok {
+		f.Metadata = map[string]string{k: v}
+	}
+	return f
 }
 
 // parseList reads the jobs list's query parameters.
 func parseList(r *http.Request) (listQuery, error) {
 	v := r.URL.Query()
-	lq := listQuery{State: v.Get("state"), Queue: v.Get("queue"), Kind: v.Get("kind"), Error: v.Get("error")}
+	lq := listQuery{State: v.Get("state"), Queue: v.Get("queue"), Kind: v.Get("kind"), Error: v.Get("error"),
+		Key: v.Get("key"), Meta: v.Get("meta")}
 	if lq.State != "" && !slices.Contains(states, litequeue.State(lq.State)) {
 		return lq, badRequest("state=%q is none of %v", lq.State, states)
+	}
+	if k, _, ok := strings.Cut(lq.Meta, "="); lq.Meta != "" && (!ok || k == "") {
+		return lq, badRequest("meta=%q is not a metadata key=value", lq.Meta)
 	}
 	for name, dst := range map[string]*int64{"before": &lq.Before, "after": &lq.After} {
 		if s := v.Get(name); s != "" {
@@ -115,6 +130,9 @@ func parseList(r *http.Request) (listQuery, error) {
 // jobs serves GET /jobs: a page of the jobs that match the query, newest
 // first, from the cursor in before or after.
 func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
+	if h.searchID(w, r) {
+		return
+	}
 	lq, err := parseList(r)
 	if err != nil {
 		h.problem(w, err)
@@ -147,7 +165,8 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 	if lq.State == string(litequeue.Dead) {
 		title = "Dead letters"
 	}
-	data := map[string]any{"Title": title, "Query": lq, "Jobs": jobs, "States": states, "Writes": h.opts.AllowWrites}
+	data := map[string]any{"Title": title, "Query": lq, "Jobs": jobs, "States": states, "Writes": h.opts.AllowWrites,
+		"CSRF": h.csrf, "Refresh": true}
 	if len(jobs) > 0 {
 		if newer {
 			data["Newer"] = jobs[0].ID
@@ -184,14 +203,23 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	h.render(w, http.StatusOK, "job", map[string]any{
+	data := map[string]any{
 		"Title":   "Job " + strconv.FormatInt(id, 10),
 		"Job":     job,
 		"Payload": h.payload(job),
 		"History": history,
 		"Writes":  h.opts.AllowWrites,
 		"CSRF":    h.csrf,
-	})
+	}
+	run, running, err := h.q.CurrentRun(r.Context(), id)
+	if err != nil && !errors.Is(err, litequeue.ErrNotFound) { // a job deleted meanwhile is shown as read
+		h.fail(w, err)
+		return
+	}
+	if running {
+		data["Run"] = run
+	}
+	h.render(w, http.StatusOK, "job", data)
 }
 
 // policyView is one policy on the policies page.

@@ -161,7 +161,7 @@ func TestHandler_TokenOnEveryRequest(t *testing.T) {
 	d := newDemo(t)
 	const token = "k7Qp-2xV"
 	srv := d.server(t, dashboard.Options{Token: token, AllowWrites: true})
-	paths := []string{"/", "/jobs", "/jobs/" + itoa(d.dead.ID), "/jobs?state=dead", "/policies", "/metrics", "/static/style.css", "/dead/replay", "/nowhere"}
+	paths := []string{"/", "/jobs", "/jobs/" + itoa(d.dead.ID), "/jobs?state=dead", "/policies", "/periodic", "/metrics", "/static/style.css", "/dead/replay", "/nowhere"}
 	for _, path := range paths {
 		for _, h := range []http.Header{nil, {"Authorization": {"Bearer wrong"}}, {"Authorization": {"Bearer " + token + "x"}}, {"Cookie": {"litequeue_token=" + token[:4]}}} {
 			if code, _ := do(t, http.MethodGet, srv.URL+path, nil, h); code != http.StatusUnauthorized {

@@ -123,19 +123,9 @@ func fmtTimeMS(t time.Time) string {
 	return t.UTC().Format(timeLayoutMS)
 }
 
-// fmtAge shows a duration rounded to what a person reads: milliseconds
-// under a second, tenths of a second under a minute, whole seconds above.
-func fmtAge(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return litequeue.FormatDuration(d.Round(time.Second))
-}
+// fmtAge shows a duration rounded to what a person reads (see
+// litequeue.FormatAge).
+func fmtAge(d time.Duration) string { return litequeue.FormatAge(d) }
 
 // oneLine returns the first line of s, cut to at most n runes, with "…"
 // where anything was left off.

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -16,7 +19,11 @@ type JobFilter struct {
 	After         int64  // only IDs above; 0: no bound
 	Before        int64  // only IDs below; 0: no bound
 	ErrorContains string // only jobs whose last_error contains it, ASCII letters in either case
-	Desc          bool   // highest ID first
+	UniqueKey     string // only jobs with this unique_key; "": any
+	// Metadata selects the jobs whose metadata holds each of its pairs,
+	// ASCII letters in either case; nil: any.
+	Metadata Metadata
+	Desc     bool // highest ID first
 }
 
 // ListJobs reads the rows of the jobs that match f on db, in f's order,
@@ -153,6 +160,12 @@ func (f *JobFilter) where() (clause string, args []any, hint string) {
 		// ILIKE does, its LIKE does not (see Dialect).
 		add(`last_error LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(f.ErrorContains)+"%")
 	}
+	if f.UniqueKey != "" {
+		add("unique_key = ?", f.UniqueKey)
+	}
+	for _, pair := range f.Metadata.pairs() {
+		add(`metadata LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(pair)+"%")
+	}
 	if len(conds) == 0 {
 		return "", nil, ""
 	}
@@ -162,3 +175,16 @@ func (f *JobFilter) where() (clause string, args []any, hint string) {
 // likeEscaper escapes LIKE's wildcards, so that ErrorContains matches its
 // text as written.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// pairs returns each pair of m as it stands in the stored JSON object
+// (see Metadata.Value): "key":"value", both encoded as json.Marshal
+// writes a string; in key order.
+func (m Metadata) pairs() []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		key, _ := json.Marshal(k)
+		value, _ := json.Marshal(m[k])
+		out = append(out, string(key)+":"+string(value))
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package dashboard_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/dashboard"
+)
+
+// TestBrowser_FlowControl is an operator's visit in a real browser to a
+// database with a paused queue, a paused kind, an open breaker, a limited
+// kind running and a schedule: the overview says each; resume the queue
+// and pause it again, reset the breaker; the schedules page shows the
+// schedule; two rows of the jobs list are selected and cancelled.
+func TestBrowser_FlowControl(t *testing.T) {
+	f := newFlow(t, backends[0])
+	srv := f.server(t, dashboard.Options{AllowWrites: true})
+	ctx := browser(t)
+	main := func(what string) string {
+		t.Helper()
+		return strings.Join(strings.Fields(read(t, ctx, what, chromedp.Text(chromedp.CSS("main")))), " ")
+	}
+
+	visit(t, ctx, "open the overview", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#flow")))
+	screenshot(t, ctx, "flow", false)
+	text := main("read the overview")
+	for _, want := range []string{
+		"emails paused since 2026-03-01 09:00:00Z (3m ago)",
+		"kind report.build 2 2026-03-01 09:00:00Z (3m ago)",
+		"sync.push open 1 2026-03-01 09:00:00Z (3m ago) 2026-03-01 09:05:00Z (in 2m)",
+		"thumb.make 1 of 3 1 of 10 per 1m",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the overview does not say %q:\n%s", want, text)
+		}
+	}
+	paused := func() string {
+		t.Helper()
+		ps, err := f.q.Paused(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range ps {
+			names = append(names, p.Queue+p.Kind)
+		}
+		return strings.Join(names, " ")
+	}
+	visit(t, ctx, "resume emails",
+		chromedp.Click(chromedp.CSS(`button.resume[data-scope="queue"][data-name="emails"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button.pause[data-scope="queue"][data-name="emails"]`)))
+	if got := paused(); got != "report.build" {
+		t.Errorf("paused after resuming emails: %q, want report.build", got)
+	}
+	if strings.Contains(main("read the overview"), "emails paused") {
+		t.Error("the overview still marks emails paused after the resume")
+	}
+	visit(t, ctx, "pause emails again",
+		chromedp.Click(chromedp.CSS(`button.pause[data-scope="queue"][data-name="emails"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button.resume[data-scope="queue"][data-name="emails"]`)))
+	if got := paused(); got != "emails report.build" {
+		t.Errorf("paused after pausing emails: %q, want emails report.build", got)
+	}
+	visit(t, ctx, "reset the breaker", chromedp.Click(chromedp.CSS(`button.reset[data-kind="sync.push"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`td.breaker.closed`)))
+	if text := main("read the overview"); !strings.Contains(text, "sync.push closed 0 – –") {
+		t.Errorf("the overview does not show the breaker closed after the reset:\n%s", text)
+	}
+	if st, err := f.q.Stats(context.Background()); err != nil || len(st.Breakers) != 0 {
+		t.Errorf("breakers after the reset: %v, %v; want none open", st.Breakers, err)
+	}
+
+	visit(t, ctx, "open the schedules", chromedp.Navigate(srv.URL+"/periodic"), chromedp.WaitVisible(chromedp.CSS(`tr.schedule[data-name="nightly"]`)))
+	screenshot(t, ctx, "periodic", false)
+	if text := main("read the schedules"); !strings.Contains(text, "nightly 0 3 * * * UTC report.build default one caught up 2026-03-01 03:00:00Z (6h3m ago) – – 2026-03-02 03:00:00Z (in 17h57m)") {
+		t.Errorf("the schedules page says:\n%s", text)
+	}
+
+	visit(t, ctx, "select the reports and cancel them", chromedp.Navigate(srv.URL+"/jobs?kind=report.build"),
+		chromedp.WaitVisible(chromedp.CSS("#select-all")), chromedp.Click(chromedp.CSS("#select-all")),
+		chromedp.SetValue(chromedp.CSS("#action"), "cancel"), chromedp.Click(chromedp.CSS("#act")),
+		chromedp.WaitVisible(chromedp.CSS("#message")))
+	if got := main("read the answer"); !strings.Contains(got, "Cancelled: 2 of 2 selected jobs.") {
+		t.Errorf("the answer to the cancel says %q", got)
+	}
+	reports, err := f.q.List(context.Background(), litequeue.Filter{Kind: "report.build"})
+	if err != nil || len(reports) != 2 || reports[0].State != litequeue.Cancelled || reports[1].State != litequeue.Cancelled {
+		t.Errorf("the reports after the cancel: %v, %v; want both cancelled", reports, err)
+	}
+}
+
+// TestBrowser_RefreshAndDark: the lists reload themselves until the box is
+// unticked, which the browser remembers on the next page; with the system
+// in dark mode the page is dark.
+func TestBrowser_RefreshAndDark(t *testing.T) {
+	d := newDemo(t)
+	srv := d.server(t, dashboard.Options{})
+	ctx := browser(t)
+	visit(t, ctx, "open the jobs", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS("#refresh")))
+	read(t, ctx, "mark the page", chromedp.Evaluate[bool](`window.marked = true`))
+	deadline := time.Now().Add(10 * time.Second)
+	for { // a script run during the reload may fail: the page it ran in is gone
+		if reloaded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.marked !== true && document.readyState === "complete"`)); err == nil && reloaded {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the jobs list did not reload itself in 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	visit(t, ctx, "untick auto-refresh", chromedp.WaitVisible(chromedp.CSS("#refresh")), chromedp.Click(chromedp.CSS("#refresh")))
+	visit(t, ctx, "open the periodic page", chromedp.Navigate(srv.URL+"/periodic"), chromedp.WaitVisible(chromedp.CSS("#refresh")))
+	if on := read(t, ctx, "read the box", chromedp.Evaluate[bool](`document.getElementById("refresh").checked`)); on {
+		t.Error("auto-refresh is ticked on the next page after it was unticked")
+	}
+	bg := `getComputedStyle(document.body).backgroundColor`
+	light := read(t, ctx, "read the light background", chromedp.Evaluate[string](bg))
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	dark := read(t, ctx, "read the dark background", chromedp.Evaluate[string](bg))
+	if light != "rgb(246, 247, 248)" || dark != "rgb(21, 25, 28)" {
+		t.Errorf("background light %s, dark %s; want rgb(246, 247, 248) and rgb(21, 25, 28)", light, dark)
+	}
+}
