@@ -217,7 +217,7 @@
 // reads from the [kinds.NAME] tables of litequeue.toml, gives them to
 // every process that reads the file, and Handle starts from it.
 // [Queue.Limits] reads the limits of this Queue's handlers against each
-// kind's running runs and starts in the window now, [Queue.HandledKinds]
+// kind's running runs and starts in the window now, [Queue.Handled]
 // the kinds it handles, and [Queue.CurrentRun] a running job's worker,
 // start, lease deadline and timeout, as the dashboard shows them.
 //

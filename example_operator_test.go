@@ -15,7 +15,7 @@ import (
 // What an operator's page reads of a process: the kinds it handles, each
 // limited kind's running runs and starts against its limits, and the run
 // of a running job.
-func ExampleQueue_Limits() {
+func ExampleQueue_CurrentRun() {
 	dir, _ := os.MkdirTemp("", "litequeue-example")
 	defer os.RemoveAll(dir)
 	q, err := litequeue.Open(filepath.Join(dir, "jobs.db"), litequeue.Options{})
@@ -40,13 +40,13 @@ func ExampleQueue_Limits() {
 	go func() { _, err := q.RunDue(ctx); done <- err }()
 	id := <-started
 
-	fmt.Println("handles:", q.HandledKinds())
+	fmt.Println("handles:", q.Handled())
 	limits, err := q.Limits(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, l := range limits {
-		fmt.Printf("%s: %d running of %d, %d started of %d per %v\n", l.Kind, l.Running, l.MaxRunning, l.Started, l.Rate, l.Per)
+		fmt.Printf("%s: %d running of %d, %d started of %d per %v\n", l.Kind, l.Running, l.MaxRunning, l.Starts, l.RateLimit, l.RatePer)
 	}
 	run, running, err := q.CurrentRun(ctx, id)
 	if err != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// TestQueue_Limits: each kind with a limit, by kind, with its running runs
-// and its starts in the window at now, counted across Queues on the
-// database; a kind without limits is left out, and a Queue without
-// handlers knows none.
-func TestQueue_Limits(t *testing.T) {
+// TestQueue_LimitsWindow: each kind with a limit, by kind, with its
+// running runs and its starts in the window at now, counted across Queues
+// on the database; a start leaves the count with its window; a kind
+// without limits is left out, and a Queue without handlers knows none.
+func TestQueue_LimitsWindow(t *testing.T) {
 	t.Parallel()
 	clk := newMock()
 	q, path := openQueue(t, litequeue.Options{Clock: clk})
@@ -26,7 +26,7 @@ func TestQueue_Limits(t *testing.T) {
 	q.Handle("resize", func(context.Context, *litequeue.Job) error { return nil }, litequeue.RateLimit(2, 10*time.Second))
 	q.Handle("plain", func(context.Context, *litequeue.Job) error { return nil })
 	ctx := context.Background()
-	if got, err := q.Limits(ctx); err != nil || len(got) != 2 || got[0].Running != 0 || got[1].Started != 0 {
+	if got, err := q.Limits(ctx); err != nil || len(got) != 2 || got[0].Running != 0 || got[1].Starts != 0 {
 		t.Fatalf("Limits before any run = %+v, %v", got, err)
 	}
 	enqueue(t, q, "resize", 1)
@@ -40,25 +40,25 @@ func TestQueue_Limits(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []litequeue.LimitStats{
-		{Kind: "resize", Rate: 2, Per: 10 * time.Second, Started: 1},
-		{Kind: "thumb", MaxRunning: 3, Running: 1, Rate: 5, Per: time.Minute, Started: 1},
+		{Kind: "resize", RateLimit: 2, RatePer: 10 * time.Second, Starts: 1},
+		{Kind: "thumb", MaxRunning: 3, Running: 1, RateLimit: 5, RatePer: time.Minute, Starts: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Limits during the thumb's run (-want +got):\n%s", diff)
 	}
 	clk.Add(5 * time.Second) // the resize's start leaves its 10s window
-	if got, err := q.Limits(ctx); err != nil || got[0].Started != 0 || got[1].Started != 1 {
+	if got, err := q.Limits(ctx); err != nil || got[0].Starts != 0 || got[1].Starts != 1 {
 		t.Errorf("Limits 10s after the resize = %+v, %v; want its start out of the window", got, err)
 	}
 	other := openAt(t, path, litequeue.Options{Clock: clk})
 	if got, err := other.Limits(ctx); err != nil || got == nil || len(got) != 0 {
 		t.Errorf("Limits of a Queue without handlers = %#v, %v; want none, not nil", got, err)
 	}
-	if got := other.HandledKinds(); got != nil {
-		t.Errorf("HandledKinds without handlers = %v, want nil", got)
+	if got := other.Handled(); got == nil || len(got) != 0 {
+		t.Errorf("Handled without handlers = %#v, want none, not nil", got)
 	}
-	if diff := cmp.Diff([]string{"plain", "resize", "thumb"}, q.HandledKinds()); diff != "" {
-		t.Errorf("HandledKinds (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"plain", "resize", "thumb"}, q.Handled()); diff != "" {
+		t.Errorf("Handled (-want +got):\n%s", diff)
 	}
 	close(g.release)
 	if r := <-done; r.err != nil {

@@ -77,7 +77,7 @@ func (h *handler) flowData(ctx context.Context, stats litequeue.Stats, data map[
 	if err != nil {
 		return err
 	}
-	handles := h.q.HandledKinds() != nil
+	handles := len(h.q.Handled()) > 0
 	if !handles {
 		data["Unhandled"] = nil
 	}
