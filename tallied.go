@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/litequeue/litequeue/internal/store"
 )
@@ -73,7 +74,13 @@ func (q *Queue) TallyDelete(ctx context.Context, f Filter) (Tally, error) {
 // transactions before the failure stand.
 func (q *Queue) DeleteTallied(ctx context.Context, f Filter, t Tally) (int, error) {
 	return q.actTallied(ctx, "delete jobs", f, &t, deletable, func(ctx context.Context, ids []int64) (int, error) {
-		return q.acts.onEach(ctx, ids, false, deleteAct(ctx))
+		del := deleteAct(ctx)
+		return q.acts.onEach(ctx, ids, false, func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
+			if State(row.State) != f.State { // replayed, and finished otherwise, since the count
+				return Event{}, &stateError{op: "delete", id: row.ID, state: State(row.State)}
+			}
+			return del(tx, row, now)
+		})
 	})
 }
 

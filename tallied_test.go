@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,5 +188,59 @@ func TestWithProgress(t *testing.T) {
 	}
 	if diff := cmp.Diff([][2]int{{0, 3}, {1, 3}, {2, 3}, {3, 3}}, got); diff != "" {
 		t.Errorf("progress of Copy (-want +got):\n%s", diff)
+	}
+}
+
+// TestQueue_DeleteTalliedKeepsWhatChangedState counts 501 dead jobs to
+// delete (two transactions); after the first, one of those left is
+// replayed and completes: the second leaves it alone, as it is no longer
+// dead, though a completed job may be deleted.
+func TestQueue_DeleteTalliedKeepsWhatChangedState(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	var succeed atomic.Bool
+	q.Handle("k", func(context.Context, *litequeue.Job) error {
+		if succeed.Load() {
+			return nil
+		}
+		return litequeue.Permanent(errors.New("no"))
+	})
+	ctx := t.Context()
+	payloads := make([]any, 501)
+	if _, err := q.EnqueueMany(ctx, "k", payloads); err != nil {
+		t.Fatal(err)
+	}
+	runDue(t, q)
+	f := litequeue.Filter{State: litequeue.Dead, Kind: "k"}
+	tally, err := q.TallyDelete(ctx, f)
+	if err != nil || tally.Jobs != 501 {
+		t.Fatalf("TallyDelete = %+v, %v; want 501 jobs", tally, err)
+	}
+	var kept int64
+	progress := litequeue.WithProgress(ctx, func(done, total int) {
+		if kept != 0 || done == total {
+			return
+		}
+		left, err := q.List(ctx, litequeue.Filter{State: litequeue.Dead, Kind: "k", Limit: 1})
+		if err != nil || len(left) != 1 {
+			t.Errorf("dead jobs left after the first transaction: %v, %v", left, err)
+			return
+		}
+		kept = left[0].ID
+		succeed.Store(true)
+		if err := q.Replay(ctx, kept); err != nil {
+			t.Error(err)
+		}
+		runDue(t, q)
+	})
+	n, err := q.DeleteTallied(progress, f, tally)
+	if err != nil || n != 500 {
+		t.Errorf("DeleteTallied = %d, %v; want 500: the replayed job is left alone", n, err)
+	}
+	if kept == 0 {
+		t.Fatal("no progress after the first transaction")
+	}
+	if job := get(t, q, kept); job.State != litequeue.Completed {
+		t.Errorf("the replayed job is %s, want completed and kept", job.State)
 	}
 }
