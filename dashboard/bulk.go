@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/litequeue/litequeue"
@@ -37,7 +38,7 @@ func (h *handler) replayAction(f litequeue.Filter) bulkAction {
 	return bulkAction{
 		title:  "Replay dead jobs",
 		path:   "/dead/replay",
-		fields: map[string]string{"queue": f.Queue, "kind": f.Kind, "error": f.ErrorContains},
+		fields: map[string]string{"queue": f.Queue, "kind": f.Kind, "error": f.ErrorContains, "key": f.UniqueKey, "meta": metaField(f)},
 		tally:  func(ctx context.Context) (litequeue.Tally, error) { return h.q.TallyReplay(ctx, f) },
 		act: func(ctx context.Context, t litequeue.Tally) (int, error) {
 			return h.q.ReplayTallied(ctx, f, t)
@@ -74,9 +75,16 @@ func (h *handler) purgeAction(age time.Duration) bulkAction {
 	}
 }
 
-// deadFilter reads the filter of dead jobs that a replay-all form gives.
-func deadFilter(v url.Values) litequeue.Filter {
-	return litequeue.Filter{State: litequeue.Dead, Queue: v.Get("queue"), Kind: v.Get("kind"), ErrorContains: v.Get("error")}
+// deadFilter reads the filter of dead jobs that a replay-all form gives:
+// every field of the jobs list's filter, so that a replay never takes more
+// than the list showed.
+func deadFilter(v url.Values) (litequeue.Filter, error) {
+	lq := listQuery{State: string(litequeue.Dead), Queue: v.Get("queue"), Kind: v.Get("kind"), Error: v.Get("error"),
+		Key: v.Get("key"), Meta: v.Get("meta")}
+	if k, _, ok := strings.Cut(lq.Meta, "="); lq.Meta != "" && (!ok || k == "") {
+		return litequeue.Filter{}, badRequest("meta=%q is not a metadata key=value", lq.Meta)
+	}
+	return lq.filter(), nil
 }
 
 // purgeAge reads the age of a purge form, in litequeue's duration syntax.
@@ -92,12 +100,22 @@ func purgeAge(v url.Values) (time.Duration, error) {
 // confirmReplay serves GET /dead/replay: how many dead jobs the filter
 // matches, and a form to replay them.
 func (h *handler) confirmReplay(w http.ResponseWriter, r *http.Request) {
-	h.confirm(w, r, h.replayAction(deadFilter(r.URL.Query())), http.StatusOK, "")
+	f, err := deadFilter(r.URL.Query())
+	if err != nil {
+		h.problem(w, err)
+		return
+	}
+	h.confirm(w, r, h.replayAction(f), http.StatusOK, "")
 }
 
 // replayDead serves POST /dead/replay.
 func (h *handler) replayDead(w http.ResponseWriter, r *http.Request) {
-	h.bulk(w, r, h.replayAction(deadFilter(r.PostForm)))
+	f, err := deadFilter(r.PostForm)
+	if err != nil {
+		h.problem(w, err)
+		return
+	}
+	h.bulk(w, r, h.replayAction(f))
 }
 
 // confirmPurge serves GET /dead/purge: how many dead jobs are older than
@@ -194,5 +212,20 @@ func describeFilter(f litequeue.Filter) string {
 	if f.ErrorContains != "" {
 		s += fmt.Sprintf(" whose error contains %q", f.ErrorContains)
 	}
+	if f.UniqueKey != "" {
+		s += fmt.Sprintf(" with unique key %q", f.UniqueKey)
+	}
+	if m := metaField(f); m != "" {
+		s += fmt.Sprintf(" with metadata %q", m)
+	}
 	return s
+}
+
+// metaField is the metadata key=value of a filter made from the jobs
+// list's query (at most one pair), "" for none.
+func metaField(f litequeue.Filter) string {
+	for k, v := range f.Metadata {
+		return k + "=" + v
+	}
+	return ""
 }

@@ -190,3 +190,52 @@ func TestDead_FormsCarryTheirCount(t *testing.T) {
 		t.Errorf("%d dead jobs after refused posts, want 1", n)
 	}
 }
+
+// TestDead_ReplayKeepsTheListsFilter: the dead jobs listed by metadata
+// and by unique key are what "Replay every match" counts and replays, not
+// every dead job of their kind.
+func TestDead_ReplayKeepsTheListsFilter(t *testing.T) {
+	t.Parallel()
+	d := newDying(t)
+	ctx := t.Context()
+	acme, err := d.q.Enqueue(ctx, "doomed", nil, litequeue.Metadata("tenant", "acme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyed, err := d.q.Enqueue(ctx, "doomed", nil, litequeue.UniqueKey("k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := d.enqueue(t, 0)
+	d.run(t)
+	for _, tc := range []struct {
+		query string
+		want  *litequeue.Job
+	}{
+		{"meta=tenant%3Dacme", acme},
+		{"key=k1", keyed},
+	} {
+		_, list := get(t, d.srv.URL+"/jobs?state=dead&kind=doomed&"+tc.query)
+		m := regexp.MustCompile(`(?s)<form method="get" action="/dead/replay">(.*?)<button`).FindStringSubmatch(list)
+		if m == nil {
+			t.Fatalf("no replay form in the list of %s:\n%s", tc.query, list)
+		}
+		confirm := url.Values{}
+		for _, f := range hiddenRE.FindAllStringSubmatch(m[1], -1) {
+			confirm.Set(html.UnescapeString(f[1]), html.UnescapeString(f[2]))
+		}
+		_, page := get(t, d.srv.URL+"/dead/replay?"+confirm.Encode())
+		if !strings.Contains(page, "Replay 1 dead job") {
+			t.Errorf("confirmation for %s does not count the one job listed:\n%s", tc.query, page)
+		}
+		if code, body := post(t, d.srv.URL+"/dead/replay", formOf(t, page)); code != http.StatusOK && code != http.StatusSeeOther {
+			t.Fatalf("replay of %s: %d\n%s", tc.query, code, body)
+		}
+		if s := stateOf(t, d.q, tc.want.ID); s != litequeue.Pending {
+			t.Errorf("the job listed by %s is %s, want pending", tc.query, s)
+		}
+	}
+	if s := stateOf(t, d.q, other.ID); s != litequeue.Dead {
+		t.Errorf("the job no filter listed is %s, want still dead", s)
+	}
+}
