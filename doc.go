@@ -362,7 +362,12 @@
 // AES-256-GCM under the first key, its header naming the key's ID, and
 // opened where it is read: [Queue.Enqueue], [Queue.Get], [Queue.List] and
 // the handler see it as given. A file or a backup that leaves the device
-// holds no payload in plain text; [Job.Sealed] tells a sealed payload. To
+// holds none of the payloads enqueued with the keys in plain text. What
+// was stored otherwise stays as stored: a payload enqueued before the
+// keys were set, by a process without them (`litequeue enqueue` without
+// --key-file) or copied from a database that does not seal; and SQLite
+// may keep the bytes of deleted rows in free pages until they are reused
+// (VACUUM rewrites the file). [Job.Sealed] tells a sealed payload. To
 // rotate, put a new key first and keep the old ones after it: new jobs
 // are sealed with the new key, old ones open with theirs. A payload that
 // does not open — its key is not given, the wrong key has its ID, or its
