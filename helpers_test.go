@@ -1,6 +1,7 @@
 package litequeue_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -420,4 +421,23 @@ func leaseUntil(tb testing.TB, q *litequeue.Queue, id int64) time.Time {
 		tb.Fatal(err)
 	}
 	return time.UnixMilli(ms)
+}
+
+// output is what a process or a Queue's logger writes, safe to read
+// while it is being written.
+type output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
 }

@@ -3,7 +3,6 @@
 package litequeue_test
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"os/exec"
@@ -60,24 +59,6 @@ func soak(short, long int) int {
 		return long
 	}
 	return short
-}
-
-// output is a process's output, safe to read while the process writes it.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
 }
 
 // startProc starts proc with the arguments, its stdout and stderr captured

@@ -3,32 +3,12 @@
 package litequeue_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/litequeue/litequeue"
 )
-
-// logBuffer collects a Queue's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestQueue_WALWithHeldReader measures the WAL while another process
 // inspects the file. An OpenReadOnly Queue holds no read transaction
@@ -43,7 +23,7 @@ func TestQueue_WALWithHeldReader(t *testing.T) {
 	if race {
 		t.Skip("2,000 job runs take minutes under the race detector; nothing here is concurrent")
 	}
-	var logs logBuffer
+	var logs output
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	q, path := openGrowth(t, litequeue.Options{Clock: newMock(), Logger: logger})
 	completeJobs(t, q, 1000)
