@@ -87,12 +87,9 @@ func (q *Queue) TallyReplay(ctx context.Context, f Filter) (Tally, error) {
 	return q.tallyOf(ctx, "count dead jobs", f, Filter.dead)
 }
 
-// dead returns f, a filter of dead jobs, with its State set, or an error
-// naming what is out of bounds.
+// dead returns f, a filter of dead jobs checked by validated, with its
+// State set, or an error naming a state other than dead.
 func (f Filter) dead() (Filter, error) {
-	if err := f.check(); err != nil {
-		return f, err
-	}
 	if f.State != "" && f.State != Dead {
 		return f, fmt.Errorf("the filter's state is %s, not dead", f.State)
 	}
