@@ -12,9 +12,9 @@ import (
 	"github.com/litequeue/litequeue"
 )
 
-// What an operator's page reads of a process: the kinds it handles, each
-// limited kind's running runs and starts against its limits, and the run
-// of a running job.
+// The run a running job is in, as a job's page shows it: its worker,
+// start, lease deadline and timeout. (The kinds a process handles and
+// their limits: ExampleQueue_Limits.)
 func ExampleQueue_CurrentRun() {
 	dir, _ := os.MkdirTemp("", "litequeue-example")
 	defer os.RemoveAll(dir)
@@ -30,8 +30,7 @@ func ExampleQueue_CurrentRun() {
 		started <- job.ID
 		<-release
 		return nil
-	}, litequeue.MaxRunning(4), litequeue.RateLimit(100, time.Minute), litequeue.WithTimeout(30*time.Second))
-	q.Handle("email", func(context.Context, *litequeue.Job) error { return nil })
+	}, litequeue.WithTimeout(30*time.Second))
 
 	if _, err := q.Enqueue(ctx, "thumbnail", "cat.png"); err != nil {
 		log.Fatal(err)
@@ -40,14 +39,6 @@ func ExampleQueue_CurrentRun() {
 	go func() { _, err := q.RunDue(ctx); done <- err }()
 	id := <-started
 
-	fmt.Println("handles:", q.Handled())
-	limits, err := q.Limits(ctx)
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, l := range limits {
-		fmt.Printf("%s: %d running of %d, %d started of %d per %v\n", l.Kind, l.Running, l.MaxRunning, l.Starts, l.RateLimit, l.RatePer)
-	}
 	run, running, err := q.CurrentRun(ctx, id)
 	if err != nil {
 		log.Fatal(err)
@@ -61,8 +52,6 @@ func ExampleQueue_CurrentRun() {
 	_, running, _ = q.CurrentRun(ctx, id)
 	fmt.Println("running once done:", running)
 	// Output:
-	// handles: [email thumbnail]
-	// thumbnail: 1 running of 4, 1 started of 100 per 1m0s
 	// running: true timeout: 30s lease after start: true
 	// running once done: false
 }
