@@ -51,6 +51,8 @@ type Engine interface {
 	// inserts nothing and returns no IDs; where the look and the insert
 	// are one step (the file's writers take turns), the insert fails.
 	InsertJobs(ctx context.Context, tx Execer, jobs *NewJobs) ([]int64, error)
+	// Settler stores the ends of a batch of runs (see Writer.settle).
+	Settler
 	// Watch returns a cheap way for an idle worker to learn that someone
 	// may have written; an engine that is told of writes also wakes the
 	// loop for each (see Waker).

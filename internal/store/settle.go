@@ -21,9 +21,7 @@ func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 
 // SetHeldRow is SetRow for the holder of the lease on the row as claimed,
 // claimed: it writes the row only while the lease holds, and reports
-// false, having changed nothing, when it does not. (One UPDATE for a
-// whole batch's rows, FROM json_each or FROM VALUES, cost the file as
-// much per row or more.)
+// false, having changed nothing, when it does not.
 func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, error) {
 	a := after
 	res, err := tx.ExecContext(ctx, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
@@ -37,7 +35,41 @@ func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, e
 
 // The ends of the runs that one writer batch commits are settled
 // together (see Writer.settle): a statement costs the file several times
-// the row it writes, and a drain commits a batch of ends per fsync.
+// the row it writes, and a server a round trip, and a drain commits a
+// batch of ends per fsync.
+
+// A Settler stores the ends of a batch of runs, in the statements that
+// suit its database best: a server's in one statement for the rows and
+// one for the history; a file's in a statement per row, which costs it
+// less than one UPDATE FROM VALUES for many rows (BenchmarkSettle in
+// store/sqlite), and its history in chunks (AddHistory).
+type Settler interface {
+	// SetHeldRows is SetHeldRow for each of rows, in tx; it reports, for
+	// each, whether its fence held and its row is written.
+	SetHeldRows(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error)
+	// AddHistory adds the history rows, in their order.
+	AddHistory(ctx context.Context, tx Execer, rows []*HistoryRow) error
+}
+
+// A HeldRow is a job's row after a run, to write fenced by the lease of
+// the row as claimed (see SetHeldRow).
+type HeldRow struct {
+	Claimed *JobRow // its token and created_at fence the write
+	After   *JobRow
+}
+
+// SetHeldRowEach is SetHeldRow for each of rows, a statement each.
+func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error) {
+	held := make([]bool, len(rows))
+	for i, r := range rows {
+		ok, err := SetHeldRow(ctx, tx, r.Claimed, r.After)
+		if err != nil {
+			return nil, err
+		}
+		held[i] = ok
+	}
+	return held, nil
+}
 
 // A RunEnd is how a run ended, as decided: the job's row after it and its
 // history row, for the writer to store fenced by the lease that claimed
@@ -83,26 +115,34 @@ type Steps[N any] interface {
 	Claim(ctx context.Context, tx Execer, ends []*RunEnd[N]) error
 }
 
-// settle stores the run ends of a batch in tx: each job's row, fenced by
-// its run's lease (an end whose fence does not hold is decided again on
-// the row as it is: Steps.Redecide), then the history rows of the stored
-// ends, in as few statements as can be (see AddHistory), then the steps
-// of the machinery: the gate's bookkeeping of the gated ends, and the
-// chained claims. A job made pending again (a retry, a release) wakes
-// this process's idle loops at the commit.
+// settle stores the run ends of a batch in tx: the jobs' rows, each
+// fenced by its run's lease, all at once (Settler.SetHeldRows); an end
+// whose fence does not hold is decided again on the row as it is, alone
+// (Steps.Redecide); then the history rows of the stored ends, all at
+// once (Settler.AddHistory), then the steps of the machinery: the gate's
+// bookkeeping of the gated ends, and the chained claims. A job made
+// pending again (a retry, a release) wakes this process's idle loops at
+// the commit.
 func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) error {
+	rows := make([]HeldRow, len(ends))
+	for i, e := range ends {
+		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After}
+	}
+	held, err := w.Engine.SetHeldRows(ctx, tx, rows)
+	if err != nil {
+		return err
+	}
 	var history []*HistoryRow
 	var gated, next []*RunEnd[N]
-	for _, e := range ends {
+	for i, e := range ends {
 		if e.Next {
 			next = append(next, e)
 		}
-		stored, err := SetHeldRow(ctx, tx, e.Claimed, &e.After)
-		if err == nil && !stored {
-			stored, err = w.Steps.Redecide(ctx, tx, e)
-		}
-		if err != nil {
-			return err
+		stored := held[i]
+		if !stored {
+			if stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
+				return err
+			}
 		}
 		if e.Stored = stored; !stored {
 			continue
@@ -117,7 +157,7 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 			gated = append(gated, e)
 		}
 	}
-	if err := AddHistory(ctx, tx, history); err != nil {
+	if err := w.Engine.AddHistory(ctx, tx, history); err != nil {
 		return err
 	}
 	if len(gated) > 0 {

@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"DueTimes":       testDueTimes,
 
 		"AddHistory":       testAddHistory,
+		"SetHeldRows":      testSetHeldRows,
 		"InsertJobs":       testInsertJobs,
 		"Pauses":           testPauses,
 		"Starts":           testStarts,
@@ -111,14 +112,15 @@ func insertJob(t *testing.T, f *Fixture) int64 {
 	return ids[0]
 }
 
-// testAddHistory: store.AddHistory adds every row, in order, with its text as
-// it was (invalid UTF-8 and NUL bytes included, which a server's text
-// stores as U+FFFD), for any number of rows: none, one, and past the
-// file's chunk of 8 rows a statement; History reads a job's rows back in
+// testAddHistory: the engine's AddHistory adds every row, in order, with
+// its text as it was (invalid UTF-8 and NUL bytes included, which a
+// server's text stores as U+FFFD), for any number of rows: none, one,
+// past the file's chunk of 8 rows a statement, and a server's batch of
+// hundreds in one; History reads a job's rows back in
 // that order, and none of another job's.
 func testAddHistory(t *testing.T, f *Fixture) {
 	ctx := t.Context()
-	for _, n := range []int{0, 1, 7, 8, 19} {
+	for _, n := range []int{0, 1, 7, 8, 19, 300} {
 		id := insertJob(t, f)
 		start := time.UnixMilli(1_700_000_000_000).UTC()
 		var rows []*store.HistoryRow
@@ -133,7 +135,7 @@ func testAddHistory(t *testing.T, f *Fixture) {
 				JobID: id, Kind: "k", Next: "pending",
 			})
 		}
-		if err := f.Write(ctx, func(tx store.Execer) error { return store.AddHistory(ctx, tx, rows) }); err != nil {
+		if err := f.Write(ctx, func(tx store.Execer) error { return f.Engine.AddHistory(ctx, tx, rows) }); err != nil {
 			t.Fatalf("%d rows: %v", n, err)
 		}
 		got, err := store.History(ctx, f.Reads, id)
@@ -145,9 +147,7 @@ func testAddHistory(t *testing.T, f *Fixture) {
 		}
 		for i, a := range got {
 			want := rows[i].AttemptRow
-			if f.Engine.Info().Dialect != nil {
-				want.Error = store.StorableText(want.Error)
-			}
+			want.Error = storable(f, want.Error)
 			if a != want {
 				t.Errorf("%d rows, row %d: got %+v, want %+v", n, i, a, want)
 			}
