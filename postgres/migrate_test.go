@@ -74,8 +74,12 @@ func checkUpgraded(t *testing.T, dsn string, jobs int) {
 	if diff := cmp.Diff(wantIndexes, indexDefs(t, q)); diff != "" {
 		t.Errorf("indexes after the upgrade (-new database +upgraded):\n%s", diff)
 	}
-	if diff := cmp.Diff(tableNames(t, open(t, pgtest.DSN(t), clock.NewMock())), tableNames(t, q)); diff != "" {
+	fresh := open(t, pgtest.DSN(t), clock.NewMock())
+	if diff := cmp.Diff(tableNames(t, fresh), tableNames(t, q)); diff != "" {
 		t.Errorf("tables after the upgrade (-new database +upgraded):\n%s", diff)
+	}
+	if diff := cmp.Diff(triggerDefs(t, fresh), triggerDefs(t, q)); diff != "" {
+		t.Errorf("triggers after the upgrade (-new database +upgraded):\n%s", diff)
 	}
 	var invalid []string
 	if err := q.DB().Select(&invalid, `SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -357,6 +361,107 @@ func TestOpen_UpgradeVersion4(t *testing.T) {
 		producer.Close()
 		if err != nil {
 			t.Fatalf("stepped %v: enqueue of the kind recorded: %v", stepped, err)
+		}
+	}
+}
+
+// triggerDefs are the definitions of the triggers on litequeue_jobs of
+// q's database and of the function they call.
+func triggerDefs(t *testing.T, q *litequeue.Queue) []string {
+	t.Helper()
+	return column(t, q, `SELECT pg_get_triggerdef(oid) FROM pg_trigger
+		WHERE tgrelid = 'litequeue_jobs'::regclass AND NOT tgisinternal
+		UNION ALL SELECT pg_get_functiondef('litequeue_notify'::regproc) ORDER BY 1`)
+}
+
+// version5Wakeups are the wake-up function and trigger of version 5, as
+// released: a row trigger, which called the function for each pending
+// row.
+var version5Wakeups = []string{`CREATE OR REPLACE FUNCTION litequeue_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+	channel text := 'litequeue_' || TG_TABLE_SCHEMA;
+BEGIN
+	IF octet_length(channel) > 63 THEN
+		channel := 'litequeue_' || md5(TG_TABLE_SCHEMA);
+	END IF;
+	PERFORM pg_notify(channel, '');
+	RETURN NULL;
+END $$`, `CREATE OR REPLACE TRIGGER litequeue_jobs_notify
+	AFTER INSERT OR UPDATE OF state ON litequeue_jobs
+	FOR EACH ROW WHEN (NEW.state = 'pending')
+	EXECUTE FUNCTION litequeue_notify()`, `DROP TRIGGER litequeue_jobs_notify_update ON litequeue_jobs`}
+
+// version5Tables makes tables of version 5 in a new database, with one
+// pending job of kind k in them, whose ID it returns: with version 5's row trigger, as a
+// binary of version 5 left them, or, if stepped, with version 6's
+// statement triggers, as an upgrade killed after its step's commit and
+// before it wrote the new version leaves them.
+func version5Tables(t *testing.T, stepped bool) (dsn string, id int64) {
+	t.Helper()
+	dsn = pgtest.DSN(t)
+	q := open(t, dsn, clock.NewMock())
+	j, err := q.Enqueue(t.Context(), "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	admin := adminDB(t, dsn)
+	stmts := []string{`UPDATE litequeue_meta SET value = '5' WHERE name = 'schema_version'`}
+	if !stepped {
+		stmts = append(stmts, version5Wakeups...)
+	}
+	for _, stmt := range stmts {
+		if _, err := admin.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return dsn, j.ID
+}
+
+// TestOpen_UpgradeVersion5 upgrades tables of version 5, whose trigger
+// notified per row, and those of an upgrade to version 6 killed after its
+// step: each Open makes the triggers as a new database has them and
+// keeps the job; a Work on them, the clock standing still, listens and
+// starts a job that another Queue enqueues, woken as before; and an
+// EnqueueMany of 1,000 jobs sends one notification, counted by a
+// listener of the test's own up to a fence sent after it.
+func TestOpen_UpgradeVersion5(t *testing.T) {
+	t.Parallel()
+	for _, stepped := range []bool{false, true} {
+		dsn, kept := version5Tables(t, stepped)
+		checkUpgraded(t, dsn, 1)
+		admin := adminDB(t, dsn)
+		clk := clock.NewMock()
+		started := startWork(t, open(t, dsn, clk))
+		var channel string
+		for _, ch := range listening(t, admin, 1) {
+			channel = ch
+		}
+		if got := <-started; got != kept {
+			t.Fatalf("stepped %v: Work started job %d, want the job kept, %d", stepped, got, kept)
+		}
+		producer := open(t, dsn, clk)
+		j, err := producer.Enqueue(t.Context(), "k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case id := <-started:
+			if id != j.ID {
+				t.Fatalf("stepped %v: started job %d, want %d", stepped, id, j.ID)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("stepped %v: the job enqueued did not start, the clock standing still", stepped)
+		}
+		l := listen(t, dsn, channel)
+		if _, err := producer.EnqueueMany(t.Context(), "other", make([]any, 1000)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.Exec(`SELECT pg_notify($1, 'fence')`, channel); err != nil {
+			t.Fatal(err)
+		}
+		if n := l.until(t, "fence"); n != 1 {
+			t.Errorf("stepped %v: %d notifications for an EnqueueMany of 1,000 jobs, want 1", stepped, n)
 		}
 	}
 }

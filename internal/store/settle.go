@@ -40,8 +40,8 @@ func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, e
 
 // A Settler stores the ends of a batch of runs, in the statements that
 // suit its database best: a server's in one statement for the rows and
-// one for the history; a file's in a statement per row, which costs it
-// less than one UPDATE FROM VALUES for many rows (BenchmarkSettle in
+// one for the history; a file's in a statement per row, as one UPDATE
+// FROM VALUES for many rows is no faster there (BenchmarkSettle in
 // store/sqlite), and its history in chunks (AddHistory).
 type Settler interface {
 	// SetHeldRows is SetHeldRow for each of rows, in tx; it reports, for

@@ -25,7 +25,7 @@ import (
 // every other read that the same transaction then writes takes its rows
 // FOR UPDATE (see dialect); a unique key is inserted ON CONFLICT DO
 // NOTHING. Idle workers wake on LISTEN: a trigger notifies at the commit
-// of every write that leaves a job pending (schema.sql), on the channel
+// of every statement that leaves a job pending (schema.sql), on the channel
 // of the tables' schema (pgChannel).
 type Engine struct {
 	db     *sqlx.DB
@@ -39,7 +39,7 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 5 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds
+const pgSchemaVersion = 6 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement
 
 // VersionSQL reads the version of litequeue's tables.
 const VersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`

@@ -1,4 +1,4 @@
--- litequeue schema on PostgreSQL, version 5: schema.sql's tables and
+-- litequeue schema on PostgreSQL, version 6: schema.sql's tables and
 -- indexes, with PostgreSQL's types (BIGINT for every integer, a job ID from
 -- an identity column that never hands a number out twice, BYTEA for the
 -- payload), in the schema the connection's search_path names first. Every
@@ -82,31 +82,6 @@ CREATE TABLE IF NOT EXISTS litequeue_keys (
 
 CREATE INDEX IF NOT EXISTS litequeue_keys_expiry
 	ON litequeue_keys (expires_at);
-
--- Wake-ups: a job that becomes pending (enqueued, retried, replayed, run
--- now), in any session — a Queue's, the app's own transaction, another
--- machine's — notifies at its commit the channel of its table's schema:
--- litequeue_<schema>, or, where that would pass the 63 bytes of a name,
--- litequeue_<the md5 of the schema's name, in hex> (pgChannel in
--- postgres.go names it alike), so that the Queues of other schemas in the
--- database do not wake for it. PostgreSQL sends one notification per
--- channel and transaction however many rows it wrote. Version 4: before,
--- every schema notified the channel litequeue.
-CREATE OR REPLACE FUNCTION litequeue_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-	channel text := 'litequeue_' || TG_TABLE_SCHEMA;
-BEGIN
-	IF octet_length(channel) > 63 THEN
-		channel := 'litequeue_' || md5(TG_TABLE_SCHEMA);
-	END IF;
-	PERFORM pg_notify(channel, '');
-	RETURN NULL;
-END $$;
-
-CREATE OR REPLACE TRIGGER litequeue_jobs_notify
-	AFTER INSERT OR UPDATE OF state ON litequeue_jobs
-	FOR EACH ROW WHEN (NEW.state = 'pending')
-	EXECUTE FUNCTION litequeue_notify();
 
 -- Version 2: time-driven work and flow control, a section per part, as in
 -- schema.sql.
@@ -202,3 +177,44 @@ CREATE TABLE IF NOT EXISTS litequeue_kinds (
 	first_seen BIGINT NOT NULL,
 	last_seen  BIGINT NOT NULL
 );
+
+-- Wake-ups: a job that becomes pending (enqueued, retried, replayed, run
+-- now), in any session — a Queue's, the app's own transaction, another
+-- machine's — notifies at its commit the channel of its table's schema:
+-- litequeue_<schema>, or, where that would pass the 63 bytes of a name,
+-- litequeue_<the md5 of the schema's name, in hex> (pgChannel in
+-- migrate.go names it alike), so that the Queues of other schemas in the
+-- database do not wake for it. The payload is empty: a listener only
+-- looks again. Version 4: before, every schema notified the channel
+-- litequeue. Version 6: the triggers fire once per statement, not per
+-- row, and notify if any row the statement wrote is pending (its
+-- transition table): an EnqueueMany of 1,000 jobs calls the function once
+-- where it called it 1,000 times (PostgreSQL sent one notification per
+-- channel and transaction either way). A transition table takes one event
+-- a trigger, hence two. The function still serves a row trigger, as
+-- version 5's, which fires only for a pending row: between the commits of
+-- the steps of an upgrade from version 3, the function is new and the
+-- trigger old.
+CREATE OR REPLACE FUNCTION litequeue_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+	channel text := 'litequeue_' || TG_TABLE_SCHEMA;
+BEGIN
+	IF TG_LEVEL = 'STATEMENT' THEN
+		IF NOT EXISTS (SELECT 1 FROM litequeue_written WHERE state = 'pending') THEN
+			RETURN NULL;
+		END IF;
+	END IF;
+	IF octet_length(channel) > 63 THEN
+		channel := 'litequeue_' || md5(TG_TABLE_SCHEMA);
+	END IF;
+	PERFORM pg_notify(channel, '');
+	RETURN NULL;
+END $$;
+
+CREATE OR REPLACE TRIGGER litequeue_jobs_notify
+	AFTER INSERT ON litequeue_jobs REFERENCING NEW TABLE AS litequeue_written
+	FOR EACH STATEMENT EXECUTE FUNCTION litequeue_notify();
+
+CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update
+	AFTER UPDATE ON litequeue_jobs REFERENCING NEW TABLE AS litequeue_written
+	FOR EACH STATEMENT EXECUTE FUNCTION litequeue_notify();
