@@ -21,7 +21,8 @@
 //     WriteTx is a plain transaction on DB(), taking its turn only with
 //     this Queue's own writes.
 //   - Idle workers wake at once on a notification that a trigger sends when
-//     a job becomes pending, in any session; while the listening connection
+//     a statement makes jobs pending, in any session (one per statement,
+//     however many jobs it wrote); while the listening connection
 //     is lost they look every second, and listen again.
 //   - A failed write that the server rolled back whole (a deadlock, a lost
 //     connection before the commit) is run again; Work logs the loss of a

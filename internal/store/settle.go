@@ -124,11 +124,7 @@ type Steps[N any] interface {
 // pending again (a retry, a release) wakes this process's idle loops at
 // the commit.
 func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) error {
-	rows := make([]HeldRow, len(ends))
-	for i, e := range ends {
-		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After}
-	}
-	held, err := w.Engine.SetHeldRows(ctx, tx, rows)
+	held, err := w.Engine.SetHeldRows(ctx, tx, heldRows(ends))
 	if err != nil {
 		return err
 	}
@@ -138,13 +134,12 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 		if e.Next {
 			next = append(next, e)
 		}
-		stored := held[i]
-		if !stored {
-			if stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
-				return err
-			}
+		if held[i] {
+			e.Stored = true
+		} else if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
+			return err
 		}
-		if e.Stored = stored; !stored {
+		if !e.Stored {
 			continue
 		}
 		if e.History != nil {
@@ -169,6 +164,15 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 		return nil
 	}
 	return w.Steps.Claim(ctx, tx, next)
+}
+
+// heldRows are the rows of the ends to write, each fenced by its lease.
+func heldRows[N any](ends []*RunEnd[N]) []HeldRow {
+	rows := make([]HeldRow, len(ends))
+	for i, e := range ends {
+		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After}
+	}
+	return rows
 }
 
 // historyChunk is how many rows one statement of AddHistory adds. A

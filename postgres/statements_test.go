@@ -1,0 +1,141 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/litequeue/litequeue"
+	"github.com/litequeue/litequeue/internal/pgtest"
+	"github.com/litequeue/litequeue/postgres"
+)
+
+// statements counts the statements that the connections of a pool send
+// to the server, by their first words: a pgx tracer of each query, and of
+// each prepare, whose name a prepared statement's execution gives.
+type statements struct {
+	mu     sync.Mutex
+	names  map[string]string // prepared statement's name → its SQL
+	counts map[string]int
+}
+
+// space is a run of white space, which head makes one blank.
+var space = regexp.MustCompile(`\s+`)
+
+// head is the first words of query, by which statements counts it.
+func head(query string) string {
+	q := space.ReplaceAllString(strings.TrimSpace(query), " ")
+	if len(q) > 60 {
+		q = q[:60]
+	}
+	return q
+}
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := data.SQL
+	if full, ok := s.names[q]; ok {
+		q = full
+	}
+	s.counts[head(q)]++
+	return ctx
+}
+
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (s *statements) TracePrepareStart(ctx context.Context, _ *pgx.Conn, data pgx.TracePrepareStartData) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.names[data.Name] = data.SQL
+	return ctx
+}
+
+func (s *statements) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+
+// count returns how many statements began with prefix.
+func (s *statements) count(prefix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for h, c := range s.counts {
+		if strings.HasPrefix(h, prefix) {
+			n += c
+		}
+	}
+	return n
+}
+
+// String lists the counts, most first.
+func (s *statements) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var lines []string
+	for h, c := range s.counts {
+		lines = append(lines, fmt.Sprintf("%6d  %s", c, h))
+	}
+	slices.Sort(lines)
+	slices.Reverse(lines)
+	return strings.Join(lines, "\n")
+}
+
+// tracedQueue opens a Queue on dsn whose pool's statements st counts.
+func tracedQueue(t *testing.T, dsn string, st *statements, opts litequeue.Options) *litequeue.Queue {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tracer = st
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { db.Close() })
+	q, err := postgres.OpenDB(t.Context(), db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+// TestDrain_Statements drains 3,000 jobs with 16 workers and counts the
+// statements sent: the ends of a writer batch are settled in one UPDATE
+// of every row (FROM unnest) and one INSERT of every history row, so no
+// statement writes one job's row alone (there is no lost lease to decide
+// again), and there are no more history INSERTs than settles. The counts
+// are logged (go test -v).
+func TestDrain_Statements(t *testing.T) {
+	t.Parallel()
+	const jobs = 3000
+	dsn := pgtest.DSN(t)
+	st := &statements{names: map[string]string{}, counts: map[string]int{}}
+	q := tracedQueue(t, dsn, st, litequeue.Options{})
+	if _, err := q.EnqueueMany(t.Context(), "k", make([]any, jobs)); err != nil {
+		t.Fatal(err)
+	}
+	var done sync.WaitGroup
+	done.Add(jobs)
+	q.Handle("k", func(context.Context, *litequeue.Job) error {
+		done.Done()
+		return nil
+	})
+	runWork(t, q, litequeue.WorkerOptions{Concurrency: 16})
+	done.Wait()
+	waitFor(t, "every job completed", func() bool {
+		n, err := q.Count(t.Context(), litequeue.Filter{State: litequeue.Completed})
+		return err == nil && n == jobs
+	})
+	t.Logf("statements of a drain of %d jobs:\n%s", jobs, st)
+	settles, alone := st.count("UPDATE litequeue_jobs AS j SET state = v.state"), st.count("UPDATE litequeue_jobs SET state = $1")
+	history := st.count("INSERT INTO litequeue_attempts")
+	if settles == 0 || alone != 0 || history > settles {
+		t.Errorf("%d settles of a batch, %d writes of one job's row, %d history INSERTs; want some, none, at most as many as settles",
+			settles, alone, history)
+	}
+}
