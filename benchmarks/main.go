@@ -49,14 +49,17 @@ type result struct {
 	CPUusPerJob float64 `json:"cpu_us_per_job,omitempty"`
 	P50ms       float64 `json:"p50_ms,omitempty"` // latency: Enqueue call → handler start
 	P99ms       float64 `json:"p99_ms,omitempty"`
-	AfterP50ms  float64 `json:"after_p50_ms,omitempty"` // latency: Enqueue return → handler start
+	AfterP50ms  float64 `json:"after_p50_ms,omitempty"` // latency: Enqueue return → handler start, 0 if it started before
 	AfterP99ms  float64 `json:"after_p99_ms,omitempty"`
-	ProcCPUms   float64 `json:"proc_cpu_ms"`                  // user+sys CPU of the whole process
-	MaxRSSMB    float64 `json:"max_rss_mb"`                   // peak RSS of the whole process (growth: up to the end of the drain, before the check)
-	Waiting     int     `json:"waiting,omitempty"`            // growth: jobs waiting in the store when the drain starts
-	DiskBytes   int64   `json:"disk_bytes,omitempty"`         // growth: the file + -wal + -shm, after the fill, before the drain
-	DiskPerJob  float64 `json:"disk_bytes_per_job,omitempty"` // growth: DiskBytes / Waiting
-	Verified    string  `json:"verified"`                     // what was checked after the run
+	// latency: the share of handlers that started before their Enqueue
+	// returned, in percent; each counts 0 ms from the return.
+	BeforeReturnPct float64 `json:"before_return_pct,omitempty"`
+	ProcCPUms       float64 `json:"proc_cpu_ms"`                  // user+sys CPU of the whole process
+	MaxRSSMB        float64 `json:"max_rss_mb"`                   // peak RSS of the whole process (growth: up to the end of the drain, before the check)
+	Waiting         int     `json:"waiting,omitempty"`            // growth: jobs waiting in the store when the drain starts
+	DiskBytes       int64   `json:"disk_bytes,omitempty"`         // growth: the file + -wal + -shm, after the fill, before the drain
+	DiskPerJob      float64 `json:"disk_bytes_per_job,omitempty"` // growth: DiskBytes / Waiting
+	Verified        string  `json:"verified"`                     // what was checked after the run
 }
 
 func main() {

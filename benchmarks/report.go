@@ -166,6 +166,7 @@ var tableRows = []row{
 	{"latency p99, ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P99ms }},
 	{"latency p50, ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP50ms }},
 	{"latency p99, ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP99ms }},
+	{"latency: handlers started before Enqueue returned, % (0 ms from the return)", "latency", func(r result) float64 { return r.BeforeReturnPct }},
 	{"pickup p50, ms (enqueued by another process)", "pickup", func(r result) float64 { return r.P50ms }},
 	{"pickup p99, ms (enqueued by another process)", "pickup", func(r result) float64 { return r.P99ms }},
 	{"retry: 3 tries each, jobs/s", "retry", rate},

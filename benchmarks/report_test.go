@@ -104,3 +104,25 @@ func TestWriteReport_AsynqNopersistColumn(t *testing.T) {
 		t.Errorf("drain row lacks asynq-nopersist's median in:\n%s", b.String())
 	}
 }
+
+// TestWriteReport_LatencyFromTheCallAndFromTheReturn: the table shows the
+// latency both ways, each row saying which, and the share of handlers that
+// started before Enqueue returned.
+func TestWriteReport_LatencyFromTheCallAndFromTheReturn(t *testing.T) {
+	rs := results{}
+	add(rs, "litequeue-postgres", "latency", result{P50ms: 4.4, P99ms: 27, AfterP50ms: 0, AfterP99ms: 20, BeforeReturnPct: 38.5})
+	add(rs, "litequeue-postgres", "latency", result{P50ms: 4.6, P99ms: 29, AfterP50ms: 0.1, AfterP99ms: 22, BeforeReturnPct: 31})
+	var b strings.Builder
+	writeReport(&b, rs, "")
+	dashes := strings.Repeat(" — |", 7)
+	for _, want := range []string{
+		"| latency p50, ms (from the Enqueue call) |" + dashes + " 4.50 (4.40–4.60) | — |",
+		"| latency p99, ms (from the Enqueue call) |" + dashes + " 28.0 (27.0–29.0) | — |",
+		"| latency p50, ms (from Enqueue's return) |" + dashes + " 0.05 (0.00–0.10) | — |",
+		"| latency: handlers started before Enqueue returned, % (0 ms from the return) |" + dashes + " 34.8 (31.0–38.5) | — |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no line %q in:\n%s", want, b.String())
+		}
+	}
+}
