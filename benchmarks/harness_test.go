@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/riverqueue/river"
 )
 
 // TestTracker_HandlerStartedBeforeReturn: a handler that starts while its
@@ -56,5 +62,68 @@ func TestTracker_MarksInCallOrder(t *testing.T) {
 	}
 	if got := tr.startedBefore(tr.returned); got != 100 {
 		t.Errorf("started before the return: %v%%, want 100%%", got)
+	}
+}
+
+// runSmall runs a short workload of jobs (latency: 200 a second for
+// 250 ms) on peer, in a fresh directory or on the test server; it skips a
+// PostgreSQL peer without a server.
+func runSmall(t *testing.T, peer, workload string, jobs int) result {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config{
+		peer: peer, workload: workload, dir: dir, path: filepath.Join(dir, "queue.db"),
+		jobs: jobs, postgres: os.Getenv("LITEQUEUE_TEST_POSTGRES"),
+		rate: 200, latencyFor: 250 * time.Millisecond, profileHz: 100,
+	}
+	if cfg.postgres == "" && strings.HasSuffix(strings.TrimSuffix(peer, "-tuned"), "-postgres") {
+		t.Skip("LITEQUEUE_TEST_POSTGRES is not set")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := runWorkload(ctx, peers[peer].open, workloads[workload], cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestLatency_BothMarks runs the latency workload on litequeue and on River
+// tuned, on the file and on the server: every job gives a sample from the
+// call and one from the return, none negative.
+func TestLatency_BothMarks(t *testing.T) {
+	for _, peer := range []string{"litequeue", "river-tuned", "litequeue-postgres", "river-postgres-tuned"} {
+		t.Run(peer, func(t *testing.T) {
+			res := runSmall(t, peer, "latency", 0)
+			if res.Jobs != 50 {
+				t.Errorf("jobs: %d, want 50", res.Jobs)
+			}
+			if !(0 <= res.AfterP50ms && res.AfterP50ms <= res.P50ms && res.P50ms <= res.P99ms && res.AfterP99ms <= res.P99ms) {
+				t.Errorf("want 0 ≤ from-return p50 ≤ from-call p50 ≤ from-call p99 and from-return p99 ≤ from-call p99: %+v", res)
+			}
+			if res.BeforeReturnPct < 0 || res.BeforeReturnPct > 100 {
+				t.Errorf("started before the return: %v%%", res.BeforeReturnPct)
+			}
+		})
+	}
+}
+
+// TestDrain_RiverTuned drains jobs with River tuned on the file and on the
+// server: every job runs once, the phase's CPU per job is measured, and
+// River drains faster than its defaults allow (at most MaxWorkers jobs per
+// 100 ms FetchCooldown: 160 jobs/s), so the tuned settings took (not
+// checked under the race detector, which slows every peer below that).
+func TestDrain_RiverTuned(t *testing.T) {
+	for _, peer := range []string{"river-tuned", "river-postgres-tuned"} {
+		t.Run(peer, func(t *testing.T) {
+			res := runSmall(t, peer, "drain", 200)
+			if res.Jobs != 200 || res.CPUusPerJob <= 0 {
+				t.Errorf("want 200 jobs and CPU per job: %+v", res)
+			}
+			bound := workers / river.FetchCooldownDefault.Seconds()
+			if res.JobsPerSec <= bound && !raceEnabled {
+				t.Errorf("drained %v jobs/s, want more than River's default bound of %v", res.JobsPerSec, bound)
+			}
+		})
 	}
 }

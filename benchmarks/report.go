@@ -16,12 +16,13 @@ import (
 
 // peerOrder is the order of the table's columns: the file-based peers, then
 // the peers on a PostgreSQL server.
-var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "asynq-nopersist", "bare", "litequeue-postgres", "river-postgres"}
+var peerOrder = []string{"litequeue", "goqite", "river", "river-tuned", "backlite", "asynq", "asynq-nopersist", "bare", "litequeue-postgres", "river-postgres", "river-postgres-tuned"}
 
 type runs struct {
 	ok          []result
 	failed      []string
 	unsupported string
+	settings    []string // the distinct settings the pair's runs printed
 }
 
 type results map[[2]string]*runs // by (peer, workload)
@@ -50,6 +51,9 @@ func readResults(path string) (results, error) {
 		k := [2]string{r.Peer, r.Workload}
 		if rs[k] == nil {
 			rs[k] = &runs{}
+		}
+		if r.Settings != "" && !slices.Contains(rs[k].settings, r.Settings) {
+			rs[k].settings = append(rs[k].settings, r.Settings)
 		}
 		switch {
 		case r.Failed != "":
@@ -275,7 +279,7 @@ var targets = []target{
 // run.sh collected ("key: value" lines).
 func writeReport(w io.Writer, rs results, machine string) {
 	fmt.Fprintf(w, "# Benchmark results\n\n")
-	fmt.Fprintf(w, "Written by `run.sh` (see README.md for what each workload does). Each cell is the median over the runs, with the min–max in brackets; \"—\" means the peer cannot run the workload (reasons below).\n\n")
+	fmt.Fprintf(w, "Written by `run.sh` (see README.md for what each workload does). Each cell is the median over the runs, with the min–max in brackets; \"—\" means the peer cannot run the workload (reasons below). Each column is a peer run with the settings the table \"Peers\" gives it, as its runs printed them.\n\n")
 	fmt.Fprintf(w, "| workload | %s |\n|---|%s\n", strings.Join(peerOrder, " | "), strings.Repeat("---|", len(peerOrder)))
 	for _, r := range tableRows {
 		cells := make([]string, len(peerOrder))
@@ -284,6 +288,8 @@ func writeReport(w io.Writer, rs results, machine string) {
 		}
 		fmt.Fprintf(w, "| %s | %s |\n", r.label, strings.Join(cells, " | "))
 	}
+
+	writePeers(w, rs)
 
 	fmt.Fprintf(w, "\n## Targets\n\n| peer | target | medians | met? |\n|---|---|---|---|\n")
 	for _, t := range targets {
@@ -322,6 +328,41 @@ func writeReport(w io.Writer, rs results, machine string) {
 		fmt.Fprintf(w, "\n## Failed runs\n\nA failed run is one whose check failed (a job ran too often or not at all, or the store kept unfinished jobs), or that errored or timed out.\n\n%s\n", strings.Join(failed, "\n"))
 	}
 	fmt.Fprintf(w, "\n%s", machine)
+}
+
+// writePeers writes the table of the peers and the settings their runs
+// printed.
+func writePeers(w io.Writer, rs results) {
+	fmt.Fprintf(w, "\n## Peers\n\nEvery peer runs 16 workers on the same ~100-byte JSON payloads; the retry workload's policy and the machine's settings are under Settings below.\n\n| peer | settings |\n|---|---|\n")
+	for _, p := range peerOrder {
+		fmt.Fprintf(w, "| %s | %s |\n", p, strings.ReplaceAll(rs.settings(p), "|", `\|`))
+	}
+}
+
+// settings returns the settings peer's runs printed, over every workload:
+// normally one; more, joined, if the runs of one report disagree.
+func (rs results) settings(peer string) string {
+	var all []string
+	ran := false
+	for _, wl := range workloadNames() {
+		r := rs[[2]string{peer, wl}]
+		if r == nil {
+			continue
+		}
+		ran = true
+		for _, s := range r.settings {
+			if !slices.Contains(all, s) {
+				all = append(all, s)
+			}
+		}
+	}
+	switch {
+	case !ran:
+		return "not run"
+	case len(all) == 0:
+		return "not recorded (no run of this peer printed its settings)"
+	}
+	return strings.Join(all, "; and in other runs: ")
 }
 
 func runReport(resultsPath, machinePath string) error {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -100,7 +103,7 @@ func TestWriteReport_AsynqNopersistColumn(t *testing.T) {
 	if !strings.Contains(b.String(), "| asynq-nopersist |") {
 		t.Fatalf("no asynq-nopersist column in:\n%s", b.String())
 	}
-	if !strings.Contains(b.String(), "| drain: 16 workers, jobs/s | 30,000 | — | — | — | — | 12,345 |") {
+	if !strings.Contains(b.String(), "| drain: 16 workers, jobs/s | 30,000 | — | — | — | — | — | 12,345 |") {
 		t.Errorf("drain row lacks asynq-nopersist's median in:\n%s", b.String())
 	}
 }
@@ -114,15 +117,76 @@ func TestWriteReport_LatencyFromTheCallAndFromTheReturn(t *testing.T) {
 	add(rs, "litequeue-postgres", "latency", result{P50ms: 4.6, P99ms: 29, AfterP50ms: 0.1, AfterP99ms: 22, BeforeReturnPct: 31})
 	var b strings.Builder
 	writeReport(&b, rs, "")
-	dashes := strings.Repeat(" — |", 7)
+	dashes := strings.Repeat(" — |", 8)
 	for _, want := range []string{
-		"| latency p50, ms (from the Enqueue call) |" + dashes + " 4.50 (4.40–4.60) | — |",
-		"| latency p99, ms (from the Enqueue call) |" + dashes + " 28.0 (27.0–29.0) | — |",
-		"| latency p50, ms (from Enqueue's return) |" + dashes + " 0.05 (0.00–0.10) | — |",
-		"| latency: handlers started before Enqueue returned, % (0 ms from the return) |" + dashes + " 34.8 (31.0–38.5) | — |",
+		"| latency p50, ms (from the Enqueue call) |" + dashes + " 4.50 (4.40–4.60) | — | — |",
+		"| latency p99, ms (from the Enqueue call) |" + dashes + " 28.0 (27.0–29.0) | — | — |",
+		"| latency p50, ms (from Enqueue's return) |" + dashes + " 0.05 (0.00–0.10) | — | — |",
+		"| latency: handlers started before Enqueue returned, % (0 ms from the return) |" + dashes + " 34.8 (31.0–38.5) | — | — |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no line %q in:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestWriteReport_SaysWhichPeerRanWithWhichSettings reads result lines as
+// run.sh writes them and checks that the Peers table gives each column's
+// settings as its runs printed them.
+func TestWriteReport_SaysWhichPeerRanWithWhichSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	lines := []string{
+		`{"peer":"river","workload":"drain","jobs_per_s":159,"settings":"FetchCooldown 100ms (River's defaults)"}`,
+		`{"peer":"river-postgres-tuned","workload":"drain","jobs_per_s":2000,"settings":"FetchCooldown 1ms (tuned)"}`,
+		`{"peer":"river-postgres-tuned","workload":"latency","p50_ms":2.2,"settings":"FetchCooldown 1ms (tuned)"}`,
+		`{"peer":"river-postgres-tuned","workload":"enqueue16","jobs_per_s":2000,"settings":"FetchCooldown 2ms | other"}`,
+		`{"peer":"litequeue-postgres","workload":"drain","jobs_per_s":3000,"settings":"postgres.Open"}`,
+		`{"peer":"goqite","workload":"drain","failed":"exit 1: boom"}`,
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := readResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	writeReport(&b, rs, "")
+	out := b.String()
+	for _, want := range []string{
+		"| river | FetchCooldown 100ms (River's defaults) |",
+		"| river-postgres-tuned | FetchCooldown 1ms (tuned); and in other runs: FetchCooldown 2ms \\| other |",
+		"| litequeue-postgres | postgres.Open |",
+		"| goqite | not recorded (no run of this peer printed its settings) |",
+		"| litequeue | not run |",
+		"| drain: 16 workers, jobs/s | — | FAILED (1 of 1 runs) | 159 | — |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q in:\n%s", want, out)
+		}
+	}
+}
+
+// TestPeers_EveryPeerHasAColumnAndSettings: the report's columns are the
+// peers the binary runs, each with its settings, and River's two set-ups
+// say their fetch settings by River's names.
+func TestPeers_EveryPeerHasAColumnAndSettings(t *testing.T) {
+	if run, cols := peerNames(), slices.Sorted(slices.Values(peerOrder)); !slices.Equal(run, cols) {
+		t.Errorf("the peers run are\n%q, the report's columns\n%q", run, cols)
+	}
+	for name, p := range peers {
+		if p.settings == "" || p.open == nil {
+			t.Errorf("%s: no settings or opener", name)
+		}
+	}
+	for name, want := range map[string]string{
+		"river":                "FetchCooldown 100ms, FetchPollInterval 1s (River's defaults)",
+		"river-postgres":       "FetchCooldown 100ms, FetchPollInterval 1s (River's defaults)",
+		"river-tuned":          "FetchCooldown 1ms, FetchPollInterval 50ms (tuned)",
+		"river-postgres-tuned": "FetchCooldown 1ms, FetchPollInterval 50ms (tuned)",
+	} {
+		if got := peers[name].settings; !strings.HasSuffix(got, want) {
+			t.Errorf("%s: settings %q, want them to end %q", name, got, want)
 		}
 	}
 }
