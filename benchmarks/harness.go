@@ -223,15 +223,31 @@ func (t *tracker) check() error {
 }
 
 // latencies returns the p50 and p99, in ms, from the moment each job's
-// mark (the Enqueue call, or its return) to its handler's first start.
+// mark (the Enqueue call, or its return) to its handler's first start. A
+// handler can start before its Enqueue returns (the job is claimed while
+// the call is on its way back): from the return, it counts as 0 ms, so
+// that every job gives one sample and none is negative.
 func (t *tracker) latencies(mark []atomic.Int64) (p50, p99 float64) {
 	d := make([]float64, t.n)
 	for i := range d {
-		d[i] = float64(t.started[i].Load()-mark[i].Load()) / 1e6
+		d[i] = float64(max(0, t.started[i].Load()-mark[i].Load())) / 1e6
 	}
-	sort.Float64s(d)
-	q := func(p float64) float64 { return d[min(len(d)-1, int(p*float64(len(d))))] }
-	return round(q(0.50), 3), round(q(0.99), 3)
+	return percentiles(d)
+}
+
+// startedBefore returns the share of jobs, in percent, whose handler
+// started before their mark.
+func (t *tracker) startedBefore(mark []atomic.Int64) float64 {
+	if t.n == 0 {
+		return 0
+	}
+	n := 0
+	for i := range t.n {
+		if t.started[i].Load() < mark[i].Load() {
+			n++
+		}
+	}
+	return round(100*float64(n)/float64(t.n), 1)
 }
 
 // pickups returns the p50 and p99, in ms, of the time from each job's
@@ -240,6 +256,14 @@ func (t *tracker) pickups() (p50, p99 float64) {
 	d := make([]float64, len(t.pickedUp))
 	for i := range d {
 		d[i] = float64(t.pickedUp[i].Load()) / 1e6
+	}
+	return percentiles(d)
+}
+
+// percentiles sorts d and returns its p50 and p99, rounded to µs.
+func percentiles(d []float64) (p50, p99 float64) {
+	if len(d) == 0 {
+		return 0, 0
 	}
 	sort.Float64s(d)
 	q := func(p float64) float64 { return d[min(len(d)-1, int(p*float64(len(d))))] }
@@ -573,6 +597,7 @@ func runLatency(ctx context.Context, open opener, cfg config) (result, error) {
 	}
 	res.P50ms, res.P99ms = s.t.latencies(s.t.enqueued)
 	res.AfterP50ms, res.AfterP99ms = s.t.latencies(s.t.returned)
+	res.BeforeReturnPct = s.t.startedBefore(s.t.returned)
 	res.Verified, err = s.finish(ctx)
 	return res, err
 }

@@ -24,17 +24,28 @@ import (
 // workers is the concurrency every peer's worker pool runs with.
 const workers = 16
 
-// peers maps a peer's name to its opener.
-var peers = map[string]opener{
-	"litequeue":          openLitequeue,
-	"goqite":             openGoqite,
-	"river":              openRiver,
-	"litequeue-postgres": openLitequeuePostgres,
-	"river-postgres":     openRiverPostgres,
-	"backlite":           openBacklite,
-	"asynq":              openAsynq,
-	"asynq-nopersist":    openAsynq, // run.sh gives it a Redis without persistence
-	"bare":               openBare,
+// peerSpec is one of the job queues measured: how to open it, and how it is
+// set up beyond what every peer shares (16 workers, the payload, the
+// workload's retry policy). Each result line carries the settings, and
+// RESULTS.md shows them beside the peer's name.
+type peerSpec struct {
+	open     opener
+	settings string
+}
+
+// peers maps a peer's name to the peer.
+var peers = map[string]peerSpec{
+	"litequeue":            {openLitequeue, "the file, litequeue's default Options (WAL, synchronous=FULL); wakes on in-process enqueues"},
+	"goqite":               {openGoqite, "jobs.Runner, PollInterval 100ms (goqite's default); one connection"},
+	"river":                riverPeer(riverDefaults),
+	"river-tuned":          riverPeer(riverTuned),
+	"litequeue-postgres":   {openLitequeuePostgres, "postgres.Open, database/sql's default pool, litequeue's default Options"},
+	"river-postgres":       riverPostgresPeer(riverDefaults),
+	"river-postgres-tuned": riverPostgresPeer(riverTuned),
+	"backlite":             {openBacklite, "backlite's defaults, ReleaseAfter 10m; one connection"},
+	"asynq":                {openAsynq, "Redis with an append-only file (appendfsync: see Settings); TaskCheckInterval 1s (asynq's default)"},
+	"asynq-nopersist":      {openAsynq, "Redis without persistence (no AOF, no RDB): run.sh gives it one; TaskCheckInterval 1s (asynq's default)"},
+	"bare":                 {openBare, "loops over database/sql, no queue: see README"},
 }
 
 // result is the one JSON line a run prints.
@@ -49,14 +60,18 @@ type result struct {
 	CPUusPerJob float64 `json:"cpu_us_per_job,omitempty"`
 	P50ms       float64 `json:"p50_ms,omitempty"` // latency: Enqueue call → handler start
 	P99ms       float64 `json:"p99_ms,omitempty"`
-	AfterP50ms  float64 `json:"after_p50_ms,omitempty"` // latency: Enqueue return → handler start
+	AfterP50ms  float64 `json:"after_p50_ms,omitempty"` // latency: Enqueue return → handler start, 0 if it started before
 	AfterP99ms  float64 `json:"after_p99_ms,omitempty"`
-	ProcCPUms   float64 `json:"proc_cpu_ms"`                  // user+sys CPU of the whole process
-	MaxRSSMB    float64 `json:"max_rss_mb"`                   // peak RSS of the whole process (growth: up to the end of the drain, before the check)
-	Waiting     int     `json:"waiting,omitempty"`            // growth: jobs waiting in the store when the drain starts
-	DiskBytes   int64   `json:"disk_bytes,omitempty"`         // growth: the file + -wal + -shm, after the fill, before the drain
-	DiskPerJob  float64 `json:"disk_bytes_per_job,omitempty"` // growth: DiskBytes / Waiting
-	Verified    string  `json:"verified"`                     // what was checked after the run
+	// latency: the share of handlers that started before their Enqueue
+	// returned, in percent; each counts 0 ms from the return.
+	BeforeReturnPct float64 `json:"before_return_pct,omitempty"`
+	ProcCPUms       float64 `json:"proc_cpu_ms"`                  // user+sys CPU of the whole process
+	MaxRSSMB        float64 `json:"max_rss_mb"`                   // peak RSS of the whole process (growth: up to the end of the drain, before the check)
+	Waiting         int     `json:"waiting,omitempty"`            // growth: jobs waiting in the store when the drain starts
+	DiskBytes       int64   `json:"disk_bytes,omitempty"`         // growth: the file + -wal + -shm, after the fill, before the drain
+	DiskPerJob      float64 `json:"disk_bytes_per_job,omitempty"` // growth: DiskBytes / Waiting
+	Verified        string  `json:"verified"`                     // what was checked after the run
+	Settings        string  `json:"settings,omitempty"`           // how the peer was set up (peerSpec.settings)
 }
 
 func main() {
@@ -87,7 +102,7 @@ func main() {
 		return
 	}
 
-	open, ok := peers[*peer]
+	p, ok := peers[*peer]
 	if !ok {
 		fatalf("unknown peer %q (want one of %s)", *peer, strings.Join(peerNames(), ", "))
 	}
@@ -128,16 +143,16 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	if *produceN > 0 {
-		err := produce(ctx, open, cfg, *produceN)
+		err := produce(ctx, p.open, cfg, *produceN)
 		cancel()
 		if err != nil {
 			fatalf("%s producer: %v", *peer, err)
 		}
 		return
 	}
-	res, err := runWorkload(ctx, open, w, cfg)
+	res, err := runWorkload(ctx, p.open, w, cfg)
 	cancel()
-	res.Peer, res.Workload = *peer, *workload
+	res.Peer, res.Workload, res.Settings = *peer, *workload, p.settings
 	if errors.Is(err, errUnsupported) {
 		res.Unsupported = strings.TrimPrefix(err.Error(), errUnsupported.Error()+": ")
 		err = nil

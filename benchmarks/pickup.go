@@ -23,6 +23,7 @@ var pickupPeers = map[string]string{
 	"litequeue":       "",
 	"goqite":          "",
 	"river":           "",
+	"river-tuned":     "",
 	"asynq":           "",
 	"asynq-nopersist": "",
 	"backlite":        "backlite v0.6.0's dispatcher learns only of its own process's tasks: with none due it waits for an Add in its process and never reads the table, so another process's tasks would wait forever",

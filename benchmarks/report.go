@@ -16,12 +16,13 @@ import (
 
 // peerOrder is the order of the table's columns: the file-based peers, then
 // the peers on a PostgreSQL server.
-var peerOrder = []string{"litequeue", "goqite", "river", "backlite", "asynq", "asynq-nopersist", "bare", "litequeue-postgres", "river-postgres"}
+var peerOrder = []string{"litequeue", "goqite", "river", "river-tuned", "backlite", "asynq", "asynq-nopersist", "bare", "litequeue-postgres", "river-postgres", "river-postgres-tuned"}
 
 type runs struct {
 	ok          []result
 	failed      []string
 	unsupported string
+	settings    []string // the distinct settings the pair's runs printed
 }
 
 type results map[[2]string]*runs // by (peer, workload)
@@ -50,6 +51,9 @@ func readResults(path string) (results, error) {
 		k := [2]string{r.Peer, r.Workload}
 		if rs[k] == nil {
 			rs[k] = &runs{}
+		}
+		if r.Settings != "" && !slices.Contains(rs[k].settings, r.Settings) {
+			rs[k].settings = append(rs[k].settings, r.Settings)
 		}
 		switch {
 		case r.Failed != "":
@@ -145,6 +149,8 @@ func rate(r result) float64       { return r.JobsPerSec }
 func cpuPerJob(r result) float64  { return r.CPUusPerJob }
 func rss(r result) float64        { return r.MaxRSSMB }
 func diskPerJob(r result) float64 { return r.DiskPerJob }
+func p50(r result) float64        { return r.P50ms } // latency from the call, or pickup
+func p99(r result) float64        { return r.P99ms }
 
 // idlePer10s scales the idle run's CPU to 10 s of idling.
 func idlePer10s(r result) float64 {
@@ -162,12 +168,13 @@ var tableRows = []row{
 	{"drain: 16 workers, jobs/s", "drain", rate},
 	{"drain: CPU µs per job", "drain", cpuPerJob},
 	{"drain: peak RSS, MB", "drain", rss},
-	{"latency p50, ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P50ms }},
-	{"latency p99, ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P99ms }},
+	{"latency p50, ms (from the Enqueue call)", "latency", p50},
+	{"latency p99, ms (from the Enqueue call)", "latency", p99},
 	{"latency p50, ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP50ms }},
 	{"latency p99, ms (from Enqueue's return)", "latency", func(r result) float64 { return r.AfterP99ms }},
-	{"pickup p50, ms (enqueued by another process)", "pickup", func(r result) float64 { return r.P50ms }},
-	{"pickup p99, ms (enqueued by another process)", "pickup", func(r result) float64 { return r.P99ms }},
+	{"latency: handlers started before Enqueue returned, % (0 ms from the return)", "latency", func(r result) float64 { return r.BeforeReturnPct }},
+	{"pickup p50, ms (enqueued by another process)", "pickup", p50},
+	{"pickup p99, ms (enqueued by another process)", "pickup", p99},
 	{"retry: 3 tries each, jobs/s", "retry", rate},
 	{"idle: 16 workers, CPU ms per 10 s", "idle", idlePer10s},
 	{"drain100k: jobs/s", "drain100k", rate},
@@ -184,43 +191,78 @@ var tableRows = []row{
 type target struct {
 	peer string // "litequeue" or "litequeue-postgres"
 	name string
-	eval func(rs results) (value string, met, known bool)
+	// against is what the peer's figure is compared with: another peer
+	// of the same run (whose settings the Peers table shows), another
+	// workload of its own, or a fixed limit.
+	against string
+	eval    func(rs results) (value string, met, known bool)
 	// reported marks a figure shown without a limit: its verdict is
 	// "reported", never met or missed.
 	reported bool
 }
 
+// verdict evaluates t on rs: the medians it compares, and "met",
+// "missed", "reported" (a figure without a limit) or "not measured".
+func (t target) verdict(rs results) (value, verdict string) {
+	v, met, known := t.eval(rs)
+	switch {
+	case !known:
+		return v, "not measured"
+	case t.reported:
+		return v, "reported"
+	case met:
+		return v, "met"
+	}
+	return v, "missed"
+}
+
+// comparedWith names the reference of a ratio target.
+func comparedWith(peer, refPeer, refWorkload string) string {
+	if refPeer == peer {
+		return "its own " + refWorkload
+	}
+	return refPeer + ", " + refWorkload
+}
+
 // ratioTarget compares peer's median to a reference median of the same run:
 // met when peer/ref ≥ min.
 func ratioTarget(peer, name, workload string, metric func(result) float64, refPeer, refWorkload string, min float64) target {
-	return target{peer: peer, name: name, eval: func(rs results) (string, bool, bool) {
-		a, ok1 := rs.stat(peer, workload, metric)
-		b, ok2 := rs.stat(refPeer, refWorkload, metric)
-		if !ok1 || !ok2 || b.med == 0 {
-			return "no data", false, false
+	return target{peer: peer, name: name, against: comparedWith(peer, refPeer, refWorkload), eval: func(rs results) (string, bool, bool) {
+		ratio, v, ok := rs.ratio(peer, workload, refPeer, refWorkload, metric)
+		if !ok {
+			return v, false, false
 		}
-		ratio := a.med / b.med
-		return fmt.Sprintf("%s / %s = %.2f× (want ≥ %g×)", num(a.med), num(b.med), ratio, min), ratio >= min, true
+		return fmt.Sprintf("%s (want ≥ %g×)", v, min), ratio >= min, true
 	}}
 }
 
-// atMostTarget compares litequeue's median to a reference median of the
-// same run: met when litequeue/ref ≤ max.
-func atMostTarget(name, workload string, metric func(result) float64, refPeer, refWorkload string, max float64) target {
-	return target{peer: "litequeue", name: name, eval: func(rs results) (string, bool, bool) {
-		a, ok1 := rs.stat("litequeue", workload, metric)
-		b, ok2 := rs.stat(refPeer, refWorkload, metric)
-		if !ok1 || !ok2 || b.med == 0 {
-			return "no data", false, false
+// atMostTarget compares peer's median to a reference median of the same
+// run: met when peer/ref ≤ max.
+func atMostTarget(peer, name, workload string, metric func(result) float64, refPeer, refWorkload string, max float64) target {
+	return target{peer: peer, name: name, against: comparedWith(peer, refPeer, refWorkload), eval: func(rs results) (string, bool, bool) {
+		ratio, v, ok := rs.ratio(peer, workload, refPeer, refWorkload, metric)
+		if !ok {
+			return v, false, false
 		}
-		ratio := a.med / b.med
-		return fmt.Sprintf("%s / %s = %.2f× (want ≤ %g×)", num(a.med), num(b.med), ratio, max), ratio <= max, true
+		return fmt.Sprintf("%s (want ≤ %g×)", v, max), ratio <= max, true
 	}}
+}
+
+// ratio returns the ratio of two medians of the same run and its
+// description, "a / b = r×"; ok is false without both.
+func (rs results) ratio(peer, workload, refPeer, refWorkload string, metric func(result) float64) (r float64, desc string, ok bool) {
+	a, ok1 := rs.stat(peer, workload, metric)
+	b, ok2 := rs.stat(refPeer, refWorkload, metric)
+	if !ok1 || !ok2 || b.med == 0 {
+		return 0, "no data", false
+	}
+	r = a.med / b.med
+	return r, fmt.Sprintf("%s / %s = %.2f×", num(a.med), num(b.med), r), true
 }
 
 // maxTarget is met when litequeue's median is at most limit.
 func maxTarget(name, workload string, metric func(result) float64, limit float64, unit string) target {
-	return target{peer: "litequeue", name: name, eval: func(rs results) (string, bool, bool) {
+	return target{peer: "litequeue", name: name, against: "a limit", eval: func(rs results) (string, bool, bool) {
 		a, ok := rs.stat("litequeue", workload, metric)
 		if !ok {
 			return "no data", false, false
@@ -231,7 +273,7 @@ func maxTarget(name, workload string, metric func(result) float64, limit float64
 
 // reportTarget shows litequeue's median of a figure that has no limit.
 func reportTarget(name, workload string, metric func(result) float64, unit string) target {
-	return target{peer: "litequeue", name: name, reported: true, eval: func(rs results) (string, bool, bool) {
+	return target{peer: "litequeue", name: name, against: "—", reported: true, eval: func(rs results) (string, bool, bool) {
 		a, ok := rs.stat("litequeue", workload, metric)
 		if !ok {
 			return "no data", false, false
@@ -240,41 +282,49 @@ func reportTarget(name, workload string, metric func(result) float64, unit strin
 	}}
 }
 
-// earlier marks a target kept from before "Performance, round two".
+// earlier marks a target kept from before "Performance, round three".
 func earlier(t target) target {
 	t.name = "earlier target: " + t.name
 	return t
 }
 
-// targets are the targets of "Performance, round two", then the earlier
-// targets that still apply.
+// targets are the targets of "Performance, round three" (issue 33), then
+// the earlier targets that still apply. On the server, litequeue is
+// compared with River tuned (river-postgres-tuned), whose fetch loop is
+// not bound by River's default 100 ms cooldown; enqueue, which the fetch
+// settings do not touch, with both River peers.
 var targets = []target{
-	atMostTarget("idle CPU ≤ backlite's", "idle", idlePer10s, "backlite", "idle", 1),
-	maxTarget("pickup p50 ≤ 5 ms (a job of another process)", "pickup", func(r result) float64 { return r.P50ms }, 5, "ms"),
-	maxTarget("pickup p99 ≤ 20 ms (a job of another process)", "pickup", func(r result) float64 { return r.P99ms }, 20, "ms"),
+	ratioTarget("litequeue-postgres", "server drain ≥ 1.5× River tuned", "drain", rate, "river-postgres-tuned", "drain", 1.5),
+	atMostTarget("litequeue-postgres", "server drain: client CPU per job ≤ River tuned's", "drain", cpuPerJob, "river-postgres-tuned", "drain", 1),
+	ratioTarget("litequeue-postgres", "server enqueue16 ≥ 1.5× River", "enqueue16", rate, "river-postgres", "enqueue16", 1.5),
+	ratioTarget("litequeue-postgres", "server enqueue16 ≥ 1.5× River tuned", "enqueue16", rate, "river-postgres-tuned", "enqueue16", 1.5),
+	atMostTarget("litequeue-postgres", "server latency p50 from the Enqueue call ≤ River tuned's", "latency", p50, "river-postgres-tuned", "latency", 1),
+	atMostTarget("litequeue-postgres", "server latency p99 from the Enqueue call ≤ River tuned's", "latency", p99, "river-postgres-tuned", "latency", 1),
+	ratioTarget("litequeue", "drain ≥ 60% of bare drain", "drain", rate, "bare", "drain", 0.6),
 	ratioTarget("litequeue", "drain ≥ 25× goqite", "drain", rate, "goqite", "drain", 25),
 	ratioTarget("litequeue", "drain ≥ 3× asynq without persistence", "drain", rate, "asynq-nopersist", "drain", 3),
-	ratioTarget("litequeue", "drain ≥ 50% of bare drain", "drain", rate, "bare", "drain", 0.5),
-	ratioTarget("litequeue", "enqueue16 ≥ asynq without persistence", "enqueue16", rate, "asynq-nopersist", "enqueue16", 1),
 	ratioTarget("litequeue", "batch ≥ 2× backlite", "batch", rate, "backlite", "batch", 2),
 	ratioTarget("litequeue", "batch ≥ 85% of bare one-transaction insert loop", "batch", rate, "bare", "batch", 0.85),
-	maxTarget("latency p99 ≤ 5 ms (from the Enqueue call)", "latency", func(r result) float64 { return r.P99ms }, 5, "ms"),
-	ratioTarget("litequeue", "growth: drain with 1,000,000 waiting ≥ 90% of the rate with 10,000 (growth1m / growth10k)", "growth1m", rate, "litequeue", "growth10k", 0.9),
-	maxTarget("peak RSS ≤ 30 MB draining 100,000 jobs (drain100k)", "drain100k", rss, 30, "MB"),
-	atMostTarget("peak RSS flat at 1,000,000 waiting: growth1m's ≤ 1.1× growth10k's", "growth1m", rss, "litequeue", "growth10k", 1.1),
-	reportTarget("bytes on disk per waiting 100-byte job, 10,000 waiting (growth10k)", "growth10k", diskPerJob, "bytes"),
-	reportTarget("bytes on disk per waiting 100-byte job, 1,000,000 waiting (growth1m)", "growth1m", diskPerJob, "bytes"),
+	ratioTarget("litequeue", "enqueue16 ≥ 90% of the bare group-commit loop", "enqueue16", rate, "bare", "enqueue16", 0.9),
+	atMostTarget("litequeue", "idle CPU ≤ backlite's", "idle", idlePer10s, "backlite", "idle", 1),
+	maxTarget("pickup p50 ≤ 5 ms (a job of another process)", "pickup", p50, 5, "ms"),
+	maxTarget("pickup p99 ≤ 20 ms (a job of another process)", "pickup", p99, 20, "ms"),
+	earlier(maxTarget("latency p99 ≤ 5 ms (from the Enqueue call)", "latency", p99, 5, "ms")),
+	earlier(ratioTarget("litequeue", "enqueue16 ≥ asynq without persistence", "enqueue16", rate, "asynq-nopersist", "enqueue16", 1)),
+	earlier(ratioTarget("litequeue", "growth: drain with 1,000,000 waiting ≥ 90% of the rate with 10,000 (growth1m / growth10k)", "growth1m", rate, "litequeue", "growth10k", 0.9)),
+	earlier(maxTarget("peak RSS ≤ 30 MB draining 100,000 jobs (drain100k)", "drain100k", rss, 30, "MB")),
+	earlier(atMostTarget("litequeue", "peak RSS flat at 1,000,000 waiting: growth1m's ≤ 1.1× growth10k's", "growth1m", rss, "litequeue", "growth10k", 1.1)),
+	earlier(reportTarget("bytes on disk per waiting 100-byte job, 10,000 waiting (growth10k)", "growth10k", diskPerJob, "bytes")),
+	earlier(reportTarget("bytes on disk per waiting 100-byte job, 1,000,000 waiting (growth1m)", "growth1m", diskPerJob, "bytes")),
 	earlier(ratioTarget("litequeue", "single Enqueue ≥ 90% of bare one-row-per-commit", "enqueue", rate, "bare", "enqueue", 0.9)),
 	earlier(ratioTarget("litequeue", "retries ≥ 4× asynq", "retry", rate, "asynq", "retry", 4)),
-	earlier(ratioTarget("litequeue-postgres", "drain ≥ River on PostgreSQL", "drain", rate, "river-postgres", "drain", 1)),
-	earlier(ratioTarget("litequeue-postgres", "enqueue16 ≥ River on PostgreSQL", "enqueue16", rate, "river-postgres", "enqueue16", 1)),
 }
 
 // writeReport writes RESULTS.md from the runs and the machine notes that
 // run.sh collected ("key: value" lines).
 func writeReport(w io.Writer, rs results, machine string) {
 	fmt.Fprintf(w, "# Benchmark results\n\n")
-	fmt.Fprintf(w, "Written by `run.sh` (see README.md for what each workload does). Each cell is the median over the runs, with the min–max in brackets; \"—\" means the peer cannot run the workload (reasons below).\n\n")
+	fmt.Fprintf(w, "Written by `run.sh` (see README.md for what each workload does). Each cell is the median over the runs, with the min–max in brackets; \"—\" means the peer cannot run the workload (reasons below). Each column is a peer run with the settings the table \"Peers\" gives it, as its runs printed them.\n\n")
 	fmt.Fprintf(w, "| workload | %s |\n|---|%s\n", strings.Join(peerOrder, " | "), strings.Repeat("---|", len(peerOrder)))
 	for _, r := range tableRows {
 		cells := make([]string, len(peerOrder))
@@ -284,19 +334,12 @@ func writeReport(w io.Writer, rs results, machine string) {
 		fmt.Fprintf(w, "| %s | %s |\n", r.label, strings.Join(cells, " | "))
 	}
 
-	fmt.Fprintf(w, "\n## Targets\n\n| peer | target | medians | met? |\n|---|---|---|---|\n")
+	writePeers(w, rs)
+
+	fmt.Fprintf(w, "\n## Targets\n\nEach target compares a litequeue peer's median with a limit or with the median of a peer of the same run, whose settings are in the table \"Peers\".\n\n| peer | target | compared with | medians | met? |\n|---|---|---|---|---|\n")
 	for _, t := range targets {
-		v, met, known := t.eval(rs)
-		verdict := "missed"
-		switch {
-		case !known:
-			verdict = "not measured"
-		case t.reported:
-			verdict = "reported"
-		case met:
-			verdict = "met"
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", t.peer, t.name, v, verdict)
+		v, verdict := t.verdict(rs)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", t.peer, t.name, t.against, v, verdict)
 	}
 
 	var unsupported, failed []string
@@ -321,6 +364,41 @@ func writeReport(w io.Writer, rs results, machine string) {
 		fmt.Fprintf(w, "\n## Failed runs\n\nA failed run is one whose check failed (a job ran too often or not at all, or the store kept unfinished jobs), or that errored or timed out.\n\n%s\n", strings.Join(failed, "\n"))
 	}
 	fmt.Fprintf(w, "\n%s", machine)
+}
+
+// writePeers writes the table of the peers and the settings their runs
+// printed.
+func writePeers(w io.Writer, rs results) {
+	fmt.Fprintf(w, "\n## Peers\n\nEvery peer runs 16 workers on the same ~100-byte JSON payloads; the retry workload's policy and the machine's settings are under Settings below.\n\n| peer | settings |\n|---|---|\n")
+	for _, p := range peerOrder {
+		fmt.Fprintf(w, "| %s | %s |\n", p, strings.ReplaceAll(rs.settings(p), "|", `\|`))
+	}
+}
+
+// settings returns the settings peer's runs printed, over every workload:
+// normally one; more, joined, if the runs of one report disagree.
+func (rs results) settings(peer string) string {
+	var all []string
+	ran := false
+	for _, wl := range workloadNames() {
+		r := rs[[2]string{peer, wl}]
+		if r == nil {
+			continue
+		}
+		ran = true
+		for _, s := range r.settings {
+			if !slices.Contains(all, s) {
+				all = append(all, s)
+			}
+		}
+	}
+	switch {
+	case !ran:
+		return "not run"
+	case len(all) == 0:
+		return "not recorded (no run of this peer printed its settings)"
+	}
+	return strings.Join(all, "; and in other runs: ")
 }
 
 func runReport(resultsPath, machinePath string) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -45,9 +46,30 @@ type riverClient[TTx any] struct {
 	client *river.Client[TTx]
 }
 
+// riverFetch is how often a River client fetches jobs: at most once per
+// cooldown, and at least once per poll interval.
+type riverFetch struct {
+	cooldown, poll time.Duration
+	why            string // where the values come from
+}
+
+var (
+	// riverDefaults is River's own defaults: its drain on either driver
+	// is bound near MaxWorkers (16) jobs per 100 ms cooldown.
+	riverDefaults = riverFetch{river.FetchCooldownDefault, river.FetchPollIntervalDefault, "River's defaults"}
+	// riverTuned is River's fetch loop tuned for throughput and latency,
+	// the river-tuned and river-postgres-tuned peers.
+	riverTuned = riverFetch{time.Millisecond, 50 * time.Millisecond, "tuned"}
+)
+
+// String describes f by River's names for its fields, for RESULTS.md.
+func (f riverFetch) String() string {
+	return fmt.Sprintf("FetchCooldown %v, FetchPollInterval %v (%s)", f.cooldown, f.poll, f.why)
+}
+
 // newRiverClient migrates the driver's store up with rivermigrate and makes
-// a client with 16 workers of the default queue.
-func newRiverClient[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], cfg config, t *tracker) (riverClient[TTx], error) {
+// a client with 16 workers of the default queue, fetching as fetch says.
+func newRiverClient[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], fetch riverFetch, cfg config, t *tracker) (riverClient[TTx], error) {
 	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return riverClient[TTx]{}, err
@@ -58,9 +80,11 @@ func newRiverClient[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &riverWorker{t: t, retry: cfg.retry()})
 	rc := &river.Config{
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
-		Workers: ws,
-		Logger:  slog.New(slog.DiscardHandler), // a failed attempt logs at error level
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
+		Workers:           ws,
+		FetchCooldown:     fetch.cooldown,
+		FetchPollInterval: fetch.poll,
+		Logger:            slog.New(slog.DiscardHandler), // a failed attempt logs at error level
 	}
 	if cfg.retry() {
 		rc.MaxAttempts = retryTries
@@ -100,17 +124,26 @@ type riverSystem struct {
 	db *sql.DB
 }
 
-func openRiver(ctx context.Context, cfg config, t *tracker) (system, error) {
-	db, err := openSQLite(ctx, cfg.path)
-	if err != nil {
-		return nil, err
+// riverPeer is River on SQLite, fetching as fetch says.
+func riverPeer(fetch riverFetch) peerSpec {
+	return peerSpec{open: openRiver(fetch), settings: "riversqlite, one connection; " + fetch.String()}
+}
+
+// openRiver returns the opener of a River peer on SQLite that fetches as
+// fetch says.
+func openRiver(fetch riverFetch) opener {
+	return func(ctx context.Context, cfg config, t *tracker) (system, error) {
+		db, err := openSQLite(ctx, cfg.path)
+		if err != nil {
+			return nil, err
+		}
+		c, err := newRiverClient(ctx, riversqlite.New(db), fetch, cfg, t)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		return &riverSystem{riverClient: c, db: db}, nil
 	}
-	c, err := newRiverClient(ctx, riversqlite.New(db), cfg, t)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &riverSystem{riverClient: c, db: db}, nil
 }
 
 func (s *riverSystem) unfinished(ctx context.Context) (int, error) {

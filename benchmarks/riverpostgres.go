@@ -12,7 +12,7 @@ import (
 
 // riverPostgresSystem drives a River client on its pgx driver, on a fresh
 // database of the -postgres server: the same worker, settings and calls as
-// the riversqlite peer.
+// the riversqlite peer of the same fetch settings.
 type riverPostgresSystem struct {
 	riverClient[pgx.Tx]
 	pool *pgxpool.Pool
@@ -24,19 +24,31 @@ type riverPostgresSystem struct {
 // producers queue for a connection).
 const riverPoolConns = workers
 
-func openRiverPostgres(ctx context.Context, cfg config, t *tracker) (system, error) {
-	dsn, drop, err := freshDatabase(ctx, cfg.postgres)
-	if err != nil {
-		return nil, err
+// riverPostgresPeer is River on PostgreSQL, fetching as fetch says.
+func riverPostgresPeer(fetch riverFetch) peerSpec {
+	return peerSpec{
+		open:     openRiverPostgres(fetch),
+		settings: fmt.Sprintf("riverpgxv5, a pgxpool of %d connections; %s", riverPoolConns, fetch),
 	}
-	s := &riverPostgresSystem{drop: drop}
-	if err := s.open(ctx, dsn, cfg, t); err != nil {
-		return nil, errors.Join(err, s.close())
-	}
-	return s, nil
 }
 
-func (s *riverPostgresSystem) open(ctx context.Context, dsn string, cfg config, t *tracker) error {
+// openRiverPostgres returns the opener of a River peer on PostgreSQL that
+// fetches as fetch says.
+func openRiverPostgres(fetch riverFetch) opener {
+	return func(ctx context.Context, cfg config, t *tracker) (system, error) {
+		dsn, drop, err := freshDatabase(ctx, cfg.postgres)
+		if err != nil {
+			return nil, err
+		}
+		s := &riverPostgresSystem{drop: drop}
+		if err := s.open(ctx, dsn, fetch, cfg, t); err != nil {
+			return nil, errors.Join(err, s.close())
+		}
+		return s, nil
+	}
+}
+
+func (s *riverPostgresSystem) open(ctx context.Context, dsn string, fetch riverFetch, cfg config, t *tracker) error {
 	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return fmt.Errorf("PostgreSQL DSN: %w", err)
@@ -45,7 +57,7 @@ func (s *riverPostgresSystem) open(ctx context.Context, dsn string, cfg config, 
 	if s.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return err
 	}
-	s.riverClient, err = newRiverClient(ctx, riverpgxv5.New(s.pool), cfg, t)
+	s.riverClient, err = newRiverClient(ctx, riverpgxv5.New(s.pool), fetch, cfg, t)
 	return err
 }
 

@@ -6,8 +6,10 @@
 #   RUNS=3         runs per (peer, workload); the table shows medians, min–max
 #   QUICK=1        tiny sizes, for a CI smoke test (RESULTS.md is not written
 #                  unless OUT is given)
-#   PEERS="…"      a subset of: litequeue goqite river backlite asynq
-#                  asynq-nopersist bare litequeue-postgres river-postgres
+#   PEERS="…"      a subset of: litequeue goqite river river-tuned backlite
+#                  asynq asynq-nopersist bare litequeue-postgres
+#                  river-postgres river-postgres-tuned (the -tuned peers:
+#                  River with FetchCooldown 1ms, FetchPollInterval 50ms)
 #   WORKLOADS="…"  a subset of: enqueue enqueue16 batch drain latency pickup retry idle drain100k
 #                  growth10k growth1m (growth: 10,000 of 10,000 or 1,000,000
 #                  waiting jobs drained, litequeue only; QUICK: 1,000 of 3,000
@@ -22,7 +24,7 @@
 # asynq-nopersist has its own, without persistence) and stops it by its pid. If it is missing, run.sh tries apt-get (as root) and
 # otherwise runs asynq's workloads as "—" with a message.
 #
-# litequeue-postgres and river-postgres need a PostgreSQL server: the one LITEQUEUE_BENCH_POSTGRES
+# litequeue-postgres and river-postgres(-tuned) need a PostgreSQL server: the one LITEQUEUE_BENCH_POSTGRES
 # or LITEQUEUE_TEST_POSTGRES names (a DSN whose user may create databases),
 # or else one that run.sh starts with ../.ci/postgres and stops at the end.
 # Each run creates a database of its own and drops it. Without a server
@@ -34,7 +36,7 @@ cd "$here"
 
 RUNS=${RUNS:-3}
 QUICK=${QUICK:-0}
-PEERS=${PEERS:-litequeue goqite river backlite asynq asynq-nopersist bare litequeue-postgres river-postgres}
+PEERS=${PEERS:-litequeue goqite river river-tuned backlite asynq asynq-nopersist bare litequeue-postgres river-postgres river-postgres-tuned}
 WORKLOADS=${WORKLOADS:-enqueue enqueue16 batch drain latency pickup retry idle drain100k growth10k growth1m}
 REDIS_FSYNC=${REDIS_FSYNC:-always}
 NOTE=${NOTE:-}
@@ -145,7 +147,7 @@ pg_dsn=${LITEQUEUE_BENCH_POSTGRES:-${LITEQUEUE_TEST_POSTGRES:-}}
 pg_from=""
 if [[ -n $pg_dsn ]]; then
 	pg_from="given by the environment"
-elif [[ " $PEERS " == *"-postgres "* ]]; then
+elif [[ " $PEERS " == *"-postgres"* ]]; then
 	if pgenv=$(../.ci/postgres start); then
 		eval "$pgenv"
 		pg_dir=$LITEQUEUE_POSTGRES_DIR
@@ -230,14 +232,15 @@ ${NOTE:+- note: $NOTE}
 - sizes: $(if [[ $QUICK == 1 ]]; then echo "QUICK (tiny: a smoke test, not figures)"; else echo "enqueue 2,000 jobs; enqueue16 4,000 jobs from 16 goroutines; batch 20 calls × 1,000; drain 3,000 pre-enqueued jobs; latency 200 jobs/s for 5 s, each Enqueue from its own goroutine, after 0.5 s of idle workers; pickup the same rate and length, enqueued by a second process (the benchmark binary again) on the same store, timed from the enqueue call there (wall clock, stamped into the payload) to the handler's start here; retry 500 jobs × 3 tries; idle 10 s after 1 s to settle; drain100k 100,000 jobs (litequeue only); growth10k and growth1m 10,000 and 1,000,000 jobs waiting, filled with EnqueueMany in batches of 1,000 (not timed), then 10,000 of them drained with 16 workers (timed), litequeue only"; fi).
 - growth10k, growth1m: the bytes on disk are the database file + -wal + -shm, measured after the fill and before the drain, divided by the waiting jobs; the peak RSS is the process's Maxrss at the end of the drain (through the fill and the drain), read before the check. The workers stop once the fixed number of jobs has run; the rest stay waiting.
 - payload: about 100 bytes of JSON; every handler decodes it and does nothing else.
+- peers: each peer's own settings are in the table "Peers" above, as its runs printed them.
 - workers: 16 everywhere (litequeue Concurrency, goqite Limit, River MaxWorkers, backlite NumWorkers, asynq Concurrency).
-- SQLite peers (goqite, River, backlite, bare): modernc.org/sqlite v1.62.0, one connection (as goqite's and River's docs advise), journal_mode=WAL, synchronous=FULL, busy_timeout=10s, BEGIN IMMEDIATE. litequeue opens its file itself with its defaults (WAL, synchronous=FULL).
+- SQLite peers (goqite, river, river-tuned, backlite, bare): modernc.org/sqlite v1.62.0, one connection (as goqite's and River's docs advise), journal_mode=WAL, synchronous=FULL, busy_timeout=10s, BEGIN IMMEDIATE. litequeue opens its file itself with its defaults (WAL, synchronous=FULL).
 - retry: 10 ms constant delay, no jitter, 3 tries. litequeue: Policy{Constant, 10ms, 10ms, 3, NoJitter}; River: worker NextRetry = now + 10 ms, MaxAttempts 3; backlite: Backoff 10 ms, MaxAttempts 3; goqite: message Timeout 10 ms (its retry delay is the visibility timeout), MaxReceive 3; asynq: RetryDelayFunc 10 ms, MaxRetry(2), and DelayedTaskCheckInterval 10 ms (default 5 s: retries wait in a set that is only forwarded that often).
-- polling: every peer's defaults otherwise (goqite PollInterval 100 ms; River, on either driver, FetchCooldown 100 ms and FetchPollInterval 1 s, which bound its drain near 16 jobs per 100 ms; asynq TaskCheckInterval 1 s; backlite and litequeue wake on in-process enqueues).
-- PostgreSQL peers (litequeue-postgres, river-postgres): $(if [[ -n $pg_dsn ]]; then echo "fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit) (a commit is on disk when it returns, as with synchronous=FULL), shared_buffers $(pg_setting shared_buffers), on loopback TCP; a fresh database per run. litequeue-postgres: postgres.Open, its tables created at Open, database/sql's default pool, the same Options as litequeue. river-postgres: River's tables from rivermigrate; a pgxpool of 16 connections, one per worker or producer (pgxpool's default is max(4, cores)). Their CPU and peak RSS are the client process's only, without the server"; else echo "not available"; fi).
+- polling: every peer's defaults (goqite PollInterval 100 ms; asynq TaskCheckInterval 1 s; backlite and litequeue wake on in-process enqueues), but for River, which runs twice on either driver: river and river-postgres with River's defaults, FetchCooldown 100 ms and FetchPollInterval 1 s, which bound its drain near MaxWorkers (16) jobs per 100 ms; river-tuned and river-postgres-tuned with FetchCooldown 1 ms and FetchPollInterval 50 ms, River's fetch loop tuned for throughput and latency.
+- PostgreSQL peers (litequeue-postgres, river-postgres, river-postgres-tuned): $(if [[ -n $pg_dsn ]]; then echo "fsync $(pg_setting fsync), synchronous_commit $(pg_setting synchronous_commit) (a commit is on disk when it returns, as with synchronous=FULL), shared_buffers $(pg_setting shared_buffers), on loopback TCP; a fresh database per run. litequeue-postgres: postgres.Open, its tables created at Open, database/sql's default pool, the same Options as litequeue. river-postgres and river-postgres-tuned: River's tables from rivermigrate; a pgxpool of 16 connections, one per worker or producer (pgxpool's default is max(4, cores)). Their CPU and peak RSS are the client process's only, without the server"; else echo "not available"; fi).
 - asynq: Redis $(if [[ -n $redis_addr ]]; then echo "on loopback, no RDB snapshots, appendonly yes, appendfsync $REDIS_FSYNC"; else echo "not available"; fi). asynq-nopersist: the same asynq on a Redis of its own $(if [[ -n $redis_np_addr ]]; then echo "on loopback without persistence (no RDB snapshots, appendonly no): an acknowledged enqueue is in memory only"; else echo "(not available)"; fi). Their peak RSS is asynq's process only, without Redis.
-- times: the timed phase only (wall clock); CPU is getrusage user+sys of the process over the timed phase; peak RSS is the process's Maxrss.
-- latency is measured twice: from the Enqueue call (which includes the durable commit: an fsync) and from Enqueue's return, to the handler's start.
+- times: the timed phase only (wall clock); CPU is getrusage user+sys of the process over the timed phase (per job: divided by the phase's jobs; for the PostgreSQL peers the client process's only, without the server's); peak RSS is the process's Maxrss.
+- latency is measured twice, to the handler's first start: from the Enqueue call (the time taken just before the call, kept by job; it includes the durable commit: an fsync) and from Enqueue's return. A handler may start before its Enqueue returns (the job is claimed while the call is on its way back): from the return it counts as 0 ms, never as a negative or a missing sample, and the table gives the share of such handlers.
 - checks: drain, drain100k, retry, latency, pickup and idle runs fail unless every job's handler ran exactly once (3 times in retry) and the store holds no unfinished job after the workers stop; growth10k and growth1m runs, which leave jobs waiting, fail unless at least the fixed number of jobs ran, none more than once, and the store holds as unfinished exactly the waiting jobs that did not run; enqueue, enqueue16 and batch runs fail unless reading the payloads back from the store finds every job exactly once.
 - failures during this run: $failures
 EOF
