@@ -202,3 +202,15 @@ CREATE TABLE IF NOT EXISTS litequeue_kinds (
 	first_seen BIGINT NOT NULL,
 	last_seen  BIGINT NOT NULL
 );
+
+-- Version 6: a row per scope of the retry policies and kind options that
+-- a worker uses, as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_policies (
+	scope       TEXT   NOT NULL,
+	name        TEXT   NOT NULL,
+	value       TEXT   NOT NULL,
+	recorded_at BIGINT NOT NULL,
+	host        TEXT   NOT NULL,
+	pid         BIGINT NOT NULL,
+	PRIMARY KEY (scope, name)
+);
