@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -100,4 +101,11 @@ type BreakerStats struct {
 	OpenedAt time.Time // when it last left closed
 	Until    time.Time // the end of its cool-down: open, it lets a probe through from then on
 	Trips    int       // times it opened since it was last closed: 1, then one more per failed probe
+}
+
+// String says b in a few words, its zero fields as they are: "breaker at
+// 20 failures in 1m (50% of runs), open 30s to 10m".
+func (b Breaker) String() string {
+	return fmt.Sprintf("breaker at %d failures in %s (%.0f%% of runs), open %s to %s", b.Failures,
+		FormatDuration(b.Window), 100*b.Ratio, FormatDuration(b.Cooldown), FormatDuration(b.MaxCooldown))
 }

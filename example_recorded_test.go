@@ -54,3 +54,15 @@ func ExampleQueue_RecordedPolicies() {
 	// policy "payments": exponential from 5s, 12 tries; by this process: true
 	// kind "charge": exponential from 5s, 12 tries; policy "payments", timeout 30s, max running 4; by this process: true
 }
+
+// A kind's flow control in a few words, as the dashboard and the
+// litequeue command show it.
+func ExampleKindOptions_String() {
+	k := litequeue.KindOptions{MaxRunning: 4, RateLimit: 10, RatePer: time.Minute,
+		Breaker: &litequeue.Breaker{Failures: 20, Ratio: 0.5, Window: time.Minute, Cooldown: 30 * time.Second, MaxCooldown: 10 * time.Minute}}
+	fmt.Println(k)
+	fmt.Printf("%q\n", litequeue.KindOptions{})
+	// Output:
+	// at most 4 running, 10 starts per 1m, breaker at 20 failures in 1m (50% of runs), open 30s to 10m
+	// ""
+}

@@ -119,7 +119,7 @@ func toKindJSON(r litequeue.RecordedPolicy) kindJSON {
 	k := r.Kind
 	return kindJSON{Kind: r.Name, Policy: usesPolicy(r), TimeoutMS: r.Timeout.Milliseconds(), MaxRunning: k.MaxRunning,
 		RateLimit: k.RateLimit, RatePerMS: k.RatePer.Milliseconds(), ExpireAfterMS: k.ExpireAfter.Milliseconds(),
-		Breaker: describeBreaker(k.Breaker), RecordedAtMS: r.RecordedAt.UnixMilli(), Host: r.Host, PID: r.PID}
+		Breaker: breakerText(k.Breaker), RecordedAtMS: r.RecordedAt.UnixMilli(), Host: r.Host, PID: r.PID}
 }
 
 // usesPolicy names the policy a recorded kind uses.
@@ -137,36 +137,9 @@ func (c *cli) writeKinds(kinds []litequeue.RecordedPolicy) {
 	fmt.Fprintln(tw, "KIND\tPOLICY\tTIMEOUT\tFLOW CONTROL\tRECORDED")
 	for _, r := range kinds {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, usesPolicy(r), orDash(optDuration(r.Timeout)),
-			orDash(describeFlow(r.Kind)), recordedBy(r))
+			orDash(r.Kind.String()), recordedBy(r))
 	}
 	tw.Flush()
-}
-
-// describeFlow says a kind's flow control in a few words; "" for none.
-func describeFlow(k litequeue.KindOptions) string {
-	var parts []string
-	if k.MaxRunning > 0 {
-		parts = append(parts, fmt.Sprintf("at most %d running", k.MaxRunning))
-	}
-	if k.RateLimit > 0 {
-		parts = append(parts, fmt.Sprintf("%d starts per %s", k.RateLimit, litequeue.FormatDuration(k.RatePer)))
-	}
-	if k.ExpireAfter > 0 {
-		parts = append(parts, "expires after "+litequeue.FormatDuration(k.ExpireAfter))
-	}
-	if b := describeBreaker(k.Breaker); b != "" {
-		parts = append(parts, b)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// describeBreaker says a breaker in a few words; "" for none.
-func describeBreaker(b *litequeue.Breaker) string {
-	if b == nil {
-		return ""
-	}
-	return fmt.Sprintf("breaker at %d failures in %s (%.0f%% of runs), open %s to %s", b.Failures,
-		litequeue.FormatDuration(b.Window), 100*b.Ratio, litequeue.FormatDuration(b.Cooldown), litequeue.FormatDuration(b.MaxCooldown))
 }
 
 // optDuration shows d, or "" for none.
@@ -175,4 +148,12 @@ func optDuration(d time.Duration) string {
 		return ""
 	}
 	return litequeue.FormatDuration(d)
+}
+
+// breakerText says a breaker in a few words; "" for none.
+func breakerText(b *litequeue.Breaker) string {
+	if b == nil {
+		return ""
+	}
+	return b.String()
 }
