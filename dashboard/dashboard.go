@@ -30,10 +30,11 @@
 // rows selected in the jobs list, queues and kinds paused and resumed, a
 // circuit breaker reset, and the dead letters replayed by filter or purged
 // by age, each by a POST form that carries a CSRF token; GET never
-// changes anything. A replay or a purge of many acts only on the
-// jobs its confirmation counted (see [litequeue.Tally]): if jobs died or
-// grew old enough in between, it does nothing and asks again with the new
-// count. With [Options.Token] set, every request must
+// changes anything. A delete of the selected rows, which cannot be
+// undone, asks first, as a purge does. A replay or a purge of many acts
+// only on the jobs its confirmation counted (see [litequeue.Tally]): if
+// jobs died or grew old enough in between, it does nothing and asks
+// again with the new count. With [Options.Token] set, every request must
 // carry the token: in the Authorization header as a bearer token, or once
 // as ?token=, which sets a cookie. Every value from the file (payload,
 // kind, queue, error text) is escaped, and the Content-Security-Policy
