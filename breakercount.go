@@ -15,13 +15,16 @@ import (
 
 // countFailures sets, in out, each breaker's Failures, Threshold and
 // Window at now (see BreakerStats). A breaker whose options it cannot
-// find — no handler here, none recorded, or a file whose last writer
-// predates the record — is counted over the default Window.
+// find — no handler here, none recorded — is counted over the default
+// Window.
 func (g *gate) countFailures(ctx context.Context, ex store.Execer, out map[string]BreakerStats, now time.Time) error {
 	if len(out) == 0 {
 		return nil
 	}
-	recorded := recordedBreakers(ctx, ex)
+	recorded, err := g.recordedBreakers(ctx, ex)
+	if err != nil {
+		return err
+	}
 	for kind, b := range out {
 		b.Window = DefaultBreakerWindow
 		if cfg := cmp.Or(g.kindBreaker(kind), recorded[kind]); cfg != nil {
@@ -49,19 +52,23 @@ func (g *gate) countFailures(ctx context.Context, ex store.Execer, out map[strin
 }
 
 // recordedBreakers returns the breakers of the kinds that workers
-// recorded, by kind; none where it cannot read them.
-func recordedBreakers(ctx context.Context, ex store.Execer) map[string]*Breaker {
-	rows, _ := store.Policies(ctx, ex) // none: a file of an older writer may not have the table
-
+// recorded, by kind.
+func (g *gate) recordedBreakers(ctx context.Context, ex store.Execer) (map[string]*Breaker, error) {
 	out := make(map[string]*Breaker)
+	if !g.st.info.Recorded {
+		return out, nil
+	}
+	rows, err := store.Policies(ctx, ex)
+	if err != nil {
+		return nil, fmt.Errorf("read recorded policies: %w", err)
+	}
 	for _, r := range rows {
 		if r.Scope != recordedKind {
 			continue
 		}
-		p, err := decodeRecorded(r)
-		if err == nil && p.Kind.Breaker != nil {
+		if p, err := decodeRecorded(r); err == nil && p.Kind.Breaker != nil {
 			out[r.Name] = p.Kind.Breaker
 		}
 	}
-	return out
+	return out, nil
 }

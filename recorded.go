@@ -63,13 +63,18 @@ type RecordedPolicy struct {
 // kinds, each by name; none before a worker has run. Several apps on one
 // database each record their own: a scope holds the value its last
 // recorder wrote, and the scopes that one app does not have keep what
-// another wrote. A read-only Queue records nothing, but reads them.
+// another wrote. A read-only Queue records nothing, but reads them; on a
+// file that only binaries older than the record have written, it reads
+// none.
 func (q *Queue) RecordedPolicies(ctx context.Context) ([]RecordedPolicy, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer leave()
+	if !q.st.info.Recorded {
+		return nil, nil // a file that only older binaries wrote, opened read-only
+	}
 	rows, err := store.Policies(ctx, q.st.reads)
 	if err != nil {
 		return nil, fmt.Errorf("litequeue: recorded policies: %w", err)

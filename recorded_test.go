@@ -118,3 +118,29 @@ func TestQueue_RecordedPolicies_Unchanged(t *testing.T) {
 		t.Errorf("the rows of the other scopes changed (-before +after):\n%s", diff)
 	}
 }
+
+// TestOpenReadOnly_BeforeRecords: a file that only binaries older than
+// the record wrote has no litequeue_policies; opened read-only, which
+// adds no table, it has no recorded policies, and its breakers are
+// counted over the default window.
+func TestOpenReadOnly_BeforeRecords(t *testing.T) {
+	t.Parallel()
+	fileOnly(t, "a server's tables are migrated by every Open")
+	q, path := openQueue(t, litequeue.Options{})
+	q.Handle("sync", doomed, litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Window: time.Hour}))
+	enqueue(t, q, "sync", nil, litequeue.MaxTries(1))
+	runDue(t, q)
+	if _, err := q.DB().Exec(`DROP TABLE litequeue_policies`); err != nil { // as an older binary left it
+		t.Fatal(err)
+	}
+	q.Close()
+	ro := openReadOnly(t, path)
+	if got, err := ro.RecordedPolicies(t.Context()); err != nil || len(got) != 0 {
+		t.Errorf("RecordedPolicies = %+v, %v; want none", got, err)
+	}
+	b, err := ro.Breakers(t.Context())
+	if want := (litequeue.BreakerStats{Failures: 1, Window: time.Minute}); err != nil ||
+		b["sync"].State != "open" || b["sync"].Failures != want.Failures || b["sync"].Threshold != 0 || b["sync"].Window != want.Window {
+		t.Errorf("Breakers = %+v, %v; want sync open, 1 failure in the default window, no threshold", b, err)
+	}
+}
