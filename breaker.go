@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -100,4 +101,25 @@ type BreakerStats struct {
 	OpenedAt time.Time // when it last left closed
 	Until    time.Time // the end of its cool-down: open, it lets a probe through from then on
 	Trips    int       // times it opened since it was last closed: 1, then one more per failed probe
+
+	// Failures, Threshold and Window are set by [Queue.Breakers] only.
+	// Failures counts the kind's failed runs: of a closed breaker, those
+	// in the Window up to the read since it last closed, which open it
+	// once they reach Threshold (and [Breaker.Ratio]); of one that is not
+	// closed, those from a Window before it opened on: the failures that
+	// opened it, and its failed probes since. Threshold and Window are
+	// [Breaker.Failures] and [Breaker.Window] of the breaker that the
+	// Queue's handler of the kind has, else of the one a worker recorded
+	// (see [Queue.RecordedPolicies]); where neither is known, Threshold
+	// is 0 and Window the default, 1m.
+	Failures  int
+	Threshold int
+	Window    time.Duration
+}
+
+// String says b in a few words, its zero fields as they are: "breaker at
+// 20 failures in 1m (50% of runs), open 30s to 10m".
+func (b Breaker) String() string {
+	return fmt.Sprintf("breaker at %d failures in %s (%.0f%% of runs), open %s to %s", b.Failures,
+		FormatDuration(b.Window), 100*b.Ratio, FormatDuration(b.Cooldown), FormatDuration(b.MaxCooldown))
 }

@@ -43,7 +43,12 @@
 // enqueue on a [Queue] logs a warning naming the kind, or, with
 // [Options.RefuseUnknownKinds], every enqueue of it is refused with an
 // error that wraps [ErrUnknownKind]. [Stats.Unhandled] shows the kinds
-// with due jobs and no handler on the Queue asking.
+// with due jobs and no handler on the Queue asking. With its kinds, each
+// records its retry policies and what each kind's handler resolved to
+// (policy, timeout, limits, expiry, breaker), who recorded them and when,
+// where they changed: [Queue.RecordedPolicies] reads them, and the
+// dashboard's policies page and "litequeue policy" show them, so that a
+// tool without handlers shows what the workers use.
 //
 // A job is pending (a [Job.RunAt] in the future means scheduled, or waiting
 // to retry), running (leased by a worker), or finished: completed, dead,

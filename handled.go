@@ -55,6 +55,8 @@ type handledKinds struct {
 	logger *slog.Logger
 	refuse bool // Options.RefuseUnknownKinds
 
+	policies *policyRecorder // records the policies with the kinds (recorded.go)
+
 	mu       sync.Mutex
 	known    map[string]bool // recorded on the database, by any process
 	warned   map[string]bool // unknown kinds logged once, without refuse
@@ -66,7 +68,7 @@ type handledKinds struct {
 // of reg.
 func newHandledKinds(st *storage, reg *registry, clk clock.Clock, opts *Options) *handledKinds {
 	return &handledKinds{st: st, reg: reg, clock: clk, logger: opts.Logger, refuse: opts.RefuseUnknownKinds,
-		known: make(map[string]bool), warned: make(map[string]bool)}
+		policies: newPolicyRecorder(opts, reg), known: make(map[string]bool), warned: make(map[string]bool)}
 }
 
 // record writes the kinds with a handler on the Queue as handled, now, if
@@ -83,7 +85,10 @@ func (h *handledKinds) record(ctx context.Context) error {
 	}
 	kinds := h.reg.kinds() // Handle only adds: at least n
 	err := h.st.write(ctx, func(tx store.Execer) error {
-		return store.RecordKinds(ctx, tx, kinds, store.MS(now))
+		if err := store.RecordKinds(ctx, tx, kinds, store.MS(now)); err != nil {
+			return err
+		}
+		return h.policies.record(ctx, tx, kinds, now)
 	})
 	if err != nil {
 		return fmt.Errorf("litequeue: record the handled kinds: %w", err)

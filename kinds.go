@@ -1,6 +1,8 @@
 package litequeue
 
 import (
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -86,4 +88,25 @@ func (k KindOptions) checkRate() *FieldError {
 		return &FieldError{Field: "rate_per", Value: k.RatePer, Limit: "rate_limit", kind: unpaired}
 	}
 	return nil
+}
+
+// String says k in a few words, as the litequeue command and the
+// dashboard show a kind's flow control: "at most 4 running, 10 starts
+// per 1m, expires after 1h, breaker at 20 failures in 1m (50% of runs),
+// open 30s to 10m"; "" for none.
+func (k KindOptions) String() string {
+	var parts []string
+	if k.MaxRunning > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d running", k.MaxRunning))
+	}
+	if k.RateLimit > 0 {
+		parts = append(parts, fmt.Sprintf("%d starts per %s", k.RateLimit, FormatDuration(k.RatePer)))
+	}
+	if k.ExpireAfter > 0 {
+		parts = append(parts, "expires after "+FormatDuration(k.ExpireAfter))
+	}
+	if k.Breaker != nil {
+		parts = append(parts, k.Breaker.String())
+	}
+	return strings.Join(parts, ", ")
 }

@@ -50,7 +50,8 @@ func (q *Queue) CurrentRun(ctx context.Context, id int64) (RunInfo, bool, error)
 // Breakers returns the circuit breakers by kind: every one the database
 // holds open or half-open (as [Stats].Breakers), and those of this Queue's
 // handlers ([WithBreaker]) that are closed, with State "closed" and no
-// other field set; never nil.
+// time set; never nil. Each comes with the failures it counts (see
+// [BreakerStats.Failures]).
 func (q *Queue) Breakers(ctx context.Context) (map[string]BreakerStats, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -65,6 +66,9 @@ func (q *Queue) Breakers(ctx context.Context) (map[string]BreakerStats, error) {
 		if _, ok := out[kind]; !ok && q.reg.get(kind).breaker != nil {
 			out[kind] = BreakerStats{State: breakerClosed}
 		}
+	}
+	if err := q.gate.countFailures(ctx, q.st.reads, out, q.now()); err != nil {
+		return nil, fmt.Errorf("litequeue: breakers: %w", err)
 	}
 	return out, nil
 }

@@ -168,13 +168,14 @@ func TestQueue_Breakers(t *testing.T) {
 	q.Handle("sync", doomed, litequeue.WithBreaker(litequeue.Breaker{Failures: 1, Cooldown: time.Minute}))
 	q.Handle("plain", doomed)
 	ctx := context.Background()
-	closed := map[string]litequeue.BreakerStats{"sync": {State: "closed"}}
+	closed := map[string]litequeue.BreakerStats{"sync": {State: "closed", Threshold: 1, Window: time.Minute}}
 	if got, err := q.Breakers(ctx); err != nil || !cmp.Equal(closed, got) {
 		t.Errorf("Breakers before a failure = %v, %v; want %v", got, err, closed)
 	}
 	enqueue(t, q, "sync", 1)
 	runDue(t, q)
-	opened := map[string]litequeue.BreakerStats{"sync": {State: "open", OpenedAt: clk.Now(), Until: clk.Now().Add(time.Minute), Trips: 1}}
+	opened := map[string]litequeue.BreakerStats{"sync": {State: "open", OpenedAt: clk.Now(), Until: clk.Now().Add(time.Minute), Trips: 1,
+		Failures: 1, Threshold: 1, Window: time.Minute}}
 	eq := cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
 	if got, err := q.Breakers(ctx); err != nil || !cmp.Equal(opened, got, eq) {
 		t.Errorf("Breakers after the failure = %v, %v; want %v", got, err, opened)

@@ -237,3 +237,24 @@ CREATE TABLE IF NOT EXISTS litequeue_kinds (
 	first_seen INTEGER NOT NULL,
 	last_seen  INTEGER NOT NULL
 );
+
+-- Recorded policies (recorded.go).
+
+-- A row per scope of the retry policies and kind options that a worker
+-- uses: scope 'default' (name ''), 'policy' (a named policy) or 'kind' (a
+-- kind handled, with its policy, timeout, limits, expiry and breaker).
+-- value is the resolved value as JSON, durations in milliseconds;
+-- recorded_at (ms), host and pid say who wrote that value and when. Each
+-- Work and RunDue writes its rows when it records the kinds it handles
+-- (litequeue_kinds), each only where its value changed. Rows are never
+-- deleted: several apps on one database each keep the scopes they wrote.
+-- Added to version 5 without a new version, as litequeue_kinds was.
+CREATE TABLE IF NOT EXISTS litequeue_policies (
+	scope       TEXT    NOT NULL,
+	name        TEXT    NOT NULL,
+	value       TEXT    NOT NULL,
+	recorded_at INTEGER NOT NULL,
+	host        TEXT    NOT NULL,
+	pid         INTEGER NOT NULL,
+	PRIMARY KEY (scope, name)
+);

@@ -33,7 +33,7 @@ func TestBrowser_FlowControl(t *testing.T) {
 	for _, want := range []string{
 		"emails paused since 2026-03-01 09:00:00Z (3m ago)",
 		"kind report.build 2 2026-03-01 09:00:00Z (3m ago)",
-		"sync.push open 1 2026-03-01 09:00:00Z (3m ago) 2026-03-01 09:05:00Z (in 2m)",
+		"sync.push open 2 of 2 in 1m 1 2026-03-01 09:00:00Z (3m ago) 2026-03-01 09:05:00Z (in 2m)",
 		"thumb.make 1 of 3 1 of 10 per 1m",
 	} {
 		if !strings.Contains(text, want) {
@@ -69,7 +69,7 @@ func TestBrowser_FlowControl(t *testing.T) {
 	}
 	visit(t, ctx, "reset the breaker", chromedp.Click(chromedp.CSS(`button.reset[data-kind="sync.push"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`td.breaker.closed`)))
-	if text := main("read the overview"); !strings.Contains(text, "sync.push closed 0 – –") {
+	if text := main("read the overview"); !strings.Contains(text, "sync.push closed 0 of 2 in 1m 0 – –") {
 		t.Errorf("the overview does not show the breaker closed after the reset:\n%s", text)
 	}
 	if st, err := f.q.Stats(context.Background()); err != nil || len(st.Breakers) != 0 {

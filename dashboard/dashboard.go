@@ -14,7 +14,9 @@
 // text, by ID, by unique key and by a metadata key=value, a job's payload
 // and its whole history (and, while it runs, its worker, start, lease and
 // timeout), the dead letters, the periodic schedules (GET /periodic), and
-// the retry policies with their worst-case schedule and a simulation. GET
+// the retry policies with their worst-case schedule and a simulation: those
+// the app's workers recorded in the database, saying who and when, with the
+// kinds they handle, then those of [Options.Policies]. GET
 // /metrics serves the queue's figures to Prometheus (see package
 // [github.com/litequeue/litequeue/prom]); GET /healthz answers 200 "ok"
 // while the database answers and 503 otherwise, without the token (a load
@@ -28,10 +30,11 @@
 // rows selected in the jobs list, queues and kinds paused and resumed, a
 // circuit breaker reset, and the dead letters replayed by filter or purged
 // by age, each by a POST form that carries a CSRF token; GET never
-// changes anything. A replay or a purge of many acts only on the
-// jobs its confirmation counted (see [litequeue.Tally]): if jobs died or
-// grew old enough in between, it does nothing and asks again with the new
-// count. With [Options.Token] set, every request must
+// changes anything. A delete of the selected rows, which cannot be
+// undone, asks first, as a purge does. A replay or a purge of many acts
+// only on the jobs its confirmation counted (see [litequeue.Tally]): if
+// jobs died or grew old enough in between, it does nothing and asks
+// again with the new count. With [Options.Token] set, every request must
 // carry the token: in the Authorization header as a bearer token, or once
 // as ?token=, which sets a cookie. Every value from the file (payload,
 // kind, queue, error text) is escaped, and the Content-Security-Policy
@@ -110,9 +113,12 @@ type Options struct {
 	// cancel, run-now, delete, purge, pause, resume, breaker reset);
 	// false: read-only.
 	AllowWrites bool
-	// Policies are the retry policies the policies page shows, by name,
-	// complete as [litequeue.LoadConfig] returns them; nil: only the
-	// default policy, as "default".
+	// Policies are retry policies that the policies page shows, by name,
+	// complete as [litequeue.LoadConfig] returns them, after those that
+	// the app's workers recorded in the database (see
+	// [litequeue.Queue.RecordedPolicies]), and marked as given to the
+	// dashboard. nil: none; with none recorded either, the page shows
+	// the library's default policy, saying that no app recorded it.
 	Policies map[string]litequeue.Policy
 	// Clock places the charts in time; use the Queue's. nil: the real clock.
 	Clock clock.Clock
@@ -163,9 +169,6 @@ func newHandler(q *litequeue.Queue, opts Options) *handler {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Policies == nil {
-		opts.Policies = map[string]litequeue.Policy{"default": litequeue.DefaultPolicy()}
 	}
 	opts.Prefix = strings.TrimSuffix(opts.Prefix, "/")
 	hosts, err := parseHosts(opts.AllowedHosts)

@@ -21,7 +21,7 @@ func flat(body string) string { return regexp.MustCompile(`\s+`).ReplaceAllStrin
 
 // TestFlow_Overview: the overview marks the paused queue on its row with
 // since when, lists the paused kind with its pending jobs, the open
-// breaker with its trips and cool-down, and the limited kind's running
+// breaker with the failures that opened it, its trips and cool-down, and the limited kind's running
 // run against its limits; the "no handler" line names email.send, which
 // this process has no handler for.
 func TestFlow_Overview(t *testing.T) {
@@ -35,7 +35,7 @@ func TestFlow_Overview(t *testing.T) {
 		contains(t, "the overview", flat(body),
 			`<a href="/jobs?queue=emails">emails</a> <span class="paused" title="claims stopped">paused since 2026-03-01 09:00:00Z (3m ago)</span>`,
 			`<td>kind</td><td><a href="/jobs?state=pending&amp;kind=report.build">report.build</a></td><td class="n">2</td><td>2026-03-01 09:00:00Z (3m ago)</td>`,
-			`<td>sync.push</td><td class="breaker open">open</td><td class="n">1</td><td>2026-03-01 09:00:00Z (3m ago)</td><td>2026-03-01 09:05:00Z (in 2m)</td>`,
+			`<td>sync.push</td><td class="breaker open">open</td><td class="n failures">2 of 2 in 1m</td><td class="n">1</td><td>2026-03-01 09:00:00Z (3m ago)</td><td>2026-03-01 09:05:00Z (in 2m)</td>`,
 			`<td>thumb.make</td><td class="n">1 of 3</td><td class="n">1 of 10 per 1m</td>`,
 			`Due jobs of kinds no handler of this process runs: <code>email.send</code>`)
 		if strings.Contains(body, "<form") {
@@ -45,7 +45,8 @@ func TestFlow_Overview(t *testing.T) {
 }
 
 // TestFlow_OverviewWithoutHandlers: a process with no handlers, as
-// `litequeue serve`, shows the pauses and breakers the database holds but
+// `litequeue serve`, shows the pauses and breakers the database holds
+// (a breaker's failures against the threshold its worker recorded) but
 // no "no handler" line, and says that it knows no limits.
 func TestFlow_OverviewWithoutHandlers(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
@@ -53,7 +54,7 @@ func TestFlow_OverviewWithoutHandlers(t *testing.T) {
 		other := f.open(litequeue.Options{Clock: f.clk})
 		srv := mount(t, other, dashboard.Options{Clock: f.clk})
 		_, body := get(t, srv+"/")
-		contains(t, "the overview", flat(body), "paused since", `<td class="breaker open">open</td>`,
+		contains(t, "the overview", flat(body), "paused since", `<td class="breaker open">open</td><td class="n failures">2 of 2 in 1m</td>`,
 			"this process handles no kind: the limits are the workers'")
 		if strings.Contains(body, "no handler") {
 			t.Error("the overview of a process without handlers shows the \"no handler\" line")
@@ -112,7 +113,7 @@ func TestFlow_PauseResumeReset(t *testing.T) {
 			t.Errorf("breakers after the reset: %v, want none open", st.Breakers)
 		}
 		_, page = get(t, srv.URL+"/")
-		contains(t, "the overview after the reset", flat(page), `<td>sync.push</td><td class="breaker closed">closed</td><td class="n">0</td><td>–</td><td>–</td> <td></td>`)
+		contains(t, "the overview after the reset", flat(page), `<td>sync.push</td><td class="breaker closed">closed</td><td class="n failures">0 of 2 in 1m</td><td class="n">0</td><td>–</td><td>–</td> <td></td>`)
 		for _, bad := range []struct {
 			path string
 			form url.Values

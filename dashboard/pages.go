@@ -221,27 +221,3 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	}
 	h.render(w, http.StatusOK, "job", data)
 }
-
-// policyView is one policy on the policies page.
-type policyView struct {
-	Name     string
-	Policy   litequeue.Policy
-	Schedule []litequeue.ScheduleStep
-	Chart    any
-}
-
-// policies serves GET /policies: each policy's worst-case schedule and a
-// simulation of jobs that fail together during an outage.
-func (h *handler) policies(w http.ResponseWriter, r *http.Request) {
-	sim, err := parseSim(r)
-	if err != nil {
-		h.problem(w, err)
-		return
-	}
-	var views []policyView
-	for name, p := range h.opts.Policies {
-		views = append(views, policyView{Name: name, Policy: p, Schedule: p.Schedule(), Chart: sim.chart(p)})
-	}
-	slices.SortFunc(views, func(a, b policyView) int { return cmp.Compare(a.Name, b.Name) })
-	h.render(w, http.StatusOK, "policies", map[string]any{"Title": "Retry policies", "Policies": views, "Sim": sim})
-}

@@ -43,6 +43,10 @@ func (h *handler) selected(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, err)
 		return
 	}
+	if r.PostForm.Get("action") == "delete" && r.PostForm.Get("confirmed") != "yes" {
+		h.confirmDelete(w, ids)
+		return
+	}
 	act := a.act(h.q)
 	var done int
 	var refusals []string
@@ -83,4 +87,27 @@ func selectedIDs(vals []string) ([]int64, error) {
 		ids[i] = id
 	}
 	return ids, nil
+}
+
+// confirmDelete answers a delete of the selected jobs ids that the form
+// did not confirm: a page that names them and asks, with the form that
+// deletes them.
+func (h *handler) confirmDelete(w http.ResponseWriter, ids []int64) {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = strconv.FormatInt(id, 10)
+	}
+	jobs := plural(len(ids), "job", "jobs")
+	h.render(w, http.StatusOK, "confirm", map[string]any{
+		"Title": "Delete selected jobs",
+		"Ask": fmt.Sprintf("Delete %d selected %s (%s) and their history for good? This cannot be undone. "+
+			"Only finished and dead jobs are deleted: a pending or running one is refused.", len(ids), jobs, strings.Join(names, ", ")),
+		"Button": fmt.Sprintf("Delete %d %s", len(ids), jobs),
+		"Action": "/jobs/selected",
+		"Fields": map[string]string{"action": "delete", "confirmed": "yes"},
+		"IDs":    names,
+		"Back":   "/jobs",
+		"Writes": h.opts.AllowWrites,
+		"CSRF":   h.csrf,
+	})
 }

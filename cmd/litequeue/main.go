@@ -63,8 +63,9 @@
 //	  help [COMMAND]          this text, or the flags of a command
 //
 //	The database is --db, else $LITEQUEUE_DB, else ./litequeue.db: a file's path,
-//	or a PostgreSQL server's postgres:// URL; policies come
-//	from --config (a litequeue.toml), else the defaults; the keys of payloads
+//	or a PostgreSQL server's postgres:// URL; policies come from --config (a
+//	litequeue.toml), else from the database, as the app's workers recorded them,
+//	else the defaults; the keys of payloads
 //	sealed at rest from --key-file, else they show as "sealed (key ID)". Flags
 //	may follow the arguments. Durations take Go syntax plus d for days: 90s, 1h30m, 14d.
 //	FILTER selects jobs: --queue Q, --kind K, --after ID and --before ID (job IDs,

@@ -5,23 +5,32 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/litequeue/litequeue"
 )
 
 // policyJSON is the output of "policy --json". Durations are in
-// milliseconds.
+// milliseconds. Source says where the policy comes from: "config" (the
+// file Config), "recorded" (by the app's worker at RecordedAtMS, on Host
+// with PID, which also recorded Kinds) or "defaults" (the library's, as
+// Why says).
 type policyJSON struct {
-	Name      string            `json:"name"`
-	Backoff   litequeue.Backoff `json:"backoff"`
-	BaseMS    int64             `json:"base_ms"`
-	CeilingMS int64             `json:"ceiling_ms"`
-	MaxTries  int               `json:"max_tries"`
-	Jitter    litequeue.Jitter  `json:"jitter"`
-	Schedule  []stepJSON        `json:"schedule"`
-	TotalMS   int64             `json:"total_ms"`
+	Source       string            `json:"source"`
+	Config       string            `json:"config,omitempty"`
+	RecordedAtMS int64             `json:"recorded_at_ms,omitempty"`
+	Host         string            `json:"host,omitempty"`
+	PID          int               `json:"pid,omitempty"`
+	Why          string            `json:"why,omitempty"`
+	Kinds        []kindJSON        `json:"kinds,omitempty"`
+	Name         string            `json:"name"`
+	Backoff      litequeue.Backoff `json:"backoff"`
+	BaseMS       int64             `json:"base_ms"`
+	CeilingMS    int64             `json:"ceiling_ms"`
+	MaxTries     int               `json:"max_tries"`
+	Jitter       litequeue.Jitter  `json:"jitter"`
+	Schedule     []stepJSON        `json:"schedule"`
+	TotalMS      int64             `json:"total_ms"`
 }
 
 // stepJSON is one retry of a policy's schedule.
@@ -34,16 +43,24 @@ type stepJSON struct {
 // policy defines the flags of "policy" and returns the command.
 func (c *cli) policy(fs *flagSet) runFunc {
 	asJSON := fs.jsonFlag()
-	return func(_ context.Context, args []string) error {
-		name, p, err := c.lookupPolicy(args)
+	return func(ctx context.Context, args []string) error {
+		shown, err := c.shownPolicies(ctx)
 		if err != nil {
 			return err
 		}
+		name, p, err := shown.lookup(c, args)
+		if err != nil {
+			return err
+		}
+		var kinds []litequeue.RecordedPolicy
+		if len(args) == 0 {
+			kinds = shown.kinds // with the default policy, the kinds
+		}
 		steps := p.Schedule()
 		if *asJSON {
-			return writeJSON(c.stdout, toPolicyJSON(name, p, steps))
+			return writeJSON(c.stdout, shown.toJSON(c, name, kinds, toPolicyJSON(name, p, steps)))
 		}
-		fmt.Fprintf(c.stdout, "policy %s: %s\n\n", name, describePolicy(p))
+		fmt.Fprintf(c.stdout, "policy %s: %s\n%s\n\n", name, describePolicy(p), shown.describe(c, name))
 		tw := newTable(c.stdout)
 		fmt.Fprintln(tw, "RETRY\tMAX WAIT\tWORST CASE TOTAL")
 		for _, s := range steps {
@@ -52,6 +69,9 @@ func (c *cli) policy(fs *flagSet) runFunc {
 		fmt.Fprintf(tw, "total\t\t%s\n", litequeue.FormatDuration(scheduleTotal(steps)))
 		tw.Flush()
 		fmt.Fprintf(c.stdout, "\n%s\n", jitterNote(p))
+		if len(kinds) > 0 {
+			c.writeKinds(kinds)
+		}
 		return nil
 	}
 }
@@ -77,28 +97,38 @@ func toPolicyJSON(name string, p litequeue.Policy, steps []litequeue.ScheduleSte
 	return out
 }
 
-// lookupPolicy returns the policy that the optional NAME argument names:
-// a named policy of --config, or the default policy for none or
-// "default".
-func (c *cli) lookupPolicy(pos []string) (string, litequeue.Policy, error) {
-	policies, err := c.policies()
-	if err != nil {
-		return "", litequeue.Policy{}, err
-	}
+// lookup returns the policy that the optional NAME argument names: a
+// named policy, or the default policy for none or "default".
+func (s *shownPolicies) lookup(c *cli, pos []string) (string, litequeue.Policy, error) {
 	name := "default"
 	if len(pos) > 0 {
 		name = pos[0]
 	}
-	if p, ok := policies[name]; ok {
+	if p, ok := s.policies[name]; ok {
 		return name, p, nil
 	}
-	known := "no --config given, so only the default policy"
-	if c.config != "" {
-		names := slices.Sorted(maps.Keys(policies))
-		names = slices.DeleteFunc(names, func(n string) bool { return n == "default" })
-		known = c.config + " has " + strings.Join(append([]string{"default"}, names...), ", ")
+	names := slices.Sorted(maps.Keys(s.policies))
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "default" })
+	return "", litequeue.Policy{}, usageErrorf("unknown policy %q (%s)", name, s.known(c, append([]string{"default"}, names...)))
+}
+
+// toJSON adds to out, the JSON form of the policy named name, where it
+// comes from, and the recorded kinds.
+func (s *shownPolicies) toJSON(c *cli, name string, kinds []litequeue.RecordedPolicy, out policyJSON) policyJSON {
+	out.Source = s.source
+	switch s.source {
+	case fromConfig:
+		out.Config = c.config
+	case fromRecorded:
+		r := s.recorded[name]
+		out.RecordedAtMS, out.Host, out.PID = r.RecordedAt.UnixMilli(), r.Host, r.PID
+	default:
+		out.Why = s.why
 	}
-	return "", litequeue.Policy{}, usageErrorf("unknown policy %q (%s)", name, known)
+	for _, k := range kinds {
+		out.Kinds = append(out.Kinds, toKindJSON(k))
+	}
+	return out
 }
 
 // describePolicy says a policy in one line.

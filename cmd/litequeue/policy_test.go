@@ -34,6 +34,7 @@ func TestPolicy_JSON(t *testing.T) {
 		t.Fatalf("%v in:\n%s", err, r.stdout)
 	}
 	want := policyJSON{
+		Source: "defaults", Why: "no database at litequeue.db to read the app's from",
 		Name: "default", Backoff: "exponential", BaseMS: 2000, CeilingMS: 900000, MaxTries: 8, Jitter: "full",
 		Schedule: []stepJSON{
 			{1, 2000, 2000}, {2, 4000, 6000}, {3, 8000, 14000}, {4, 16000, 30000},

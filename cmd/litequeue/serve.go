@@ -41,23 +41,25 @@ func (c *cli) serve(fs *flagSet) runFunc {
 		if *writes {
 			open = c.openWrite
 		}
-		policies, err := c.policies()
-		if err != nil {
-			return err
+		if c.config != "" { // else the page shows what the app's workers recorded
+			policies, err := c.policies()
+			if err != nil {
+				return err
+			}
+			opts.Policies = policies
 		}
 		q, err := open()
 		if err != nil {
 			return err
 		}
 		defer q.Close()
-		opts.Policies = policies
 		return dashboard.Serve(ctx, q, opts)
 	}
 }
 
-// policies returns the retry policies the command knows, for "policy" and
-// the dashboard's pages: "default" and the named ones of --config; without
-// a config, the default policy alone.
+// policies returns the retry policies of --config, for "policy" and the
+// dashboard's pages: "default" and the named ones; without a config, the
+// default policy alone.
 func (c *cli) policies() (map[string]litequeue.Policy, error) {
 	opts, err := c.options()
 	if err != nil {

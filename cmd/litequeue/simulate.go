@@ -29,7 +29,7 @@ func (c *cli) simulate(fs *flagSet) runFunc {
 	svgPath := fs.String("svg", "", "also write the chart as an SVG plot to `file`")
 	seed := fs.Uint64("seed", 1, "the seed of the jitter draws: the same seed, the same chart")
 	asJSON := fs.Bool("json", false, "write the series as JSON instead of the chart")
-	return func(_ context.Context, args []string) error {
+	return func(ctx context.Context, args []string) error {
 		switch {
 		case *jobs < 1 || *jobs > maxSimJobs:
 			return usageErrorf("--jobs %d is outside 1…%d", *jobs, maxSimJobs)
@@ -40,7 +40,11 @@ func (c *cli) simulate(fs *flagSet) runFunc {
 		case *svgPath == "" && fs.isSet("svg"):
 			return usageErrorf("--svg is empty: name the file to write")
 		}
-		name, p, err := c.lookupPolicy(args)
+		shown, err := c.shownPolicies(ctx)
+		if err != nil {
+			return err
+		}
+		name, p, err := shown.lookup(c, args)
 		if err != nil {
 			return err
 		}

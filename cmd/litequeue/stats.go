@@ -99,7 +99,7 @@ func toStatsJSON(st litequeue.Stats) statsJSON {
 		if out.Breakers == nil {
 			out.Breakers = make(map[string]breakerJSON)
 		}
-		out.Breakers[kind] = breakerJSON(b)
+		out.Breakers[kind] = breakerJSON{State: b.State, OpenedAt: b.OpenedAt, Until: b.Until, Trips: b.Trips}
 	}
 	return out
 }

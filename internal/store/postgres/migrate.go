@@ -48,7 +48,8 @@ var pgSteps = map[int]pgStep{
 	// A new table, which only this version's processes use: older ones
 	// at work on the tables meanwhile never read it.
 	4: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_kinds"}},
-	// The wake-up triggers fire once per statement (schema.sql). Both
+	// New tables, which only this version's processes use. The wake-up
+	// triggers fire once per statement (schema.sql). Both
 	// are replaced, and the function with them, in the step's one
 	// transaction: every other session's statement fires either the old
 	// trigger or the new ones, never none, and both notify the same
@@ -57,7 +58,8 @@ var pgSteps = map[int]pgStep{
 	// takes litequeue_jobs' SHARE ROW EXCLUSIVE lock: the step waits for
 	// the write transactions open on the table to end, and writes wait
 	// for the step's commit, which follows at once.
-	5: {tx: []string{"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE OR REPLACE TRIGGER litequeue_jobs_notify",
+	5: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_policies",
+		"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE OR REPLACE TRIGGER litequeue_jobs_notify",
 		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update"}},
 }
 

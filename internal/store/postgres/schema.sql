@@ -218,3 +218,15 @@ CREATE OR REPLACE TRIGGER litequeue_jobs_notify
 CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update
 	AFTER UPDATE ON litequeue_jobs REFERENCING NEW TABLE AS litequeue_written
 	FOR EACH STATEMENT EXECUTE FUNCTION litequeue_notify();
+
+-- Version 6: a row per scope of the retry policies and kind options that
+-- a worker uses, as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_policies (
+	scope       TEXT   NOT NULL,
+	name        TEXT   NOT NULL,
+	value       TEXT   NOT NULL,
+	recorded_at BIGINT NOT NULL,
+	host        TEXT   NOT NULL,
+	pid         BIGINT NOT NULL,
+	PRIMARY KEY (scope, name)
+);

@@ -33,6 +33,7 @@ type Engine struct {
 	writes      *sqlx.DB  // the writer's pool of one connection; nil: read-only
 	app         *sqlx.DB  // the app's pool
 	version     int       // litequeue's schema version in the file when it was opened
+	recorded    bool      // the file has litequeue_policies (see store.Info.Recorded)
 	flock       *fileLock // nil on a read-only Engine
 	logger      *slog.Logger
 	walWarned   atomic.Int64  // the -wal size last warned about (see walGrowth)
@@ -83,7 +84,8 @@ func Open(path string, c Config) (_ *Engine, err error) {
 	if c.Mode == ReadOnly {
 		e.db.SetMaxOpenConns(c.ReadPool)
 		e.db.SetMaxIdleConns(c.ReadPool)
-		return e, nil
+		e.recorded, err = hasTable(context.Background(), e.db, "litequeue_policies")
+		return e, err
 	}
 	e.writes, e.db = f.db, nil
 	if err := migrate(context.Background(), e.writes, c.Schema); err != nil {
@@ -138,6 +140,7 @@ func (e *Engine) Info() store.Info {
 		Reads: e.db, Writes: e.writes, App: e.app,
 		JobColumns: store.FileJobColumns(e.version, readOnly),
 		Flow:       !readOnly || e.version >= 5,
+		Recorded:   !readOnly || e.recorded, // Open completes the schema
 	}
 	if readOnly {
 		info.App = e.db

@@ -414,6 +414,15 @@ func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 	return version, err
 }
 
+// hasTable reports whether the file has the table name: a table added to
+// schema.sql without a new version (see migrate.go) is missing from a file
+// that only older binaries opened for writing.
+func hasTable(ctx context.Context, db sqlx.QueryerContext, name string) (bool, error) {
+	var n int
+	err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name)
+	return n > 0, err
+}
+
 // shellQuote quotes path for a POSIX shell where it needs quoting.
 func shellQuote(path string) string {
 	if path != "" && !strings.ContainsFunc(path, func(r rune) bool {

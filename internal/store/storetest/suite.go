@@ -89,6 +89,7 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"Health":           testHealth,
 		"RowCounts":        testRowCounts,
 		"RecordKinds":      testRecordKinds,
+		"RecordPolicies":   testRecordPolicies,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
