@@ -83,6 +83,9 @@ func (rn *runner) beforeClaim(ctx context.Context, tx store.Execer, worker strin
 		return nil, paused, nil
 	}
 	expired, err := rn.expireDue(ctx, tx, worker, now)
+	if err == nil {
+		err = rn.st.countEnd(ctx, tx, now, store.EndExpired, len(expired))
+	}
 	return expired, paused, err
 }
 

@@ -322,7 +322,8 @@ func version4Tables(t *testing.T, stepped bool) (dsn string) {
 	}
 	q.Close()
 	admin := adminDB(t, dsn)
-	stmts := []string{`UPDATE litequeue_meta SET value = '4' WHERE name = 'schema_version'`}
+	stmts := []string{`UPDATE litequeue_meta SET value = '4' WHERE name = 'schema_version'`,
+		`DROP TABLE litequeue_throughput`} // of version 6
 	if !stepped {
 		stmts = append(stmts, `DROP TABLE litequeue_kinds`)
 	}

@@ -48,6 +48,9 @@ var pgSteps = map[int]pgStep{
 	// A new table, which only this version's processes use: older ones
 	// at work on the tables meanwhile never read it.
 	4: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_kinds"}},
+	// New tables, which only this version's processes use: older ones at
+	// work on the tables meanwhile neither read nor count in them.
+	5: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_throughput"}},
 }
 
 // pgChannel names the channel of the wake-ups of litequeue's tables in

@@ -88,6 +88,13 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"Health":           testHealth,
 		"RowCounts":        testRowCounts,
 		"RecordKinds":      testRecordKinds,
+
+		// The throughput (throughput.go).
+		"Throughput":         testThroughput,
+		"ThroughputRollback": testThroughputRollback,
+		"ThroughputShards":   testThroughputShards,
+		"CountEnd":           testCountEnd,
+		"DeleteThroughput":   testDeleteThroughput,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
