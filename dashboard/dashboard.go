@@ -181,6 +181,7 @@ func newHandler(q *litequeue.Queue, opts Options) *handler {
 	h.mux.HandleFunc("GET /dead/replay", h.confirmReplay)
 	h.mux.HandleFunc("GET /dead/purge", h.confirmPurge)
 	h.mux.HandleFunc("GET /policies", h.policies)
+	h.mux.HandleFunc("GET /throughput", h.throughput)
 	h.mux.Handle("GET /metrics", metricsHandler(q, opts.Logger))
 	h.mux.HandleFunc("POST /jobs/{id}/replay", h.write(h.replay))
 	h.mux.HandleFunc("POST /jobs/{id}/cancel", h.write(h.cancel))
@@ -338,7 +339,7 @@ func parsePages(prefix string, clk clock.Clock) map[string]*template.Template {
 	maps.Copy(funcs, clockFuncs(clk))
 	funcs["flowForm"] = flowForm
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message", "periodic"} {
+	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message", "periodic", "throughput"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
