@@ -94,15 +94,21 @@ func settleAll(t *testing.T, w *store.Writer[struct{}], ends []*store.RunEnd[str
 	}
 }
 
-// throughput reads the counts of the hour from minute0 per step.
-func throughput(t *testing.T, f *Fixture, step time.Duration) []store.ThroughputRow {
+// checkThroughput checks that the counts of the hour from minute0, read
+// per step, are want.
+func checkThroughput(t *testing.T, f *Fixture, what string, step time.Duration, want []store.ThroughputRow) {
 	t.Helper()
 	from := store.MS(minute0)
 	rows, err := store.Throughput(t.Context(), f.Reads, from, from+time.Hour.Milliseconds(), step.Milliseconds())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rows
+	if len(want) == 0 && len(rows) == 0 {
+		return
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("%s: Throughput per %v (-want +got):\n%s", what, step, diff)
+	}
 }
 
 // testThroughput: the settle of a batch of mixed run ends counts each
@@ -138,7 +144,7 @@ func testThroughput(t *testing.T, f *Fixture) {
 		t.Fatalf("stored: redecided %v, lost %v; want true, false", redecided.Stored, lost.Stored)
 	}
 	m0, m1ms := store.MS(minute0), store.MS(minute0.Add(time.Minute))
-	want := []store.ThroughputRow{
+	checkThroughput(t, f, "mixed ends", time.Minute, []store.ThroughputRow{
 		{Start: m0, Outcome: "cancelled", N: 2},
 		{Start: m0, Outcome: "completed", N: 2},
 		{Start: m0, Outcome: "discarded", N: 1},
@@ -146,21 +152,15 @@ func testThroughput(t *testing.T, f *Fixture) {
 		{Start: m1ms, Outcome: "completed", N: 1},
 		{Start: m1ms, Outcome: "dead", N: 1},
 		{Start: m1ms, Outcome: "retried", N: 1},
-	}
-	if diff := cmp.Diff(want, throughput(t, f, time.Minute)); diff != "" {
-		t.Errorf("Throughput per minute (-want +got):\n%s", diff)
-	}
+	})
 	hour := m0 - m0%time.Hour.Milliseconds() // the spans of a step are aligned on Unix time
-	wantHours := []store.ThroughputRow{
+	checkThroughput(t, f, "mixed ends", time.Hour, []store.ThroughputRow{
 		{Start: hour, Outcome: "cancelled", N: 2},
 		{Start: hour, Outcome: "completed", N: 3},
 		{Start: hour, Outcome: "dead", N: 1},
 		{Start: hour, Outcome: "discarded", N: 1},
 		{Start: hour, Outcome: "retried", N: 2},
-	}
-	if diff := cmp.Diff(wantHours, throughput(t, f, time.Hour)); diff != "" {
-		t.Errorf("Throughput per hour (-want +got):\n%s", diff)
-	}
+	})
 }
 
 // testThroughputRollback: a settle rolled back (a step of the machinery
@@ -173,15 +173,10 @@ func testThroughputRollback(t *testing.T, f *Fixture) {
 	if err := f.Writer.Do(&store.Op[struct{}]{Ctx: t.Context(), End: e}); err == nil {
 		t.Fatal("a settle whose claim failed committed")
 	}
-	if got := throughput(t, f, time.Minute); len(got) != 0 {
-		t.Fatalf("after a rollback the throughput is %+v, want nothing", got)
-	}
+	checkThroughput(t, f, "after a rollback", time.Minute, nil)
 	f.Writer.Steps = &throughputSteps{}
 	settleAll(t, f.Writer, []*store.RunEnd[struct{}]{e})
-	want := []store.ThroughputRow{{Start: store.MS(minute0), Outcome: "completed", N: 1}}
-	if diff := cmp.Diff(want, throughput(t, f, time.Minute)); diff != "" {
-		t.Errorf("settled again (-want +got):\n%s", diff)
-	}
+	checkThroughput(t, f, "settled again", time.Minute, []store.ThroughputRow{{Start: store.MS(minute0), Outcome: "completed", N: 1}})
 }
 
 // testThroughputShards: two writers, as two processes have, each in a
@@ -202,15 +197,12 @@ func testThroughputShards(t *testing.T, f *Fixture) {
 	wg.Go(func() { settleAll(t, other, theirs) })
 	wg.Wait()
 	m0, m1 := store.MS(minute0), store.MS(minute0.Add(time.Minute))
-	want := []store.ThroughputRow{
+	checkThroughput(t, f, "two writers", time.Minute, []store.ThroughputRow{
 		{Start: m0, Outcome: "completed", N: 20},
 		{Start: m0, Outcome: "retried", N: 10},
 		{Start: m1, Outcome: "completed", N: 20},
 		{Start: m1, Outcome: "retried", N: 10},
-	}
-	if diff := cmp.Diff(want, throughput(t, f, time.Minute)); diff != "" {
-		t.Errorf("Throughput of two writers (-want +got):\n%s", diff)
-	}
+	})
 	var shards []int
 	if err := f.Reads.SelectContext(t.Context(), &shards, `SELECT DISTINCT shard FROM litequeue_throughput ORDER BY shard`); err != nil {
 		t.Fatal(err)
@@ -230,10 +222,7 @@ func testCountEnd(t *testing.T, f *Fixture) {
 			t.Fatal(err)
 		}
 	}
-	want := []store.ThroughputRow{{Start: store.MS(minute0), Outcome: "expired", N: 5}}
-	if diff := cmp.Diff(want, throughput(t, f, time.Minute)); diff != "" {
-		t.Errorf("CountEnd (-want +got):\n%s", diff)
-	}
+	checkThroughput(t, f, "CountEnd", time.Minute, []store.ThroughputRow{{Start: store.MS(minute0), Outcome: "expired", N: 5}})
 }
 
 // testDeleteThroughput: OldThroughput finds the newest of the oldest
@@ -274,11 +263,8 @@ func testDeleteThroughput(t *testing.T, f *Fixture) {
 	if _, found, err := store.OldThroughput(ctx, f.Reads, cutoff, 10); err != nil || found {
 		t.Fatalf("OldThroughput after the delete: found %v, %v; want none", found, err)
 	}
-	want := []store.ThroughputRow{
+	checkThroughput(t, f, "left after the delete", time.Minute, []store.ThroughputRow{
 		{Start: minute(3), Outcome: "completed", N: 2},
 		{Start: minute(4), Outcome: "completed", N: 2},
-	}
-	if diff := cmp.Diff(want, throughput(t, f, time.Minute)); diff != "" {
-		t.Errorf("left after the delete (-want +got):\n%s", diff)
-	}
+	})
 }
