@@ -46,7 +46,9 @@ type ThroughputPoint struct {
 // number of jobs. A run counts when its end is stored: a run that lost its
 // lease counts nothing, the rescue of its job counts the lease_expired
 // failure, and a run completed with [Queue.CompleteTx] counts when its
-// handler returns.
+// handler returns. On a file opened with [OpenReadOnly] that no Queue of
+// this version has opened for writing, which has no counts, every point
+// is zero.
 func (q *Queue) Throughput(ctx context.Context, window, step time.Duration) ([]ThroughputPoint, error) {
 	if err := checkThroughputSpans(window, step); err != nil {
 		return nil, err
@@ -60,13 +62,16 @@ func (q *Queue) Throughput(ctx context.Context, window, step time.Duration) ([]T
 	now := store.MS(q.now())
 	end := now - now%stepMS + stepMS // the end of the span now is in
 	n := int(window / step)
-	rows, err := store.Throughput(ctx, q.st.reads, end-int64(n)*stepMS, end, stepMS)
-	if err != nil {
-		return nil, fmt.Errorf("litequeue: throughput: %w", err)
-	}
 	points := make([]ThroughputPoint, n)
 	for i := range points {
 		points[i].Start = store.FromMS(end - int64(n-i)*stepMS)
+	}
+	if !q.st.info.Throughput {
+		return points, nil // a file opened read-only that no binary of this version has opened
+	}
+	rows, err := store.Throughput(ctx, q.st.reads, end-int64(n)*stepMS, end, stepMS)
+	if err != nil {
+		return nil, fmt.Errorf("litequeue: throughput: %w", err)
 	}
 	for _, r := range rows {
 		if i := int((r.Start - (end - int64(n)*stepMS)) / stepMS); i >= 0 && i < n {

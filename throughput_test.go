@@ -186,3 +186,37 @@ func TestQueue_ThroughputPurged(t *testing.T) {
 		t.Errorf("minutes counted after the sweep a minute later: %v, want none", got)
 	}
 }
+
+// TestOpenReadOnly_Throughput: a Queue opened read-only reads the counts
+// of a file that has them, and, on a file without the table (one that a
+// binary before it left, which OpenReadOnly does not migrate), returns
+// every point of the window, zero, without an error.
+func TestOpenReadOnly_Throughput(t *testing.T) {
+	t.Parallel()
+	fileOnly(t, "OpenReadOnly opens a file")
+	for _, dropped := range []bool{false, true} {
+		q, path := openQueue(t, litequeue.Options{})
+		q.Handle("ok", ok)
+		enqueue(t, q, "ok", nil)
+		runDue(t, q)
+		if dropped {
+			if _, err := q.DB().Exec(`DROP TABLE litequeue_throughput`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		q.Close()
+		ro, err := litequeue.OpenReadOnly(path, litequeue.Options{Clock: newMock()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		points := throughputAt(t, ro, 24*time.Hour, time.Hour)
+		ro.Close()
+		completed := 0
+		for _, p := range points {
+			completed += p.Completed
+		}
+		if want := map[bool]int{false: 1, true: 0}[dropped]; len(points) != 24 || completed != want {
+			t.Errorf("table dropped %v: %d points, %d completed; want 24 points, %d completed", dropped, len(points), completed, want)
+		}
+	}
+}

@@ -118,6 +118,10 @@ type Info struct {
 	// Flow says that the database has the tables of flow control and of
 	// the periodic schedules (schema version 5 on a file).
 	Flow bool
+	// Throughput says that the database has litequeue_throughput: every
+	// database opened for writing; a file opened read-only only once a
+	// binary that counts opened it for writing.
+	Throughput bool
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a
 	// file is shared only by the processes of one machine.

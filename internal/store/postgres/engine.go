@@ -84,7 +84,7 @@ func (e *Engine) TellsOwn() bool { return true }
 // table.
 func (e *Engine) Info() store.Info {
 	return store.Info{Reads: e.db, Writes: e.db, App: e.db, Dialect: new(store.Dialect),
-		JobColumns: store.JobColumns, Flow: true, ServerClock: true}
+		JobColumns: store.JobColumns, Flow: true, ServerClock: true, Throughput: true}
 }
 
 // sqlState is the SQLSTATE of a server's error, or "".

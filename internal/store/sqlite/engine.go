@@ -33,6 +33,7 @@ type Engine struct {
 	writes      *sqlx.DB  // the writer's pool of one connection; nil: read-only
 	app         *sqlx.DB  // the app's pool
 	version     int       // litequeue's schema version in the file when it was opened
+	throughput  bool      // a read-only Engine's file has litequeue_throughput
 	flock       *fileLock // nil on a read-only Engine
 	logger      *slog.Logger
 	walWarned   atomic.Int64  // the -wal size last warned about (see walGrowth)
@@ -83,7 +84,8 @@ func Open(path string, c Config) (_ *Engine, err error) {
 	if c.Mode == ReadOnly {
 		e.db.SetMaxOpenConns(c.ReadPool)
 		e.db.SetMaxIdleConns(c.ReadPool)
-		return e, nil
+		e.throughput, err = hasThroughput(e.db)
+		return e, err
 	}
 	e.writes, e.db = f.db, nil
 	if err := migrate(context.Background(), e.writes, c.Schema); err != nil {
@@ -138,11 +140,21 @@ func (e *Engine) Info() store.Info {
 		Reads: e.db, Writes: e.writes, App: e.app,
 		JobColumns: store.FileJobColumns(e.version, readOnly),
 		Flow:       !readOnly || e.version >= 5,
+		Throughput: !readOnly || e.throughput,
 	}
 	if readOnly {
 		info.App = e.db
 	}
 	return info
+}
+
+// hasThroughput reports whether the file has litequeue_throughput, which
+// a file of version 5 gains at the first Open of a binary that counts
+// (schema.sql): a read-only Engine does not make it.
+func hasThroughput(db *sqlx.DB) (bool, error) {
+	var n int
+	err := db.Get(&n, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_throughput'`)
+	return n > 0, err
 }
 
 // SetWatch sets how the Work loops that watch the file from now on learn
