@@ -220,3 +220,38 @@ func TestOpenReadOnly_Throughput(t *testing.T) {
 		}
 	}
 }
+
+// checkCountsMatchHistory checks that the throughput's counts, every
+// minute and shard added up, are what q's history records: a completion
+// per completed run, a retry per failed run after which its job was
+// pending again, a death per run after which it was dead, and so on
+// (a cancel of a job that was not running, which adds no history row,
+// must not be among them). Processes killed at any moment must leave
+// them equal: an end is counted in the transaction that stores it.
+func checkCountsMatchHistory(t *testing.T, q *litequeue.Queue) {
+	t.Helper()
+	read := func(query string) map[string]int {
+		t.Helper()
+		var rows []struct {
+			Outcome string `db:"outcome"`
+			N       int    `db:"n"`
+		}
+		if err := q.DB().Select(&rows, query); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int{}
+		for _, r := range rows {
+			m[r.Outcome] = r.N
+		}
+		return m
+	}
+	counted := read(`SELECT outcome, CAST(SUM(n) AS BIGINT) AS n FROM litequeue_throughput GROUP BY outcome`)
+	recorded := read(`SELECT CASE WHEN next_state = 'pending' THEN 'retried' ELSE next_state END AS outcome, COUNT(*) AS n
+		FROM litequeue_attempts
+		WHERE next_state IN ('completed', 'dead', 'discarded', 'cancelled', 'expired')
+			OR (next_state = 'pending' AND outcome IN ('failed', 'panicked', 'timed_out', 'lease_expired'))
+		GROUP BY 1`)
+	if diff := cmp.Diff(recorded, counted); diff != "" {
+		t.Errorf("throughput counts against the history (-history +counts):\n%s", diff)
+	}
+}
