@@ -10,7 +10,7 @@ import (
 
 // Throughput: every end of a run or a job — completed, retried, dead,
 // discarded, cancelled, expired — is counted per minute in the transaction
-// that stores it (see store/throughput.go): the settle of a batch of run
+// that stores it (see internal/store/throughput.go): the settle of a batch of run
 // ends, a rescue, an expiry, a cancel (see storage.countEnds). The
 // janitor deletes the counts older than keepThroughput.
 
@@ -89,7 +89,7 @@ func checkThroughputSpans(window, step time.Duration) error {
 	case window > MaxThroughputWindow:
 		return fmt.Errorf("litequeue: throughput: window %v is over the limit of %v", window, MaxThroughputWindow)
 	case window < step || window%step != 0:
-		return fmt.Errorf("litequeue: throughput: window %v is not a whole number of steps of %v", window, step)
+		return fmt.Errorf("litequeue: throughput: window %v is not a whole number of steps of %v, at least one", window, step)
 	}
 	return nil
 }

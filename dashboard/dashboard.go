@@ -10,7 +10,9 @@
 // paused and since when, the circuit breakers (and their state), the
 // limited kinds' running and started runs against their limits, the last
 // hour's retries and deaths by kind and error class and per minute, the
-// jobs by state, queue and kind newest first with a search in their error
+// completions, retries and deaths per minute over the last hour and per
+// hour over the last day (GET /throughput, from
+// [litequeue.Queue.Throughput]), the jobs by state, queue and kind newest first with a search in their error
 // text, by ID, by unique key and by a metadata key=value, a job's payload
 // and its whole history (and, while it runs, its worker, start, lease and
 // timeout), the dead letters, the periodic schedules (GET /periodic), and
