@@ -25,7 +25,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	}
 	defer leave()
 	var running []int64
-	err = q.acts.on(ctx, "cancel", id, false, cancelAct(ctx, &running))
+	err = q.acts.on(ctx, "cancel", id, false, cancelAct(ctx, q.st, &running))
 	if err == nil {
 		q.renewAll(running)
 	}
@@ -33,9 +33,10 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 }
 
 // cancelAct returns the act of a cancel on a job's row: a pending job is
-// cancelled, a running one asked to stop, its ID added to *running for
+// cancelled, and counted in the throughput of st's Queue, a running one
+// asked to stop (its holder counts the end), its ID added to *running for
 // renewAll after the commit; a finished job is a *stateError.
-func cancelAct(ctx context.Context, running *[]int64) func(store.Execer, *store.JobRow, time.Time) (Event, error) {
+func cancelAct(ctx context.Context, st *storage, running *[]int64) func(store.Execer, *store.JobRow, time.Time) (Event, error) {
 	return func(tx store.Execer, row *store.JobRow, now time.Time) (Event, error) {
 		switch State(row.State) {
 		case Running:
@@ -44,6 +45,9 @@ func cancelAct(ctx context.Context, running *[]int64) func(store.Execer, *store.
 		case Pending:
 			d := cancelPending(row, now)
 			err := storeDecision(ctx, tx, &d)
+			if err == nil {
+				err = st.countEnd(ctx, tx, now, store.EndCancelled, 1)
+			}
 			return d.event, err
 		}
 		return Event{}, &stateError{op: "cancel", id: row.ID, state: State(row.State)}

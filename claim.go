@@ -72,8 +72,8 @@ func (rn *runner) Claim(ctx context.Context, tx store.Execer, ends []*store.RunE
 
 // beforeClaim does in tx what comes before a claim at now (see
 // store.BeforeClaim): it expires the pending jobs whose expiry has come, as
-// worker, and returns their events, and whether anything is paused, for
-// the gate.
+// worker, counting them in the throughput, and returns their events, and
+// whether anything is paused, for the gate.
 func (rn *runner) beforeClaim(ctx context.Context, tx store.Execer, worker string, now time.Time) ([]Event, bool, error) {
 	expiring, paused, err := store.BeforeClaim(ctx, tx, store.MS(now))
 	if err != nil {
@@ -83,6 +83,9 @@ func (rn *runner) beforeClaim(ctx context.Context, tx store.Execer, worker strin
 		return nil, paused, nil
 	}
 	expired, err := rn.expireDue(ctx, tx, worker, now)
+	if err == nil {
+		err = rn.st.countEnd(ctx, tx, now, store.EndExpired, len(expired))
+	}
 	return expired, paused, err
 }
 

@@ -152,6 +152,11 @@
 // running on the file. Dead jobs are purged after [Options.DeadTTL] (14 days
 // by default). The event job.dead fires exactly once per death, and
 // [Queue.Stats] counts the last hour's deaths per kind and per error class.
+// [Queue.Throughput] counts every end — completed, retried, dead,
+// discarded, cancelled, expired — per minute or per hour over up to a day,
+// from counts that each end adds to in the transaction that stores it, so
+// it reads a few rows a minute, not the history; the dashboard charts
+// them.
 //
 // An operator can also make a scheduled or retrying job due at once
 // ([Queue.RunNow], "litequeue run-now <id>"), stop a pending or running

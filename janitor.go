@@ -56,9 +56,10 @@ func newJanitor(st *storage, clk clock.Clock, events *emitter, worker string, op
 
 // sweep expires the pending jobs whose expiry has come (see expire.go),
 // of every kind, and purges what retention no longer keeps: dead jobs
-// after DeadTTL, other finished jobs after KeepFinished, and expired
-// idempotency keys. Timed by the Queue's clock, it does nothing while that
-// is too far from a server's (see clockCheck).
+// after DeadTTL, other finished jobs after KeepFinished, expired
+// idempotency keys, and the throughput's counts after keepThroughput.
+// Timed by the Queue's clock, it does nothing while that is too far from
+// a server's (see clockCheck).
 func (j *janitor) sweep(ctx context.Context) error {
 	if err := j.skew.check(ctx, j.st.reads); err != nil {
 		return err
@@ -76,6 +77,9 @@ func (j *janitor) sweep(ctx context.Context) error {
 	}
 	keys, err := j.purgeKeys(ctx)
 	if err != nil {
+		return err
+	}
+	if _, err := j.purgeThroughput(ctx); err != nil {
 		return err
 	}
 	if dead+finished+keys > 0 {
@@ -243,8 +247,11 @@ func (j *janitor) expireSweep(ctx context.Context) (int, error) {
 		}
 		var events []Event
 		err = j.st.write(ctx, func(tx store.Execer) (err error) {
-			events, err = expireTx(ctx, tx, j.worker, j.clock.Now(), expireBatch)
-			return err
+			now := j.clock.Now()
+			if events, err = expireTx(ctx, tx, j.worker, now, expireBatch); err != nil {
+				return err
+			}
+			return j.st.countEnd(ctx, tx, now, store.EndExpired, len(events))
 		})
 		if err != nil {
 			return total, err
@@ -253,6 +260,37 @@ func (j *janitor) expireSweep(ctx context.Context) (int, error) {
 		total += len(events)
 		if len(events) < expireBatch {
 			return total, nil
+		}
+	}
+}
+
+// keepThroughput is how long the counts of a minute are kept: a day, and
+// the hour of the first span of a day's figures per hour.
+const keepThroughput = 25 * time.Hour
+
+// throughputBatch bounds the minutes of counts that one transaction of
+// the janitor deletes: at most 16 shards' six outcomes in each.
+const throughputBatch = 10
+
+// purgeThroughput deletes the counts older than keepThroughput, a few
+// minutes of them a transaction, found first with a read that takes no
+// lock, and returns how many rows it deleted.
+func (j *janitor) purgeThroughput(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		cutoff := store.MS(j.clock.Now().Add(-keepThroughput))
+		through, found, err := store.OldThroughput(ctx, j.st.reads, cutoff, throughputBatch)
+		if err != nil || !found {
+			return total, err
+		}
+		var n int
+		err = j.st.write(ctx, func(tx store.Execer) (err error) {
+			n, err = store.DeleteThroughput(ctx, tx, through)
+			return err
+		})
+		total += n
+		if err != nil {
+			return total, err
 		}
 	}
 }

@@ -203,7 +203,7 @@ func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error)
 	if err != nil {
 		return nil, err
 	}
-	q.st.w = &store.Writer[*runNote]{Engine: eng, Conn: conn, Steps: q.run, Wake: q.wake.fire}
+	q.st.w = &store.Writer[*runNote]{Engine: eng, Conn: conn, Steps: q.run, Wake: q.wake.fire, Shard: store.ShardFor(eng)}
 	return q, nil
 }
 

@@ -114,6 +114,7 @@ func TestProcess_KillWorkers(t *testing.T) {
 	if expired == 0 {
 		t.Error("no lease_expired attempt recorded despite the kills")
 	}
+	checkCountsMatchHistory(t, q)
 	if extra := totalStarts - len(starts); extra > kills*concurrency {
 		t.Errorf("%d extra handler starts for %d kills × %d concurrency", extra, kills, concurrency)
 	}

@@ -139,6 +139,9 @@ func (r *rescuer) rescueOne(ctx context.Context, tx store.Execer, row *store.Job
 	if err := storeDecision(ctx, tx, &d); err != nil {
 		return Event{}, nil, false, err
 	}
+	if err := r.st.countEnds(ctx, tx, d.history); err != nil {
+		return Event{}, nil, false, err
+	}
 	gated, err = r.gate.ran(ctx, tx, &d, now)
 	return d.event, gated, true, err
 }

@@ -258,3 +258,23 @@ CREATE TABLE IF NOT EXISTS litequeue_policies (
 	pid         INTEGER NOT NULL,
 	PRIMARY KEY (scope, name)
 );
+
+-- Throughput (throughput.go).
+
+-- The ends of runs and jobs counted per minute, so that the figures of the
+-- last hour and day read a few rows instead of every history row: minute
+-- is the start of the minute (ms, on Unix time) the ends fell in; outcome
+-- one of completed, retried, dead, discarded, cancelled, expired; shard
+-- the writer's (0 on a file, whose writers take turns); n how many. Each
+-- end is counted in the transaction that stores it. The janitor deletes
+-- the minutes older than 25 hours. Added to version 5 without a new
+-- version, as litequeue_kinds was: a file gains it at its next Open (a
+-- binary before it counts nothing, and OpenReadOnly of a file without it
+-- reads no throughput).
+CREATE TABLE IF NOT EXISTS litequeue_throughput (
+	minute  INTEGER NOT NULL,
+	outcome TEXT    NOT NULL,
+	shard   INTEGER NOT NULL,
+	n       INTEGER NOT NULL,
+	PRIMARY KEY (minute, outcome, shard)
+) WITHOUT ROWID;

@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/litequeue/litequeue/internal/store"
@@ -44,3 +45,17 @@ func (s *storage) readOnly() bool { return s.w == nil }
 // appTx is the app's transaction t, running litequeue's SQL in the
 // engine's dialect (EnqueueTx, SeenTx, MarkTx, CompleteTx).
 func (s *storage) appTx(t *sqlx.Tx) *store.AppTx { return store.WrapTx(t, s.info.Dialect) }
+
+// countEnds counts in tx, in the Queue's shard of the throughput, the
+// ends that the history rows record (see store.EndOf), for the ends
+// stored outside the settle of run ends: a rescue's.
+func (s *storage) countEnds(ctx context.Context, tx store.Execer, rows ...*store.HistoryRow) error {
+	return store.CountEnds(ctx, tx, s.w.Shard, rows)
+}
+
+// countEnd counts in tx, in the Queue's shard of the throughput, n ends
+// of outcome end at now: expiries, and cancels of jobs not running (which
+// add no history row).
+func (s *storage) countEnd(ctx context.Context, tx store.Execer, now time.Time, end string, n int) error {
+	return store.CountEnd(ctx, tx, s.w.Shard, store.MS(now), end, n)
+}

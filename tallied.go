@@ -40,7 +40,7 @@ func (q *Queue) TallyCancel(ctx context.Context, f Filter) (Tally, error) {
 func (q *Queue) CancelTallied(ctx context.Context, f Filter, t Tally) (int, error) {
 	return q.actTallied(ctx, "cancel jobs", f, &t, cancellable, func(ctx context.Context, ids []int64) (int, error) {
 		var running []int64
-		n, err := q.acts.onEach(ctx, ids, false, cancelAct(ctx, &running))
+		n, err := q.acts.onEach(ctx, ids, false, cancelAct(ctx, q.st, &running))
 		if err == nil {
 			q.renewAll(running)
 		}

@@ -22,10 +22,21 @@ type barChart struct {
 	Ticks  []tick // labels under the x axis
 }
 
-// series is one colour of bars.
+// series is one colour of bars: Color, or, where Class is set, the fill
+// that the page's style gives the class (one for light and one for dark
+// mode).
 type series struct {
 	Label, Color string
 	Counts       []int
+	Class        string
+}
+
+// paint is the attribute that colours the series' bars and legend.
+func (s series) paint() string {
+	if s.Class != "" {
+		return `class="` + html.EscapeString(s.Class) + `"`
+	}
+	return `fill="` + html.EscapeString(s.Color) + `"`
 }
 
 // tick labels the x axis under a column.
@@ -67,7 +78,7 @@ func (c barChart) svg() template.HTML {
 		s := c.Series[i]
 		fmt.Fprintf(&b, `<text x="%.1f" y="16" text-anchor="end">%s</text>`, lx, html.EscapeString(s.Label))
 		lx -= 5.6*float64(len([]rune(s.Label))) + 4
-		fmt.Fprintf(&b, `<rect x="%.1f" y="7" width="10" height="10" fill="%s"/>`, lx-10, s.Color)
+		fmt.Fprintf(&b, `<rect x="%.1f" y="7" width="10" height="10" %s/>`, lx-10, s.paint())
 		lx -= 22
 	}
 	for v := 0.0; v <= yMax+yStep/2; v += yStep {
@@ -75,14 +86,14 @@ func (c barChart) svg() template.HTML {
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, chartLeft-6, y(v)+4, strconv.FormatFloat(v, 'f', -1, 64))
 	}
 	for i, s := range c.Series {
-		fmt.Fprintf(&b, `<g fill="%s">`, s.Color)
+		fmt.Fprintf(&b, `<g %s data-series="%s">`, s.paint(), html.EscapeString(s.Label))
 		for j, n := range s.Counts {
 			if n == 0 {
 				continue
 			}
 			x := chartLeft + col*float64(j) + col*0.1 + bar*float64(i)
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%d</title></rect>`,
-				x, y(float64(n)), bar, chartTop+plotH-y(float64(n)), n)
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" data-column="%d"><title>%d</title></rect>`,
+				x, y(float64(n)), bar, chartTop+plotH-y(float64(n)), j, n)
 		}
 		b.WriteString(`</g>`)
 	}
@@ -125,19 +136,25 @@ func failureChart(counts []litequeue.FailureCount, now time.Time) template.HTML 
 		retries[i] += c.Retries
 		deaths[i] += c.Deaths
 	}
-	var ticks []tick
-	for m := 0; m <= minutes; m += 10 {
-		label := "now"
-		if m < minutes {
-			label = "−" + strconv.Itoa(minutes-m) + "m"
-		}
-		ticks = append(ticks, tick{m, label})
-	}
 	return barChart{
 		Title:  "Retries and deaths per minute, last hour",
-		Series: []series{{"retries", "#e8a33d", retries}, {"deaths", "#c0392b", deaths}},
-		Ticks:  ticks,
+		Series: []series{{Label: "retries", Color: "#e8a33d", Counts: retries}, {Label: "deaths", Color: "#c0392b", Counts: deaths}},
+		Ticks:  agoTicks(minutes, 10, "m"),
 	}.svg()
+}
+
+// agoTicks labels the x axis of a chart of columns that end now, every
+// every columns, with how long ago each column began: "−60m" … "now".
+func agoTicks(columns, every int, unit string) []tick {
+	var ticks []tick
+	for c := 0; c <= columns; c += every {
+		label := "now"
+		if c < columns {
+			label = "−" + strconv.Itoa(columns-c) + unit
+		}
+		ticks = append(ticks, tick{c, label})
+	}
+	return ticks
 }
 
 // Limits of the policies page's simulation.
@@ -201,7 +218,7 @@ func (sim simulation) chart(p litequeue.Policy) template.HTML {
 	return barChart{
 		Title: fmt.Sprintf("Retries of %d jobs failing together during a %s outage, every %s",
 			sim.Jobs, litequeue.FormatDuration(sim.Outage), litequeue.FormatDuration(width)),
-		Series: []series{{label, "#2e86c1", counts(p)}, {otherLabel, "#c0392b", counts(other)}},
+		Series: []series{{Label: label, Color: "#2e86c1", Counts: counts(p)}, {Label: otherLabel, Color: "#c0392b", Counts: counts(other)}},
 		Ticks:  ticks,
 	}.svg()
 }

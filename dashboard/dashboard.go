@@ -10,7 +10,9 @@
 // paused and since when, the circuit breakers (and their state), the
 // limited kinds' running and started runs against their limits, the last
 // hour's retries and deaths by kind and error class and per minute, the
-// jobs by state, queue and kind newest first with a search in their error
+// completions, retries and deaths per minute over the last hour and per
+// hour over the last day (GET /throughput, from
+// [litequeue.Queue.Throughput]), the jobs by state, queue and kind newest first with a search in their error
 // text, by ID, by unique key and by a metadata key=value, a job's payload
 // and its whole history (and, while it runs, its worker, start, lease and
 // timeout), the dead letters, the periodic schedules (GET /periodic), and
@@ -184,6 +186,7 @@ func newHandler(q *litequeue.Queue, opts Options) *handler {
 	h.mux.HandleFunc("GET /dead/replay", h.confirmReplay)
 	h.mux.HandleFunc("GET /dead/purge", h.confirmPurge)
 	h.mux.HandleFunc("GET /policies", h.policies)
+	h.mux.HandleFunc("GET /throughput", h.throughput)
 	h.mux.Handle("GET /metrics", metricsHandler(q, opts.Logger))
 	h.mux.HandleFunc("POST /jobs/{id}/replay", h.write(h.replay))
 	h.mux.HandleFunc("POST /jobs/{id}/cancel", h.write(h.cancel))
@@ -341,7 +344,7 @@ func parsePages(prefix string, clk clock.Clock) map[string]*template.Template {
 	maps.Copy(funcs, clockFuncs(clk))
 	funcs["flowForm"] = flowForm
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message", "periodic"} {
+	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message", "periodic", "throughput"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}

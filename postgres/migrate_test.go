@@ -327,6 +327,7 @@ func version4Tables(t *testing.T, stepped bool) (dsn string) {
 	q.Close()
 	admin := adminDB(t, dsn)
 	stmts := []string{`UPDATE litequeue_meta SET value = '4' WHERE name = 'schema_version'`}
+	stmts = append(stmts, version6Tables...)
 	if !stepped {
 		stmts = append(stmts, `DROP TABLE litequeue_kinds`)
 	}
@@ -391,6 +392,9 @@ END $$`, `CREATE OR REPLACE TRIGGER litequeue_jobs_notify
 	FOR EACH ROW WHEN (NEW.state = 'pending')
 	EXECUTE FUNCTION litequeue_notify()`, `DROP TRIGGER litequeue_jobs_notify_update ON litequeue_jobs`}
 
+// version6Tables drops the tables that version 6 added.
+var version6Tables = []string{`DROP TABLE litequeue_policies`, `DROP TABLE litequeue_throughput`}
+
 // version5Tables makes tables of version 5 in a new database, with one
 // pending job of kind k in them, whose ID it returns: with version 5's row trigger, as a
 // binary of version 5 left them, or, if stepped, with version 6's
@@ -409,6 +413,7 @@ func version5Tables(t *testing.T, stepped bool) (dsn string, id int64) {
 	stmts := []string{`UPDATE litequeue_meta SET value = '5' WHERE name = 'schema_version'`}
 	if !stepped {
 		stmts = append(stmts, version5Wakeups...)
+		stmts = append(stmts, version6Tables...)
 	}
 	for _, stmt := range stmts {
 		if _, err := admin.Exec(stmt); err != nil {
@@ -462,6 +467,31 @@ func TestOpen_UpgradeVersion5(t *testing.T) {
 		}
 		if n := l.until(t, "fence"); n != 1 {
 			t.Errorf("stepped %v: %d notifications for an EnqueueMany of 1,000 jobs, want 1", stepped, n)
+		}
+	}
+}
+
+// TestOpen_UpgradeVersion5Records upgrades tables of version 5, which
+// have no litequeue_policies or litequeue_throughput, and those of an
+// upgrade to version 6 killed after its step: on each, a worker's RunDue
+// runs the job kept, records its policies and counts the run.
+func TestOpen_UpgradeVersion5Records(t *testing.T) {
+	t.Parallel()
+	for _, stepped := range []bool{false, true} {
+		dsn, _ := version5Tables(t, stepped)
+		checkUpgraded(t, dsn, 1)
+		worker := open(t, dsn, clock.NewMock())
+		worker.Handle("k", func(context.Context, *litequeue.Job) error { return nil })
+		if n, err := worker.RunDue(t.Context()); err != nil || n != 1 {
+			t.Fatalf("stepped %v: RunDue = %d, %v; want the one job run", stepped, n, err)
+		}
+		got, err := worker.RecordedPolicies(t.Context())
+		if err != nil || len(got) != 2 || got[0].Scope != "default" || got[1].Name != "k" {
+			t.Fatalf("stepped %v: RecordedPolicies = %+v, %v; want the default and the kind k", stepped, got, err)
+		}
+		points, err := worker.Throughput(t.Context(), time.Minute, time.Minute)
+		if err != nil || len(points) != 1 || points[0].Completed != 1 {
+			t.Fatalf("stepped %v: Throughput = %+v, %v; want the one run completed", stepped, points, err)
 		}
 	}
 }

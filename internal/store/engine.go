@@ -120,9 +120,11 @@ type Info struct {
 	// Flow says that the database has the tables of flow control and of
 	// the periodic schedules (schema version 5 on a file).
 	Flow bool
-	// Recorded says that the database has litequeue_policies (see
-	// RecordPolicies): every one but a file opened read-only that no
-	// binary with the table has opened for writing since it was made.
+	// Recorded says that the database has the tables this version added
+	// to version 5 of the file, litequeue_policies (see RecordPolicies)
+	// and litequeue_throughput (see Throughput): every one but a file
+	// opened read-only that no binary with them has opened for writing
+	// since it was made.
 	Recorded bool
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a

@@ -155,6 +155,9 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 	if err := w.Engine.AddHistory(ctx, tx, history); err != nil {
 		return err
 	}
+	if err := CountEnds(ctx, tx, w.Shard, history); err != nil { // the throughput of the stored ends
+		return err
+	}
 	if len(gated) > 0 {
 		if err := w.Steps.Ran(ctx, tx, gated); err != nil {
 			return err

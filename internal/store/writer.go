@@ -34,6 +34,9 @@ type Writer[N any] struct {
 	// Steps are the machinery's steps of the settle of a batch's run
 	// ends (see settle.go); needed only by a writer that is given ends.
 	Steps Steps[N]
+	// Shard is the writer's rows of litequeue_throughput, which the
+	// settle adds the ends it stores to (see ShardFor).
+	Shard int
 	// Wake wakes the Queue's idle Work loops, after a commit in which a
 	// write asked for it (WakeAtCommit).
 	Wake  func()

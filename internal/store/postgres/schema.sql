@@ -230,3 +230,16 @@ CREATE TABLE IF NOT EXISTS litequeue_policies (
 	pid         BIGINT NOT NULL,
 	PRIMARY KEY (scope, name)
 );
+
+-- Throughput (throughput.go).
+
+-- Version 6: the ends of runs and jobs counted per minute, outcome and
+-- the writer's shard (one of 16, drawn when a Queue opens, so that two
+-- processes' settles rarely wait on one row's lock), as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_throughput (
+	minute  BIGINT  NOT NULL,
+	outcome TEXT    NOT NULL,
+	shard   INTEGER NOT NULL,
+	n       BIGINT  NOT NULL,
+	PRIMARY KEY (minute, outcome, shard)
+);

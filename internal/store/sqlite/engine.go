@@ -33,7 +33,7 @@ type Engine struct {
 	writes      *sqlx.DB  // the writer's pool of one connection; nil: read-only
 	app         *sqlx.DB  // the app's pool
 	version     int       // litequeue's schema version in the file when it was opened
-	recorded    bool      // the file has litequeue_policies (see store.Info.Recorded)
+	recorded    bool      // the file has the tables of store.Info.Recorded
 	flock       *fileLock // nil on a read-only Engine
 	logger      *slog.Logger
 	walWarned   atomic.Int64  // the -wal size last warned about (see walGrowth)
@@ -84,7 +84,7 @@ func Open(path string, c Config) (_ *Engine, err error) {
 	if c.Mode == ReadOnly {
 		e.db.SetMaxOpenConns(c.ReadPool)
 		e.db.SetMaxIdleConns(c.ReadPool)
-		e.recorded, err = hasTable(context.Background(), e.db, "litequeue_policies")
+		e.recorded, err = hasTable(context.Background(), e.db, "litequeue_throughput")
 		return e, err
 	}
 	e.writes, e.db = f.db, nil

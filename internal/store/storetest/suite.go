@@ -90,6 +90,13 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"RowCounts":        testRowCounts,
 		"RecordKinds":      testRecordKinds,
 		"RecordPolicies":   testRecordPolicies,
+
+		// The throughput (throughput.go).
+		"Throughput":         testThroughput,
+		"ThroughputRollback": testThroughputRollback,
+		"ThroughputShards":   testThroughputShards,
+		"CountEnd":           testCountEnd,
+		"DeleteThroughput":   testDeleteThroughput,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
