@@ -48,6 +48,8 @@ var pgSteps = map[int]pgStep{
 	// A new table, which only this version's processes use: older ones
 	// at work on the tables meanwhile never read it.
 	4: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_kinds"}},
+	// New tables, as in version 5.
+	5: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_workers"}},
 }
 
 // pgChannel names the channel of the wake-ups of litequeue's tables in

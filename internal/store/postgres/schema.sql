@@ -1,4 +1,4 @@
--- litequeue schema on PostgreSQL, version 5: schema.sql's tables and
+-- litequeue schema on PostgreSQL, version 6: schema.sql's tables and
 -- indexes, with PostgreSQL's types (BIGINT for every integer, a job ID from
 -- an identity column that never hands a number out twice, BYTEA for the
 -- payload), in the schema the connection's search_path names first. Every
@@ -201,4 +201,19 @@ CREATE TABLE IF NOT EXISTS litequeue_kinds (
 	kind       TEXT   PRIMARY KEY,
 	first_seen BIGINT NOT NULL,
 	last_seen  BIGINT NOT NULL
+);
+
+-- Version 6: a row per Work loop at work on the database, as in
+-- schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_workers (
+	id          TEXT   PRIMARY KEY,
+	name        TEXT   NOT NULL,
+	host        TEXT   NOT NULL,
+	pid         BIGINT NOT NULL,
+	queues      TEXT   NOT NULL,
+	kinds       TEXT   NOT NULL,
+	concurrency BIGINT NOT NULL,
+	running     BIGINT NOT NULL,
+	started     BIGINT NOT NULL,
+	last_seen   BIGINT NOT NULL
 );
