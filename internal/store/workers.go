@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"encoding/json"
-	"fmt"
 )
 
 // The workers at work on a database: a row of litequeue_workers per Work
@@ -28,18 +27,9 @@ func (n Names) Value() (driver.Value, error) {
 // Scan implements sql.Scanner. A column that is not a JSON array of
 // strings fails the read that scans it, with the error.
 func (n *Names) Scan(src any) error {
-	var b []byte
-	switch v := src.(type) {
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	default:
-		return fmt.Errorf("names column holds %T, want a JSON array as TEXT", src)
-	}
 	var decoded []string
-	if err := json.Unmarshal(b, &decoded); err != nil {
-		return fmt.Errorf("decode names column: %w", err)
+	if err := scanJSON(src, &decoded, "names", "a JSON array"); err != nil {
+		return err
 	}
 	if len(decoded) == 0 {
 		decoded = nil
