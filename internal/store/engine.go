@@ -118,6 +118,10 @@ type Info struct {
 	// Flow says that the database has the tables of flow control and of
 	// the periodic schedules (schema version 5 on a file).
 	Flow bool
+	// NoWorkers says that the database has no litequeue_workers: a file,
+	// opened read-only, that no binary which records its Work loops has
+	// opened to write. Nothing records a worker there.
+	NoWorkers bool
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a
 	// file is shared only by the processes of one machine.

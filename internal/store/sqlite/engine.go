@@ -33,6 +33,7 @@ type Engine struct {
 	writes      *sqlx.DB  // the writer's pool of one connection; nil: read-only
 	app         *sqlx.DB  // the app's pool
 	version     int       // litequeue's schema version in the file when it was opened
+	noWorkers   bool      // read-only, on a file without litequeue_workers (see store.Info.NoWorkers)
 	flock       *fileLock // nil on a read-only Engine
 	logger      *slog.Logger
 	walWarned   atomic.Int64  // the -wal size last warned about (see walGrowth)
@@ -83,7 +84,7 @@ func Open(path string, c Config) (_ *Engine, err error) {
 	if c.Mode == ReadOnly {
 		e.db.SetMaxOpenConns(c.ReadPool)
 		e.db.SetMaxIdleConns(c.ReadPool)
-		return e, nil
+		return e, e.findWorkers()
 	}
 	e.writes, e.db = f.db, nil
 	if err := migrate(context.Background(), e.writes, c.Schema); err != nil {
@@ -138,6 +139,7 @@ func (e *Engine) Info() store.Info {
 		Reads: e.db, Writes: e.writes, App: e.app,
 		JobColumns: store.FileJobColumns(e.version, readOnly),
 		Flow:       !readOnly || e.version >= 5,
+		NoWorkers:  e.noWorkers,
 	}
 	if readOnly {
 		info.App = e.db
@@ -555,4 +557,14 @@ func (w *watch) Close() error {
 		w.notified.Close()
 	}
 	return errors.Join(err, w.db.Close())
+}
+
+// findWorkers sets noWorkers for a read-only file: whether it lacks
+// litequeue_workers, which a file of schema version 5 has only once a
+// binary that records its workers opened it to write.
+func (e *Engine) findWorkers() error {
+	var n int
+	err := e.db.Get(&n, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'litequeue_workers'`)
+	e.noWorkers = n == 0
+	return err
 }
