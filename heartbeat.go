@@ -21,12 +21,13 @@ import (
 // file from ever finding it quiet (see [Queue.Work]). Each is one short
 // write, which on a file commits without an fsync: its loss in a power
 // cut loses nothing but a sighting.
-const WorkerHeartbeat = sweepEvery
+const WorkerHeartbeat = time.Minute
 
 // A heartbeat is a Work loop's record of itself in the database: its row
 // of litequeue_workers, which it writes when the loop starts, then at
 // most every WorkerHeartbeat, and deletes when Work returns. Only the
-// loop's goroutine uses it.
+// loop's goroutine uses it. WorkerHeartbeat is sweepEvery, the janitor's
+// interval, so that the loop beats at the wake-up it makes for the sweep.
 type heartbeat struct {
 	st     *storage
 	reg    *registry
