@@ -142,6 +142,13 @@
 // without using a try. [Queue.Close] shuts down every Work so, and every
 // RunDue with a grace of [DefaultShutdownGrace].
 //
+// Each Work loop records itself in the database — host, pid, queues,
+// kinds, concurrency, handlers running — when it starts and every
+// [WorkerHeartbeat] (a minute), and deletes the record when Work returns.
+// [Queue.Workers] lists the loops of every process, a loop not seen for
+// [WorkerSilentAfter] marked silent; the janitor forgets one silent for a
+// day.
+//
 // # Dead letters
 //
 // A job that used its last try, or failed with Permanent, is dead, with its

@@ -85,6 +85,9 @@ func (j *janitor) sweep(ctx context.Context) error {
 	if dead+finished+keys > 0 {
 		j.logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
 	}
+	if err := j.forgetWorkers(ctx); err != nil {
+		return err
+	}
 	return j.st.eng.Compact(ctx, j.st.write)
 }
 
@@ -197,6 +200,26 @@ func (j *janitor) purgeKeys(ctx context.Context) (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// forgetWorkersAfter is how long the janitor keeps the row of a worker
+// that stopped recording itself without deleting it (see heartbeat.go): a
+// process killed, a machine gone.
+const forgetWorkersAfter = 24 * time.Hour
+
+// forgetWorkers deletes the rows of the workers silent for
+// forgetWorkersAfter. With none it only reads.
+func (j *janitor) forgetWorkers(ctx context.Context) error {
+	cutoff := store.MS(j.clock.Now().Add(-forgetWorkersAfter))
+	ids, err := store.SilentWorkers(ctx, j.st.reads, cutoff)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	err = j.st.write(ctx, func(tx store.Execer) error { return store.DeleteSilentWorkers(ctx, tx, ids, cutoff) })
+	if err == nil {
+		j.logger.Info("litequeue: forgot workers silent for a day", "workers", len(ids))
+	}
+	return err
 }
 
 // expireBatch bounds the jobs one statement of expireTx reads.

@@ -278,3 +278,28 @@ CREATE TABLE IF NOT EXISTS litequeue_throughput (
 	n       INTEGER NOT NULL,
 	PRIMARY KEY (minute, outcome, shard)
 ) WITHOUT ROWID;
+
+-- Workers (heartbeat.go).
+
+-- A row per Work loop at work on the database: it writes its row when it
+-- starts and again every WorkerHeartbeat (a minute) on its clock, and
+-- deletes it when Work returns; the janitor deletes the rows of loops
+-- silent for a day (a process that died, a machine gone). id: random,
+-- made when Work starts; queues and kinds: JSON arrays of names, queues
+-- [] for every queue; running: the handlers running at last_seen. No
+-- index: a row per live loop, read whole. Added without a new version,
+-- as litequeue_kinds was: Open runs this file on a file of the current
+-- version too, so a file gains it at its next Open (OpenReadOnly, which
+-- migrates nothing, cannot Work, and reads no workers where it has none).
+CREATE TABLE IF NOT EXISTS litequeue_workers (
+	id          TEXT    PRIMARY KEY,
+	name        TEXT    NOT NULL,
+	host        TEXT    NOT NULL,
+	pid         INTEGER NOT NULL,
+	queues      TEXT    NOT NULL,
+	kinds       TEXT    NOT NULL,
+	concurrency INTEGER NOT NULL,
+	running     INTEGER NOT NULL,
+	started     INTEGER NOT NULL,
+	last_seen   INTEGER NOT NULL
+);

@@ -120,9 +120,11 @@ func (rn *runner) work(ctx context.Context, opts WorkerOptions) error {
 	}
 	defer watch.Close()
 	p.watch = watch
+	p.hb = newHeartbeat(rn, &p.opts)
 	p.loop(ctx)
 	close(p.stopped)
 	p.drain()
+	p.hb.stop(ctx)
 	return nil
 }
 
@@ -148,6 +150,7 @@ type pool struct {
 	slots    chan struct{} // one token per handler running
 	watch    store.Changes
 	wk       store.Waker   // how watch wakes the loop
+	hb       *heartbeat    // the loop's record of itself in the database
 	seen     sightings     // expired leases not yet rescued
 	busy     bool          // the last claim found all it asked for
 	lookAt   time.Time     // when fill next looks before it claims
@@ -197,11 +200,13 @@ func (p *pool) ran(d time.Duration) {
 	}
 }
 
-// loop claims and starts jobs until ctx is done or the Queue closes, and
-// runs the janitor at most once every sweepEvery.
+// loop claims and starts jobs until ctx is done or the Queue closes,
+// runs the janitor at most once every sweepEvery, and records the loop
+// in the database at its heartbeat.
 func (p *pool) loop(ctx context.Context) {
 	var swept time.Time
 	for {
+		p.hb.beat(ctx, len(p.slots))
 		swept = p.sweep(ctx, swept)
 		p.recordKinds(ctx)
 		wake := p.rn.wake.wait() // before looking, so that no Enqueue is missed
@@ -213,7 +218,8 @@ func (p *pool) loop(ctx context.Context) {
 		case again:
 			continue
 		}
-		if until = earlier(earlier(until, slot), swept.Add(sweepEvery)); !until.After(p.rn.now()) {
+		until = earlier(earlier(until, slot), earlier(swept.Add(sweepEvery), p.hb.due(p.rn.now())))
+		if !until.After(p.rn.now()) {
 			continue
 		}
 		if !p.sleep(ctx, wake, until) {

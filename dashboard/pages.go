@@ -60,6 +60,10 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
+	if err := h.workersData(ctx, data); err != nil {
+		h.fail(w, err)
+		return
+	}
 	h.render(w, http.StatusOK, "overview", data)
 }
 

@@ -57,6 +57,8 @@ func commands() []*command {
 			{name: "periodic list", usage: "periodic list [--name N] [--json]", group: inspectGroup, setup: (*cli).periodicList,
 				short: "the schedules in the file: spec, last slot and job, next slot"},
 		}},
+		{name: "workers", usage: "workers [--json]", group: inspectGroup, setup: (*cli).workers,
+			short: "the Work loops on the database, of every process; silent ones marked"},
 		{name: "check", usage: "check [--json]", group: inspectGroup, setup: (*cli).check,
 			short: "integrity, schema version, WAL size, counts; exit 1 if wrong"},
 		{name: "policy", usage: "policy [NAME] [--json]", group: inspectGroup, max: 1, setup: (*cli).policy,

@@ -121,10 +121,10 @@ type Info struct {
 	// the periodic schedules (schema version 5 on a file).
 	Flow bool
 	// Recorded says that the database has the tables this version added
-	// to version 5 of the file, litequeue_policies (see RecordPolicies)
-	// and litequeue_throughput (see Throughput): every one but a file
-	// opened read-only that no binary with them has opened for writing
-	// since it was made.
+	// to version 5 of the file: litequeue_policies (see RecordPolicies),
+	// litequeue_throughput (see Throughput) and litequeue_workers (see
+	// RecordWorker): every one but a file opened read-only that no binary
+	// with them has opened for writing since it was made.
 	Recorded bool
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a

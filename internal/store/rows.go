@@ -78,26 +78,35 @@ func (m Metadata) Value() (driver.Value, error) {
 // strings (written by the app through DB(), say) fails the read that
 // scans it, with the error.
 func (m *Metadata) Scan(src any) error {
-	var b []byte
-	switch v := src.(type) {
-	case nil:
-		*m = nil
-		return nil
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	default:
-		return fmt.Errorf("metadata column holds %T, want a JSON object as TEXT", src)
-	}
 	var decoded map[string]string
-	if err := json.Unmarshal(b, &decoded); err != nil {
-		return fmt.Errorf("decode metadata column: %w", err)
+	if err := scanJSON(src, &decoded, "metadata", "a JSON object"); err != nil {
+		return err
 	}
 	if len(decoded) == 0 {
 		decoded = nil
 	}
 	*m = decoded
+	return nil
+}
+
+// scanJSON decodes into v the JSON text of a column's value src; a NULL
+// leaves v as it is. what names the column, and want the JSON it holds,
+// for the errors.
+func scanJSON(src, v any, what, want string) error {
+	var b []byte
+	switch s := src.(type) {
+	case nil:
+		return nil
+	case string:
+		b = []byte(s)
+	case []byte:
+		b = s
+	default:
+		return fmt.Errorf("%s column holds %T, want %s as TEXT", what, src, want)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decode %s column: %w", what, err)
+	}
 	return nil
 }
 

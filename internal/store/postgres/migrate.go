@@ -59,6 +59,7 @@ var pgSteps = map[int]pgStep{
 	// the write transactions open on the table to end, and writes wait
 	// for the step's commit, which follows at once.
 	5: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_policies", "CREATE TABLE IF NOT EXISTS litequeue_throughput",
+		"CREATE TABLE IF NOT EXISTS litequeue_workers",
 		"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE OR REPLACE TRIGGER litequeue_jobs_notify",
 		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update"}},
 }

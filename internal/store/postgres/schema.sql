@@ -243,3 +243,18 @@ CREATE TABLE IF NOT EXISTS litequeue_throughput (
 	n       BIGINT  NOT NULL,
 	PRIMARY KEY (minute, outcome, shard)
 );
+
+-- Version 6: a row per Work loop at work on the database, as in
+-- schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_workers (
+	id          TEXT   PRIMARY KEY,
+	name        TEXT   NOT NULL,
+	host        TEXT   NOT NULL,
+	pid         BIGINT NOT NULL,
+	queues      TEXT   NOT NULL,
+	kinds       TEXT   NOT NULL,
+	concurrency BIGINT NOT NULL,
+	running     BIGINT NOT NULL,
+	started     BIGINT NOT NULL,
+	last_seen   BIGINT NOT NULL
+);

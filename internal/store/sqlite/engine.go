@@ -84,7 +84,7 @@ func Open(path string, c Config) (_ *Engine, err error) {
 	if c.Mode == ReadOnly {
 		e.db.SetMaxOpenConns(c.ReadPool)
 		e.db.SetMaxIdleConns(c.ReadPool)
-		e.recorded, err = hasTable(context.Background(), e.db, "litequeue_throughput")
+		e.recorded, err = hasTables(context.Background(), e.db, recordTables)
 		return e, err
 	}
 	e.writes, e.db = f.db, nil

@@ -414,6 +414,20 @@ func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 	return version, err
 }
 
+// recordTables are the tables of store.Info.Recorded, which schema.sql
+// gained in version 5 without a new version.
+var recordTables = []string{"litequeue_policies", "litequeue_throughput", "litequeue_workers"}
+
+// hasTables reports whether the file has every table of names.
+func hasTables(ctx context.Context, db sqlx.QueryerContext, names []string) (bool, error) {
+	for _, name := range names {
+		if ok, err := hasTable(ctx, db, name); !ok || err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // hasTable reports whether the file has the table name: a table added to
 // schema.sql without a new version (see migrate.go) is missing from a file
 // that only older binaries opened for writing.

@@ -81,6 +81,8 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"RequestCancel":    testRequestCancel,
 		"DeadJobs":         testDeadJobs,
 		"Keys":             testKeys,
+		"RecordWorkers":    testRecordWorkers,
+		"SilentWorkers":    testSilentWorkers,
 		"CountByState":     testCountByState,
 		"Failures":         testFailures,
 		"RegisterSchedule": testRegisterSchedule,
