@@ -93,6 +93,40 @@ func TestBrowser_FlowControl(t *testing.T) {
 	if err != nil || len(reports) != 2 || reports[0].State != litequeue.Cancelled || reports[1].State != litequeue.Cancelled {
 		t.Errorf("the reports after the cancel: %v, %v; want both cancelled", reports, err)
 	}
+	flowWorkers(t, ctx, f, srv.URL)
+}
+
+// flowWorkers goes on with the visit of TestBrowser_FlowControl: two Work
+// loops start on queues of their own, and the workers, policies and
+// throughput pages say what the flow has: both loops, the limits and the
+// breaker its workers recorded, and the ends so far (two deaths of
+// sync.push, two reports cancelled).
+func flowWorkers(t *testing.T, ctx context.Context, f *flow, url string) {
+	t.Helper()
+	work(t, f.q, litequeue.WorkerOptions{Queues: []string{"archive"}, Concurrency: 2, Name: "archiver"})
+	work(t, f.q, litequeue.WorkerOptions{Queues: []string{"backfill"}, Concurrency: 5, Name: "backfiller"})
+	visit(t, ctx, "open the workers", chromedp.Navigate(url+"/workers"), chromedp.WaitVisible(chromedp.CSS("tr.worker")))
+	names := read(t, ctx, "read the workers", chromedp.Evaluate[string](
+		`Array.from(document.querySelectorAll("tr.worker td:first-child")).map(td => td.textContent).sort().join(" ")`))
+	if names != "archiver backfiller" {
+		t.Errorf("the workers page lists %q, want archiver backfiller", names)
+	}
+	visit(t, ctx, "open the policies", chromedp.Navigate(url+"/policies"), chromedp.WaitVisible(chromedp.CSS("#kinds")))
+	for kind, want := range map[string]string{
+		"thumb.make": "at most 3 running, 10 starts per 1m",
+		"sync.push":  "breaker",
+	} {
+		got := read(t, ctx, "read "+kind, chromedp.Text(chromedp.CSS(`#kinds tr[data-kind="`+kind+`"]`)))
+		if !strings.Contains(got, want) {
+			t.Errorf("the policies page says of %s %q, want %q in it", kind, got, want)
+		}
+	}
+	visit(t, ctx, "open the throughput", chromedp.Navigate(url+"/throughput"), chromedp.WaitVisible(chromedp.CSS("#day-dead")))
+	for id, want := range map[string]string{"#day-dead": "2", "#day-completed": "0"} {
+		if got := read(t, ctx, "read "+id, chromedp.Text(chromedp.CSS(id))); got != want {
+			t.Errorf("the throughput's %s says %q, want %s", id, got, want)
+		}
+	}
 }
 
 // TestBrowser_RefreshAndDark: the lists reload themselves until the box is
