@@ -163,4 +163,10 @@ func TestBrowser_RefreshAndDark(t *testing.T) {
 	if light != "rgb(246, 247, 248)" || dark != "rgb(21, 25, 28)" {
 		t.Errorf("background light %s, dark %s; want rgb(246, 247, 248) and rgb(21, 25, 28)", light, dark)
 	}
+	visit(t, ctx, "open the overview in dark mode", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("svg.chart")))
+	fill := read(t, ctx, "read the deaths' colour", chromedp.Evaluate[string](
+		`getComputedStyle(document.querySelector("svg.chart .dead")).fill`))
+	if fill != "rgb(255, 107, 91)" {
+		t.Errorf("the failure chart's deaths are %s in dark mode, want the dark style's rgb(255, 107, 91)", fill)
+	}
 }

@@ -22,21 +22,17 @@ type barChart struct {
 	Ticks  []tick // labels under the x axis
 }
 
-// series is one colour of bars: Color, or, where Class is set, the fill
-// that the page's style gives the class (one for light and one for dark
-// mode).
+// series is one colour of bars: the fill that the page's style gives
+// Class, one for light and one for dark mode (svg.chart in the style).
 type series struct {
-	Label, Color string
-	Counts       []int
-	Class        string
+	Label  string
+	Counts []int
+	Class  string
 }
 
 // paint is the attribute that colours the series' bars and legend.
 func (s series) paint() string {
-	if s.Class != "" {
-		return `class="` + html.EscapeString(s.Class) + `"`
-	}
-	return `fill="` + html.EscapeString(s.Color) + `"`
+	return `class="` + html.EscapeString(s.Class) + `"`
 }
 
 // tick labels the x axis under a column.
@@ -138,7 +134,7 @@ func failureChart(counts []litequeue.FailureCount, now time.Time) template.HTML 
 	}
 	return barChart{
 		Title:  "Retries and deaths per minute, last hour",
-		Series: []series{{Label: "retries", Color: "#e8a33d", Counts: retries}, {Label: "deaths", Color: "#c0392b", Counts: deaths}},
+		Series: []series{{Label: "retries", Class: "retried", Counts: retries}, {Label: "deaths", Class: "dead", Counts: deaths}},
 		Ticks:  agoTicks(minutes, 10, "m"),
 	}.svg()
 }
@@ -218,7 +214,7 @@ func (sim simulation) chart(p litequeue.Policy) template.HTML {
 	return barChart{
 		Title: fmt.Sprintf("Retries of %d jobs failing together during a %s outage, every %s",
 			sim.Jobs, litequeue.FormatDuration(sim.Outage), litequeue.FormatDuration(width)),
-		Series: []series{{Label: label, Color: "#2e86c1", Counts: counts(p)}, {Label: otherLabel, Color: "#c0392b", Counts: counts(other)}},
+		Series: []series{{Label: label, Class: "planned", Counts: counts(p)}, {Label: otherLabel, Class: "dead", Counts: counts(other)}},
 		Ticks:  ticks,
 	}.svg()
 }
