@@ -96,3 +96,41 @@ func storable(f *Fixture, text string) string {
 	}
 	return text
 }
+
+// testSetHeldRowsRestored: of two ends in one batch for a job of one ID
+// under one token — the run of the job before a restore gave the ID to a
+// job of another created_at, and the run of the job after it — only the
+// one whose created_at is the row's holds, and only it is reported held:
+// the other's end, whose row was not written, must not be stored.
+func testSetHeldRowsRestored(t *testing.T, f *Fixture) {
+	ctx := t.Context()
+	id := insertJob(t, f)
+	now := running(t, f, id, 7)
+	before := *now
+	before.CreatedAt--
+	after := func(c *store.JobRow, state string) store.HeldRow {
+		a := *c
+		a.State, a.Attempt, a.LeaseUntil = state, 2, 0
+		a.FinishedAt = store.NullMS(store.FromMS(3000))
+		return store.HeldRow{Claimed: c, After: &a}
+	}
+	rows := []store.HeldRow{after(&before, "dead"), after(now, "completed")}
+	var held []bool
+	err := f.Write(ctx, func(tx store.Execer) (err error) {
+		held, err = f.Engine.SetHeldRows(ctx, tx, rows)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]bool{false, true}, held); diff != "" {
+		t.Errorf("fences held (-want +got):\n%s", diff)
+	}
+	got, err := store.JobByID(ctx, f.Reads, f.Engine.Info().JobColumns, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rows[1].After, got); diff != "" {
+		t.Errorf("job (-want +got):\n%s", diff)
+	}
+}
