@@ -62,17 +62,7 @@ func testSetHeldRows(t *testing.T, f *Fixture) {
 		end(stale(claimed[6], 6, claimed[6].CreatedAt), "dead", 0, 3000, "lost"),
 		end(claimed[6], "completed", 0, 4000, ""),
 	}
-	var held []bool
-	err := f.Write(ctx, func(tx store.Execer) (err error) {
-		held, err = f.Engine.SetHeldRows(ctx, tx, rows)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]bool{true, true, false, false, false, false, false, true}, held); diff != "" {
-		t.Errorf("fences held (-want +got):\n%s", diff)
-	}
+	checkHeld(t, f, rows, true, true, false, false, false, false, false, true)
 	want := []*store.JobRow{rows[0].After, rows[1].After, claimed[2], claimed[3], claimed[4], claimed[5], rows[7].After}
 	want[1].LastError = storable(f, want[1].LastError)
 	want[3].Cancel = true
@@ -85,6 +75,23 @@ func testSetHeldRows(t *testing.T, f *Fixture) {
 		if diff := cmp.Diff(want[i], got); diff != "" {
 			t.Errorf("job %d (-want +got):\n%s", i, diff)
 		}
+	}
+}
+
+// checkHeld runs SetHeldRows on rows in a write transaction and checks
+// which fences it reports held.
+func checkHeld(t *testing.T, f *Fixture, rows []store.HeldRow, want ...bool) {
+	t.Helper()
+	var held []bool
+	err := f.Write(t.Context(), func(tx store.Execer) (err error) {
+		held, err = f.Engine.SetHeldRows(t.Context(), tx, rows)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, held); diff != "" {
+		t.Errorf("fences held (-want +got):\n%s", diff)
 	}
 }
 
@@ -115,17 +122,7 @@ func testSetHeldRowsRestored(t *testing.T, f *Fixture) {
 		return store.HeldRow{Claimed: c, After: &a}
 	}
 	rows := []store.HeldRow{after(&before, "dead"), after(now, "completed")}
-	var held []bool
-	err := f.Write(ctx, func(tx store.Execer) (err error) {
-		held, err = f.Engine.SetHeldRows(ctx, tx, rows)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]bool{false, true}, held); diff != "" {
-		t.Errorf("fences held (-want +got):\n%s", diff)
-	}
+	checkHeld(t, f, rows, false, true)
 	got, err := store.JobByID(ctx, f.Reads, f.Engine.Info().JobColumns, id)
 	if err != nil {
 		t.Fatal(err)
