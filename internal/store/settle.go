@@ -124,20 +124,47 @@ type Steps[N any] interface {
 // pending again (a retry, a release) wakes this process's idle loops at
 // the commit.
 func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) error {
-	held, err := w.Engine.SetHeldRows(ctx, tx, heldRows(ends))
+	history, gated, err := w.setRows(ctx, tx, ends)
 	if err != nil {
 		return err
 	}
-	var history []*HistoryRow
-	var gated, next []*RunEnd[N]
-	for i, e := range ends {
+	if err := w.Engine.AddHistory(ctx, tx, history); err != nil {
+		return err
+	}
+	if err := CountEnds(ctx, tx, w.Shard, history); err != nil { // the throughput of the stored ends
+		return err
+	}
+	if len(gated) > 0 {
+		if err := w.Steps.Ran(ctx, tx, gated); err != nil {
+			return err
+		}
+	}
+	var next []*RunEnd[N]
+	for _, e := range ends {
 		if e.Next {
 			next = append(next, e)
 		}
+	}
+	if len(next) == 0 {
+		return nil
+	}
+	return w.Steps.Claim(ctx, tx, next)
+}
+
+// setRows writes the jobs' rows of the ends in tx, each fenced by its
+// run's lease, all at once, and decides again alone each end whose fence
+// does not hold; it sets each end's Stored, and returns the history rows
+// of the stored ends and the stored ends that the gate counts.
+func (w *Writer[N]) setRows(ctx context.Context, tx Execer, ends []*RunEnd[N]) (history []*HistoryRow, gated []*RunEnd[N], err error) {
+	held, err := w.Engine.SetHeldRows(ctx, tx, heldRows(ends))
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, e := range ends {
 		if held[i] {
 			e.Stored = true
 		} else if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if !e.Stored {
 			continue
@@ -152,21 +179,7 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 			gated = append(gated, e)
 		}
 	}
-	if err := w.Engine.AddHistory(ctx, tx, history); err != nil {
-		return err
-	}
-	if err := CountEnds(ctx, tx, w.Shard, history); err != nil { // the throughput of the stored ends
-		return err
-	}
-	if len(gated) > 0 {
-		if err := w.Steps.Ran(ctx, tx, gated); err != nil {
-			return err
-		}
-	}
-	if len(next) == 0 {
-		return nil
-	}
-	return w.Steps.Claim(ctx, tx, next)
+	return history, gated, nil
 }
 
 // heldRows are the rows of the ends to write, each fenced by its lease.

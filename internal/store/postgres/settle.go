@@ -10,8 +10,10 @@ import (
 // pgSetHeldRowsSQL is store.SetHeldRow for every row of a batch in one
 // statement: its arrays hold, for each row, its fence (id, token,
 // created_at) and its values after the run. It returns the fence of each
-// row it wrote: a job may have two ends in one batch (a run that lost its
-// lease, and the run that claimed the job again), of which one holds.
+// row it wrote, whole: a job may have two ends in one batch (a run that
+// lost its lease and the run that claimed the job again, or the runs of
+// the job before and after a restore gave its ID to a job of another
+// created_at, under the same token), of which one holds.
 const pgSetHeldRowsSQL = `UPDATE litequeue_jobs AS j
 	SET state = v.state, attempt = v.attempt, run_at = v.run_at, finished_at = v.finished_at,
 	    last_error = v.last_error, lease_until = 0, cancel = 0
@@ -19,12 +21,13 @@ const pgSetHeldRowsSQL = `UPDATE litequeue_jobs AS j
 	     AS v(id, token, created_at, state, attempt, run_at, finished_at, last_error)
 	WHERE j.id = v.id AND j.token = v.token AND j.created_at = v.created_at
 	  AND j.state = 'running' AND j.cancel = 0
-	RETURNING j.id, v.token`
+	RETURNING j.id, v.token, v.created_at`
 
 // fence is a row's fence, as pgSetHeldRowsSQL returns those that held.
 type fence struct {
-	ID    int64 `db:"id"`
-	Token int64 `db:"token"`
+	ID        int64 `db:"id"`
+	Token     int64 `db:"token"`
+	CreatedAt int64 `db:"created_at"`
 }
 
 // SetHeldRows writes every row that its lease still holds in one
@@ -51,7 +54,7 @@ func (e *Engine) SetHeldRows(ctx context.Context, tx store.Execer, rows []store.
 	}
 	out := make([]bool, n)
 	for i := range rows {
-		out[i] = held[fence{ids[i], tokens[i]}]
+		out[i] = held[fence{ids[i], tokens[i], created[i]}]
 	}
 	return out, nil
 }

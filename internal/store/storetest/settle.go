@@ -62,17 +62,7 @@ func testSetHeldRows(t *testing.T, f *Fixture) {
 		end(stale(claimed[6], 6, claimed[6].CreatedAt), "dead", 0, 3000, "lost"),
 		end(claimed[6], "completed", 0, 4000, ""),
 	}
-	var held []bool
-	err := f.Write(ctx, func(tx store.Execer) (err error) {
-		held, err = f.Engine.SetHeldRows(ctx, tx, rows)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]bool{true, true, false, false, false, false, false, true}, held); diff != "" {
-		t.Errorf("fences held (-want +got):\n%s", diff)
-	}
+	checkHeld(t, f, rows, true, true, false, false, false, false, false, true)
 	want := []*store.JobRow{rows[0].After, rows[1].After, claimed[2], claimed[3], claimed[4], claimed[5], rows[7].After}
 	want[1].LastError = storable(f, want[1].LastError)
 	want[3].Cancel = true
@@ -88,6 +78,23 @@ func testSetHeldRows(t *testing.T, f *Fixture) {
 	}
 }
 
+// checkHeld runs SetHeldRows on rows in a write transaction and checks
+// which fences it reports held.
+func checkHeld(t *testing.T, f *Fixture, rows []store.HeldRow, want ...bool) {
+	t.Helper()
+	var held []bool
+	err := f.Write(t.Context(), func(tx store.Execer) (err error) {
+		held, err = f.Engine.SetHeldRows(t.Context(), tx, rows)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, held); diff != "" {
+		t.Errorf("fences held (-want +got):\n%s", diff)
+	}
+}
+
 // storable is text as the fixture's database stores it: a server's text
 // holds neither NUL bytes nor invalid UTF-8.
 func storable(f *Fixture, text string) string {
@@ -95,4 +102,32 @@ func storable(f *Fixture, text string) string {
 		return store.StorableText(text)
 	}
 	return text
+}
+
+// testSetHeldRowsRestored: of two ends in one batch for a job of one ID
+// under one token — the run of the job before a restore gave the ID to a
+// job of another created_at, and the run of the job after it — only the
+// one whose created_at is the row's holds, and only it is reported held:
+// the other's end, whose row was not written, must not be stored.
+func testSetHeldRowsRestored(t *testing.T, f *Fixture) {
+	ctx := t.Context()
+	id := insertJob(t, f)
+	now := running(t, f, id, 7)
+	before := *now
+	before.CreatedAt--
+	after := func(c *store.JobRow, state string) store.HeldRow {
+		a := *c
+		a.State, a.Attempt, a.LeaseUntil = state, 2, 0
+		a.FinishedAt = store.NullMS(store.FromMS(3000))
+		return store.HeldRow{Claimed: c, After: &a}
+	}
+	rows := []store.HeldRow{after(&before, "dead"), after(now, "completed")}
+	checkHeld(t, f, rows, false, true)
+	got, err := store.JobByID(ctx, f.Reads, f.Engine.Info().JobColumns, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rows[1].After, got); diff != "" {
+		t.Errorf("job (-want +got):\n%s", diff)
+	}
 }
