@@ -234,8 +234,9 @@ CREATE TABLE IF NOT EXISTS litequeue_policies (
 -- Throughput (throughput.go).
 
 -- Version 6: the ends of runs and jobs counted per minute, outcome and
--- the writer's shard (one of 16, drawn when a Queue opens, so that two
--- processes' settles rarely wait on one row's lock), as in schema.sql.
+-- the writer's shard (drawn when a Queue opens from 2^31-1 numbers, so
+-- that two processes' transactions never wait on one row's lock, nor
+-- deadlock over two), as in schema.sql.
 CREATE TABLE IF NOT EXISTS litequeue_throughput (
 	minute  BIGINT  NOT NULL,
 	outcome TEXT    NOT NULL,

@@ -95,11 +95,12 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"RecordPolicies":      testRecordPolicies,
 
 		// The throughput (throughput.go).
-		"Throughput":         testThroughput,
-		"ThroughputRollback": testThroughputRollback,
-		"ThroughputShards":   testThroughputShards,
-		"CountEnd":           testCountEnd,
-		"DeleteThroughput":   testDeleteThroughput,
+		"Throughput":          testThroughput,
+		"ThroughputRollback":  testThroughputRollback,
+		"ThroughputShards":    testThroughputShards,
+		"ThroughputOwnShards": testThroughputOwnShards,
+		"CountEnd":            testCountEnd,
+		"DeleteThroughput":    testDeleteThroughput,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
