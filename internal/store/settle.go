@@ -40,35 +40,42 @@ func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, e
 
 // A Settler stores the ends of a batch of runs, in the statements that
 // suit its database best: a server's in one statement for the rows and
-// one for the history; a file's in a statement per row, as one UPDATE
-// FROM VALUES for many rows is no faster there (BenchmarkSettle in
+// their history (one round trip); a file's in a statement per row, as one
+// UPDATE FROM VALUES for many rows is no faster there (BenchmarkSettle in
 // store/sqlite), and its history in chunks (AddHistory).
 type Settler interface {
-	// SetHeldRows is SetHeldRow for each of rows, in tx; it reports, for
-	// each, whether its fence held and its row is written.
+	// SetHeldRows is SetHeldRow for each of rows, in tx, adding the
+	// history row of each whose fence held; it reports, for each, whether
+	// its fence held and its row and history are written.
 	SetHeldRows(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error)
 	// AddHistory adds the history rows, in their order.
 	AddHistory(ctx context.Context, tx Execer, rows []*HistoryRow) error
 }
 
 // A HeldRow is a job's row after a run, to write fenced by the lease of
-// the row as claimed (see SetHeldRow).
+// the row as claimed (see SetHeldRow), with its history row.
 type HeldRow struct {
 	Claimed *JobRow // its token and created_at fence the write
 	After   *JobRow
+	History *HistoryRow // added if the fence holds; nil: none
 }
 
-// SetHeldRowEach is SetHeldRow for each of rows, a statement each.
+// SetHeldRowEach is SetHeldRow for each of rows, a statement each, and
+// then AddHistory of the history rows of those whose fence held.
 func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error) {
 	held := make([]bool, len(rows))
+	var history []*HistoryRow
 	for i, r := range rows {
 		ok, err := SetHeldRow(ctx, tx, r.Claimed, r.After)
 		if err != nil {
 			return nil, err
 		}
 		held[i] = ok
+		if ok && r.History != nil {
+			history = append(history, r.History)
+		}
 	}
-	return held, nil
+	return held, AddHistory(ctx, tx, history)
 }
 
 // A RunEnd is how a run ended, as decided: the job's row after it and its
@@ -116,13 +123,13 @@ type Steps[N any] interface {
 }
 
 // settle stores the run ends of a batch in tx: the jobs' rows, each
-// fenced by its run's lease, all at once (Settler.SetHeldRows); an end
-// whose fence does not hold is decided again on the row as it is, alone
-// (Steps.Redecide); then the history rows of the stored ends, all at
-// once (Settler.AddHistory), then the steps of the machinery: the gate's
-// bookkeeping of the gated ends, and the chained claims. A job made
-// pending again (a retry, a release) wakes this process's idle loops at
-// the commit.
+// fenced by its run's lease, and the history rows of those whose fence
+// held, all at once (Settler.SetHeldRows); an end whose fence does not
+// hold is decided again on the row as it is, alone (Steps.Redecide), and
+// the history rows of those stored so, all at once (Settler.AddHistory);
+// then the steps of the machinery: the gate's bookkeeping of the gated
+// ends, and the chained claims. A job made pending again (a retry, a
+// release) wakes this process's idle loops at the commit.
 func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) error {
 	held, err := w.Engine.SetHeldRows(ctx, tx, heldRows(ends))
 	if err != nil {
@@ -138,12 +145,11 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 			e.Stored = true
 		} else if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
 			return err
+		} else if e.Stored && e.History != nil {
+			history = append(history, e.History)
 		}
 		if !e.Stored {
 			continue
-		}
-		if e.History != nil {
-			history = append(history, e.History)
 		}
 		if e.After.State == "pending" {
 			w.WakeOwn()
@@ -166,11 +172,12 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 	return w.Steps.Claim(ctx, tx, next)
 }
 
-// heldRows are the rows of the ends to write, each fenced by its lease.
+// heldRows are the rows of the ends to write, each fenced by its lease,
+// with their history.
 func heldRows[N any](ends []*RunEnd[N]) []HeldRow {
 	rows := make([]HeldRow, len(ends))
 	for i, e := range ends {
-		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After}
+		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After, History: e.History}
 	}
 	return rows
 }
