@@ -115,8 +115,8 @@ func tracedQueue(t *testing.T, dsn string, st *statements, opts litequeue.Option
 // batch begins and reads its transaction's ID in one round trip that the
 // tracer does not see, and reads no ID before its COMMIT. A transaction
 // takes at most 6 round trips: BEGIN, the settle, what comes before the
-// claim, the claim, its lease, COMMIT. The counts are logged (go test
-// -v).
+// claim, the claim, its lease, COMMIT (and 3 more when Work's own claim
+// shares it). The counts are logged (go test -v).
 func TestDrain_Statements(t *testing.T) {
 	t.Parallel()
 	const jobs = 3000
@@ -153,12 +153,16 @@ func TestDrain_Statements(t *testing.T) {
 		t.Errorf("%d BEGINs and %d reads of the transaction's ID sent alone in %d transactions, of which %d settled ends; want at most %d",
 			begins, xids, commits, settles, light)
 	}
-	if claims > commits || leases > claims || pauses != 0 {
-		t.Errorf("%d claims, %d leases, %d reads of pauses in %d transactions; want a claim at most per transaction, a lease at most per claim, no pauses read",
+	// The chained claims of a batch are one; Work's own claim of its free
+	// places may share the batch's transaction now and then.
+	extra := max(0, claims-commits)
+	if extra > commits/4 || leases > claims || pauses != 0 {
+		t.Errorf("%d claims, %d leases, %d reads of pauses in %d transactions; want about a claim per transaction, a lease at most per claim, no pauses read",
 			claims, leases, pauses, commits)
 	}
-	// A transaction begins once, traced or not, and commits once.
-	if trips := 2*commits + settles + xids + before + claims + leases; trips > 6*commits {
-		t.Errorf("%d round trips in %d transactions; want at most 6 each", trips, commits)
+	// A transaction begins once, traced or not, and commits once; an
+	// extra claim costs its 3.
+	if trips := 2*commits + settles + xids + before + claims + leases; trips > 6*commits+3*extra {
+		t.Errorf("%d round trips in %d transactions with %d extra claims; want at most 6 each, and 3 an extra claim", trips, commits, extra)
 	}
 }

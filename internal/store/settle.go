@@ -141,12 +141,11 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 		if e.Next {
 			next = append(next, e)
 		}
-		if held[i] {
-			e.Stored = true
-		} else if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
-			return err
-		} else if e.Stored && e.History != nil {
-			history = append(history, e.History)
+		if e.Stored = held[i]; !e.Stored {
+			if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
+				return err
+			}
+			history = storedHistory(history, e)
 		}
 		if !e.Stored {
 			continue
@@ -170,6 +169,15 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 		return nil
 	}
 	return w.Steps.Claim(ctx, tx, next)
+}
+
+// storedHistory appends the history row of e, if it has one and is
+// stored.
+func storedHistory[N any](history []*HistoryRow, e *RunEnd[N]) []*HistoryRow {
+	if !e.Stored || e.History == nil {
+		return history
+	}
+	return append(history, e.History)
 }
 
 // heldRows are the rows of the ends to write, each fenced by its lease,
