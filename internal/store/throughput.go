@@ -56,8 +56,7 @@ func EndOf(h *HistoryRow) string {
 	case EndCompleted, EndDead, EndDiscarded, EndCancelled, EndExpired:
 		return h.Next
 	case "pending":
-		switch h.Outcome {
-		case "failed", "panicked", "timed_out", "lease_expired": // as FailedSQL
+		if Failed(h.Outcome) {
 			return EndRetried
 		}
 	}
