@@ -540,7 +540,8 @@ func (w *watch) Changed(ctx context.Context) (bool, error) {
 }
 
 // Poll is notifiedPoll while the notifier runs and the file has been quiet
-// for recentChange, store.PollInterval otherwise (see notifier.go).
+// (for recentChange after an event, afterRelease after the Queue's own
+// writer let go of it), store.PollInterval otherwise (see notifier.go).
 func (w *watch) Poll() time.Duration {
 	if w.n.running() && w.n.quiet() {
 		return w.polls[1]

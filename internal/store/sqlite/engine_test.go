@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/litequeue/litequeue/internal/store"
 	"github.com/litequeue/litequeue/internal/store/storetest"
@@ -115,6 +116,49 @@ func TestEngine_WriterHoldsNotifiers(t *testing.T) {
 	}
 	if all := listed(); len(all) != 0 {
 		t.Errorf("%d notifiers listed after the watch closed, want 0", len(all))
+	}
+}
+
+// TestEngine_OwnWritesIdle: a write of the Queue's own writer makes an
+// idle loop look every store.PollInterval for afterRelease, in case another
+// connection committed as the writer let go of the file, and then every
+// notifiedPoll again — not for recentChange, as another process's commit
+// does: Work's start, each heartbeat and each of the janitor's rounds
+// write, and 30 s of looks each second after each kept an idle process
+// from idling.
+func TestEngine_OwnWritesIdle(t *testing.T) {
+	t.Parallel()
+	if !fileNotifications {
+		t.Skip("no file notifications here")
+	}
+	e := openTemp(t, Config{})
+	info := e.Info()
+	conn, err := store.NewConn(t.Context(), info.Writes, info.Dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	w := &store.Writer[struct{}]{Conn: conn, Engine: e, Wake: func() {}}
+	watch, err := e.Watch(store.NewWaker(func() {}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
+	write := func(ex store.Execer) error {
+		_, err := ex.ExecContext(t.Context(), `INSERT INTO litequeue_meta (name, value) VALUES ('idle', 1)
+			ON CONFLICT (name) DO UPDATE SET value = value + 1`)
+		return err
+	}
+	if err := w.Do(&store.Op[struct{}]{Ctx: t.Context(), Fn: write}); err != nil {
+		t.Fatal(err)
+	}
+	if got := watch.Poll(); got != store.PollInterval {
+		t.Errorf("poll %v just after the writer let go of the file, want %v", got, store.PollInterval)
+	}
+	start := time.Now()
+	waitFor(t, "the loop to poll every notifiedPoll again", func() bool { return watch.Poll() == notifiedPoll })
+	if took := time.Since(start); took < afterRelease/2 {
+		t.Errorf("the loop polled every notifiedPoll again %v after the write, want about %v", took, afterRelease)
 	}
 }
 

@@ -38,10 +38,13 @@ import (
 // only after its fsync, which on a slow card can end after the notifier
 // stopped asking (settleMax) — and every notifiedPoll once the file has
 // been quiet that long, which bounds the delay of a job whose
-// notification was lost.
+// notification was lost. After the Queue's own writer let go of the file
+// (see notifiers) the loop looks every store.PollInterval for
+// afterRelease only.
 const (
 	notifiedPoll = time.Minute
 	recentChange = 30 * time.Second
+	afterRelease = settleMax
 )
 
 // Only inotify (Linux) watches a directory without opening its files.
@@ -88,14 +91,15 @@ const bubbleEnd = 978307200 // 2001-01-01 00:00:00 UTC
 // holds change. A watch that cannot be turned on again breaks the
 // notifier: its watch is closed, run ends, and Work polls.
 type notifier struct {
-	w       *dirWatch             // of the database's directory
-	names   [2]string             // the base names of the database and its -wal
-	version func() (int64, error) // PRAGMA data_version on a connection of the watch
-	last    int64                 // what version said last
-	wk      store.Waker
-	logger  *slog.Logger
-	up      atomic.Bool  // the goroutine still reads events
-	changed atomic.Int64 // when the last event came, in Unix nanoseconds
+	w        *dirWatch             // of the database's directory
+	names    [2]string             // the base names of the database and its -wal
+	version  func() (int64, error) // PRAGMA data_version on a connection of the watch
+	last     int64                 // what version said last
+	wk       store.Waker
+	logger   *slog.Logger
+	up       atomic.Bool  // the goroutine still reads events
+	changed  atomic.Int64 // when the last event came, in Unix nanoseconds
+	released atomic.Int64 // when release last put the watch back, in Unix nanoseconds
 	// doze holds a token from release when it left the watch off, the loop
 	// having no room, until run or settle waits as dormant does.
 	doze chan struct{}
@@ -279,7 +283,7 @@ wait:
 func (n *notifier) hold() { n.setState(func() { n.held = true }) }
 
 // release puts the watch back when the writer's transaction ended, and
-// notes a change, as an event does. A loop with no room wants no watch
+// notes that it did (see notifiers). A loop with no room wants no watch
 // (see dormant): release leaves it off then, as dormant, and has the
 // notifier's goroutine wait for the loop's idle, which a writer that
 // keeps the loop's workers busy would otherwise never let it see, its
@@ -294,7 +298,7 @@ func (n *notifier) release() {
 		}
 	})
 	quiet := n.quiet()
-	n.changed.Store(time.Now().UnixNano())
+	n.released.Store(time.Now().UnixNano())
 	switch {
 	case dozes:
 		select {
@@ -324,12 +328,16 @@ func (n *notifier) release() {
 // loop whose run ended claims again on its own. A
 // commit by a writer that takes no flock (the app's own transaction, a
 // shell), whose frames were all written between the writer's COMMIT or
-// ROLLBACK and release, comes with no event: release notes a change as an
-// event does (see quiet), so that the loop looks every store.PollInterval for
-// recentChange (a loop asleep for notifiedPoll is woken to sleep so), as
-// it does for a commit whose fsync ended after the notifier stopped
-// asking. The writer lets go of the flock as soon as it has committed
-// (writer.commit), so that span lasts microseconds.
+// ROLLBACK and release, comes with no event: release notes the moment
+// (see quiet), so that the loop looks every store.PollInterval for
+// afterRelease (a loop asleep for notifiedPoll is woken to sleep so),
+// which is as long as settle asks after an event. The writer lets go of
+// the flock as soon as it has committed (writer.commit), so that span
+// lasts microseconds, and a commit made in it whose fsync ends later
+// still waits at most notifiedPoll. Not recentChange, as after an event:
+// the writer writes when Work starts, at each heartbeat and at each of
+// the janitor's rounds, and a look every second for 30 s after each
+// would keep an idle process from ever idling.
 //
 // A watch turned off keeps the events it queued before (see dirWatch): a
 // commit made just before BEGIN IMMEDIATE got the lock, by another process
@@ -497,9 +505,11 @@ func (n *notifier) ours(name string) bool {
 // running reports whether notifications still come.
 func (n *notifier) running() bool { return n != nil && n.up.Load() }
 
-// quiet reports whether the file has not changed for recentChange.
+// quiet reports whether the file has not changed for recentChange, nor
+// the writer let go of it for afterRelease.
 func (n *notifier) quiet() bool {
-	return time.Since(time.Unix(0, n.changed.Load())) >= recentChange
+	return time.Since(time.Unix(0, n.changed.Load())) >= recentChange &&
+		time.Since(time.Unix(0, n.released.Load())) >= afterRelease
 }
 
 // close stops the notifier and waits for its goroutine to end.

@@ -17,7 +17,9 @@ import (
 // store.PollInterval for recentChange after the file last changed (a commit
 // becomes readable only after its fsync, which may end after the notifier
 // stopped asking), and every notifiedPoll once the file has been quiet
-// that long; without a notifier, every store.PollInterval.
+// that long; after the Queue's own writer let go of the file, every
+// store.PollInterval for afterRelease only; without a notifier, every
+// store.PollInterval.
 func TestWatch_Poll(t *testing.T) {
 	t.Parallel()
 	n := &notifier{}
@@ -37,6 +39,21 @@ func TestWatch_Poll(t *testing.T) {
 		n.changed.Store(time.Now().Add(-tt.ago).UnixNano())
 		if got := w.Poll(); got != tt.want {
 			t.Errorf("the file changed %v ago: poll %v, want %v", tt.ago, got, tt.want)
+		}
+	}
+	n.changed.Store(0)
+	for _, tt := range []struct {
+		ago  time.Duration
+		want time.Duration
+	}{
+		{0, store.PollInterval},
+		{afterRelease - 100*time.Millisecond, store.PollInterval},
+		{afterRelease + 100*time.Millisecond, notifiedPoll},
+		{recentChange - time.Second, notifiedPoll},
+	} {
+		n.released.Store(time.Now().Add(-tt.ago).UnixNano())
+		if got := w.Poll(); got != tt.want {
+			t.Errorf("the writer let go of the file %v ago: poll %v, want %v", tt.ago, got, tt.want)
 		}
 	}
 }
@@ -187,8 +204,8 @@ func notifiedFile(t *testing.T) string {
 
 // TestNotifiers_Hold takes a notifier off the file as the writer does
 // for its own transactions: while held it watches nothing, and frames
-// written to the -wal cause no event, and so no ask; released, it watches again, notes a
-// change (so that the loop looks every store.PollInterval for recentChange, see
+// written to the -wal cause no event, and so no ask; released, it watches again, notes the
+// release (so that the loop looks every store.PollInterval for afterRelease, see
 // notifiers) and is told of the next write. Its watch is a function of
 // both holds: a dormant spell that ends while the writer holds leaves it
 // off until the release, and a release during a dormant spell, or while
@@ -237,8 +254,8 @@ func TestNotifiers_Hold(t *testing.T) {
 	released := time.Now()
 	s.release()
 	waitWatching(t, n, 1)
-	if noted := time.Unix(0, n.changed.Load()); noted.Before(released) {
-		t.Errorf("the last change noted came %v before the release, want after it", released.Sub(noted))
+	if noted := time.Unix(0, n.released.Load()); noted.Before(released) {
+		t.Errorf("the release noted came %v before the release, want after it", released.Sub(noted))
 	}
 	version.Store(2) // another connection's commit, once released
 	write()
