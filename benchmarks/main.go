@@ -75,99 +75,101 @@ type result struct {
 }
 
 func main() {
-	var (
-		peer       = flag.String("peer", "litequeue", "peer: "+strings.Join(peerNames(), ", "))
-		workload   = flag.String("workload", "enqueue", "workload: "+strings.Join(workloadNames(), ", "))
-		n          = flag.Int("n", 0, "jobs (0: the workload's default)")
-		dir        = flag.String("dir", "", "directory for the database file (default: a fresh temp dir, removed after)")
-		redisAddr  = flag.String("redis", "", "Redis address for asynq, e.g. 127.0.0.1:6390")
-		postgres   = flag.String("postgres", "", "PostgreSQL server DSN for the PostgreSQL peers (default: $"+strings.Join(postgresEnv, ", else $")+"); each run creates and drops a database of its own")
-		idleFor    = flag.Duration("idle", 10*time.Second, "idle workload: how long to measure")
-		latencyFor = flag.Duration("latency-for", 5*time.Second, "latency workload: how long to enqueue")
-		rate       = flag.Int("rate", 200, "latency workload: enqueues per second")
-		drain      = flag.Int("drain", defaultGrowthDrain, "growth workloads: how many of the -n waiting jobs to drain (timed)")
-		timeout    = flag.Duration("timeout", 5*time.Minute, "fail if the workload has not finished by then")
-		cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of the timed phase to this file")
-		produceN   = flag.Int("produce", 0, "pickup workload: be the producer process and enqueue this many jobs on the store in -dir (run.sh does not use it: pickup runs it)")
-		profileHz  = flag.Int("profile-hz", 100, "samples per second of -cpuprofile (more for an idle phase, which uses little CPU)")
-		report     = flag.String("report", "", "report mode: read this file of result lines and write RESULTS.md to stdout")
-		machine    = flag.String("machine", "", "report mode: a Markdown file appended to the report (machine, settings)")
-	)
-	flag.Parse()
-
-	if *report != "" {
-		if err := runReport(*report, *machine); err != nil {
+	cfg, run := parseFlags()
+	if run.report != "" {
+		if err := runReport(run.report, run.machine); err != nil {
 			fatalf("report: %v", err)
 		}
 		return
 	}
-
-	p, ok := peers[*peer]
+	p, ok := peers[cfg.peer]
 	if !ok {
-		fatalf("unknown peer %q (want one of %s)", *peer, strings.Join(peerNames(), ", "))
+		fatalf("unknown peer %q (want one of %s)", cfg.peer, strings.Join(peerNames(), ", "))
 	}
-	for _, env := range postgresEnv {
-		if *postgres == "" {
-			*postgres = os.Getenv(env)
-		}
-	}
-	w, ok := workloads[*workload]
+	w, ok := workloads[cfg.workload]
 	if !ok {
-		fatalf("unknown workload %q (want one of %s)", *workload, strings.Join(workloadNames(), ", "))
+		fatalf("unknown workload %q (want one of %s)", cfg.workload, strings.Join(workloadNames(), ", "))
 	}
-	if *n == 0 {
-		*n = w.jobs
+	if cfg.jobs == 0 {
+		cfg.jobs = w.jobs
 	}
-	if *dir == "" {
+	if cfg.dir == "" {
 		d, err := os.MkdirTemp("", "lqbench-")
 		if err != nil {
 			fatalf("temp dir: %v", err)
 		}
 		defer os.RemoveAll(d)
-		*dir = d
+		cfg.dir = d
 	}
-	cfg := config{
-		peer:       *peer,
-		workload:   *workload,
-		dir:        *dir,
-		path:       filepath.Join(*dir, "queue.db"),
-		jobs:       *n,
-		redisAddr:  *redisAddr,
-		postgres:   *postgres,
-		idleFor:    *idleFor,
-		latencyFor: *latencyFor,
-		rate:       *rate,
-		drain:      *drain,
-		cpuprofile: *cpuprofile,
-		profileHz:  *profileHz,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	if *produceN > 0 {
-		err := produce(ctx, p.open, cfg, *produceN)
-		cancel()
-		if err != nil {
-			fatalf("%s producer: %v", *peer, err)
+	cfg.path = filepath.Join(cfg.dir, "queue.db")
+	ctx, cancel := context.WithTimeout(context.Background(), run.timeout)
+	defer cancel()
+	if run.produce > 0 {
+		if err := produce(ctx, p.open, cfg, run.produce); err != nil {
+			fatalf("%s producer: %v", cfg.peer, err)
 		}
 		return
 	}
+	line, _ := json.Marshal(measure(ctx, p, w, cfg))
+	fmt.Println(string(line))
+}
+
+// runFlags are the flags that choose what main does, beside the
+// workload's config.
+type runFlags struct {
+	timeout         time.Duration
+	produce         int
+	report, machine string
+}
+
+// parseFlags parses the command line.
+func parseFlags() (config, runFlags) {
+	var cfg config
+	var run runFlags
+	flag.StringVar(&cfg.peer, "peer", "litequeue", "peer: "+strings.Join(peerNames(), ", "))
+	flag.StringVar(&cfg.workload, "workload", "enqueue", "workload: "+strings.Join(workloadNames(), ", "))
+	flag.IntVar(&cfg.jobs, "n", 0, "jobs (0: the workload's default)")
+	flag.StringVar(&cfg.dir, "dir", "", "directory for the database file (default: a fresh temp dir, removed after)")
+	flag.StringVar(&cfg.redisAddr, "redis", "", "Redis address for asynq, e.g. 127.0.0.1:6390")
+	flag.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL server DSN for the PostgreSQL peers (default: $"+strings.Join(postgresEnv, ", else $")+"); each run creates and drops a database of its own")
+	flag.DurationVar(&cfg.idleFor, "idle", 10*time.Second, "idle workload: how long to measure")
+	flag.DurationVar(&cfg.latencyFor, "latency-for", 5*time.Second, "latency workload: how long to enqueue")
+	flag.IntVar(&cfg.rate, "rate", 200, "latency workload: enqueues per second")
+	flag.IntVar(&cfg.drain, "drain", defaultGrowthDrain, "growth workloads: how many of the -n waiting jobs to drain (timed)")
+	flag.DurationVar(&run.timeout, "timeout", 5*time.Minute, "fail if the workload has not finished by then")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the timed phase to this file")
+	flag.IntVar(&run.produce, "produce", 0, "pickup workload: be the producer process and enqueue this many jobs on the store in -dir (run.sh does not use it: pickup runs it)")
+	flag.IntVar(&cfg.profileHz, "profile-hz", 100, "samples per second of -cpuprofile (more for an idle phase, which uses little CPU)")
+	flag.StringVar(&run.report, "report", "", "report mode: read this file of result lines and write RESULTS.md to stdout")
+	flag.StringVar(&run.machine, "machine", "", "report mode: a Markdown file appended to the report (machine, settings)")
+	flag.Parse()
+	for _, env := range postgresEnv {
+		if cfg.postgres == "" {
+			cfg.postgres = os.Getenv(env)
+		}
+	}
+	return cfg, run
+}
+
+// measure runs the workload w of peer p and returns its result, with the
+// process's CPU and peak RSS; it exits on a failure (run.sh stops on a
+// non-zero exit).
+func measure(ctx context.Context, p peerSpec, w workload, cfg config) result {
 	res, err := runWorkload(ctx, p.open, w, cfg)
-	cancel()
-	res.Peer, res.Workload, res.Settings = *peer, *workload, p.settings
+	res.Peer, res.Workload, res.Settings = cfg.peer, cfg.workload, p.settings
 	if errors.Is(err, errUnsupported) {
 		res.Unsupported = strings.TrimPrefix(err.Error(), errUnsupported.Error()+": ")
 		err = nil
 	}
 	if err != nil {
-		// Fail loudly: run.sh stops on a non-zero exit.
-		fatalf("%s %s: %v", *peer, *workload, err)
+		fatalf("%s %s: %v", cfg.peer, cfg.workload, err)
 	}
 	cpu, rss := rusage()
 	res.ProcCPUms = round(cpu.Seconds()*1000, 1)
 	if res.MaxRSSMB == 0 { // a growth run records it before its check
 		res.MaxRSSMB = round(rss, 1)
 	}
-	line, _ := json.Marshal(res)
-	fmt.Println(string(line))
+	return res
 }
 
 // rusage returns the user+sys CPU time and the peak RSS (MB) of this process.
