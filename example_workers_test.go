@@ -34,9 +34,12 @@ func ExampleQueue_Workers() {
 		done <- q.Work(ctx, litequeue.WorkerOptions{Queues: []string{"emails"}, Concurrency: 4, Name: "mailer"})
 	}()
 	var workers []litequeue.WorkerInfo
-	for len(workers) == 0 { // until the loop has recorded itself
+	for deadline := time.Now().Add(10 * time.Second); len(workers) == 0; { // until the loop has recorded itself
 		if workers, err = q.Workers(context.Background()); err != nil {
 			log.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			log.Fatal("the Work loop did not record itself in 10s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
