@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -183,12 +184,17 @@ func (h *handler) runNow(w http.ResponseWriter, r *http.Request) {
 	h.jobAction(w, r, h.q.RunNow)
 }
 
-// deleteJob serves POST /jobs/{id}/delete, then shows what it did: the
-// job's page is gone.
+// deleteJob serves POST /jobs/{id}/delete: without confirmed=yes it asks
+// first (a delete cannot be undone), with it it deletes, then shows what
+// it did: the job's page is gone.
 func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) {
 	id, err := jobID(r)
 	if err != nil {
 		h.problem(w, err)
+		return
+	}
+	if r.PostForm.Get("confirmed") != "yes" {
+		h.confirmDeleteJob(w, r, id)
 		return
 	}
 	if err := h.q.Delete(r.Context(), id); err != nil {
@@ -197,6 +203,31 @@ func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) {
 	}
 	h.render(w, http.StatusOK, "message", map[string]any{"Title": "Deleted",
 		"Message": "Deleted job " + strconv.FormatInt(id, 10) + " and its history."})
+}
+
+// confirmDeleteJob asks before the delete of job id, as the delete of
+// selected jobs does (see confirmDelete), naming its kind and state.
+func (h *handler) confirmDeleteJob(w http.ResponseWriter, r *http.Request, id int64) {
+	j, err := h.q.Get(r.Context(), id)
+	if errors.Is(err, litequeue.ErrNotFound) {
+		h.problem(w, notFound("no job %d (it may have been purged)", id))
+		return
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	name := strconv.FormatInt(id, 10)
+	h.render(w, http.StatusOK, "confirm", map[string]any{
+		"Title":  "Delete job " + name,
+		"Ask":    fmt.Sprintf("Delete job %d (%s, %s) and its history for good? This cannot be undone.", id, j.Kind, j.State),
+		"Button": "Delete job " + name,
+		"Action": "/jobs/" + name + "/delete",
+		"Fields": map[string]string{"confirmed": "yes"},
+		"Back":   "/jobs/" + name,
+		"Writes": h.opts.AllowWrites,
+		"CSRF":   h.csrf,
+	})
 }
 
 // refused answers a job action the library refused: 404 for no such job,

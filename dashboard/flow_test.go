@@ -179,8 +179,9 @@ func TestFlow_RunningJobPage(t *testing.T) {
 	})
 }
 
-// TestFlow_JobActions: run-now makes a scheduled job due, delete deletes a
-// finished job and refuses a pending one, each from its job page's form.
+// TestFlow_JobActions: run-now makes a scheduled job due, delete asks
+// first and then deletes a finished job and refuses a pending one, each
+// from its job page's form.
 func TestFlow_JobActions(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		f := newFlow(t, b)
@@ -193,7 +194,7 @@ func TestFlow_JobActions(t *testing.T) {
 		_, page := get(t, srv.URL+"/jobs/"+itoa(later.ID))
 		contains(t, "the scheduled job's page", page, `<button id="run-now">Run now</button>`, "(in 1h)")
 		token := csrf(t, page)
-		if code, body := post(t, srv.URL+"/jobs/"+itoa(later.ID)+"/delete", url.Values{"csrf": {token}}); code != http.StatusConflict {
+		if code, body := post(t, srv.URL+"/jobs/"+itoa(later.ID)+"/delete", url.Values{"csrf": {token}, "confirmed": {"yes"}}); code != http.StatusConflict {
 			t.Errorf("delete of a pending job: %d, want 409\n%s", code, body)
 		}
 		if code, body := post(t, srv.URL+"/jobs/"+itoa(later.ID)+"/run-now", url.Values{"csrf": {token}}); code != http.StatusSeeOther {
@@ -207,7 +208,20 @@ func TestFlow_JobActions(t *testing.T) {
 		if err != nil || len(dead) != 2 {
 			t.Fatalf("dead sync.push: %v, %v", dead, err)
 		}
+		// Asked first: the form of the confirmation posts confirmed=yes.
 		code, body := post(t, srv.URL+"/jobs/"+itoa(dead[0].ID)+"/delete", url.Values{"csrf": {token}})
+		if code != http.StatusOK {
+			t.Fatalf("delete of a dead job, unconfirmed: %d\n%s", code, body)
+		}
+		contains(t, "the confirmation", body, "Delete job "+itoa(dead[0].ID)+" (sync.push, dead) and its history for good?",
+			`action="/jobs/`+itoa(dead[0].ID)+`/delete"`, `name="confirmed" value="yes"`)
+		if _, err := f.q.Get(ctx, dead[0].ID); err != nil {
+			t.Fatalf("the job is gone before the delete was confirmed: %v", err)
+		}
+		if code, body := post(t, srv.URL+"/jobs/999999/delete", url.Values{"csrf": {token}}); code != http.StatusNotFound {
+			t.Errorf("delete of no job: %d, want 404\n%s", code, body)
+		}
+		code, body = post(t, srv.URL+"/jobs/"+itoa(dead[0].ID)+"/delete", url.Values{"csrf": {token}, "confirmed": {"yes"}})
 		if code != http.StatusOK || !strings.Contains(body, "Deleted job "+itoa(dead[0].ID)) {
 			t.Errorf("delete of a dead job: %d\n%s", code, body)
 		}
