@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -42,12 +41,12 @@ type heartbeat struct {
 // newHeartbeat returns the heartbeat of a Work loop with opts (resolved),
 // started now, with a random ID.
 func newHeartbeat(rn *runner, opts *WorkerOptions) *heartbeat {
-	host, _ := os.Hostname()
+	p := thisProcess()
 	id := make([]byte, 8)
 	rand.Read(id)
 	now := rn.now()
 	return &heartbeat{st: rn.st, reg: rn.reg, clock: rn.clock, logger: rn.logger, next: now,
-		row: store.WorkerRow{ID: hex.EncodeToString(id), Name: opts.Name, Host: host, PID: os.Getpid(),
+		row: store.WorkerRow{ID: hex.EncodeToString(id), Name: opts.Name, Host: p.host, PID: p.pid,
 			Queues: opts.Queues, Concurrency: opts.Concurrency, Started: store.MS(now)}}
 }
 

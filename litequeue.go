@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -209,11 +208,10 @@ func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error)
 
 // newQueue is a Queue with opts, with no storage yet.
 func newQueue(opts Options) *Queue {
-	host, _ := os.Hostname()
 	return &Queue{
 		opts:    opts,
 		clock:   opts.Clock,
-		worker:  fmt.Sprintf("%s:%d", host, os.Getpid()),
+		worker:  thisProcess().String(),
 		draws:   &draws{rand: opts.Rand},
 		events:  &emitter{on: opts.OnEvent, logger: opts.Logger},
 		reg:     newRegistry(),

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,8 +114,8 @@ type policyRecorder struct {
 }
 
 func newPolicyRecorder(opts *Options, reg *registry) *policyRecorder {
-	host, _ := os.Hostname()
-	return &policyRecorder{opts: opts, reg: reg, host: host, pid: os.Getpid()}
+	p := thisProcess()
+	return &policyRecorder{opts: opts, reg: reg, host: p.host, pid: p.pid}
 }
 
 // record writes, in tx, the rows of the policies and of kinds (each with
