@@ -57,11 +57,10 @@ type handledKinds struct {
 
 	policies *policyRecorder // records the policies with the kinds (recorded.go)
 
-	mu       sync.Mutex
-	known    map[string]bool // recorded on the database, by any process
-	warned   map[string]bool // unknown kinds logged once, without refuse
-	recorded int             // how many kinds the last record wrote
-	at       time.Time       // when
+	mu     sync.Mutex
+	known  map[string]bool // recorded on the database, by any process
+	warned map[string]bool // unknown kinds logged once, without refuse
+	rec    recording       // of the kinds, every recordEvery
 }
 
 // newHandledKinds returns the handled kinds of a Queue with the handlers
@@ -78,7 +77,7 @@ func newHandledKinds(st *storage, reg *registry, clk clock.Clock, opts *Options)
 func (h *handledKinds) record(ctx context.Context) error {
 	n, now := h.reg.count(), h.clock.Now()
 	h.mu.Lock()
-	due := n > 0 && (n != h.recorded || now.Sub(h.at) >= recordEvery || now.Before(h.at))
+	due := n > 0 && !now.Before(h.rec.due(n, now))
 	h.mu.Unlock()
 	if !due || h.st.readOnly() {
 		return nil
@@ -95,7 +94,7 @@ func (h *handledKinds) record(ctx context.Context) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.recorded, h.at = len(kinds), now
+	h.rec.wrote(len(kinds), now, recordEvery)
 	for _, k := range kinds {
 		h.known[k] = true
 	}

@@ -33,9 +33,7 @@ type heartbeat struct {
 	clock  clock.Clock
 	logger *slog.Logger
 	row    store.WorkerRow
-	kinds  int       // how many kinds had a handler at the last record
-	at     time.Time // when the last record was written; zero: none yet
-	next   time.Time // when the next is due
+	rec    recording
 }
 
 // newHeartbeat returns the heartbeat of a Work loop with opts (resolved),
@@ -45,19 +43,14 @@ func newHeartbeat(rn *runner, opts *WorkerOptions) *heartbeat {
 	id := make([]byte, 8)
 	rand.Read(id)
 	now := rn.now()
-	return &heartbeat{st: rn.st, reg: rn.reg, clock: rn.clock, logger: rn.logger, next: now,
+	return &heartbeat{st: rn.st, reg: rn.reg, clock: rn.clock, logger: rn.logger,
 		row: store.WorkerRow{ID: hex.EncodeToString(id), Name: opts.Name, Host: p.host, PID: p.pid,
 			Queues: opts.Queues, Concurrency: opts.Concurrency, Started: store.MS(now)}}
 }
 
 // due returns when the next record is due, at now: now when a kind
 // gained a handler or the clock went back since the last.
-func (h *heartbeat) due(now time.Time) time.Time {
-	if h.reg.count() != h.kinds || now.Before(h.at) {
-		return now
-	}
-	return h.next
-}
+func (h *heartbeat) due(now time.Time) time.Time { return h.rec.due(h.reg.count(), now) }
 
 // beat records the loop, with running handlers running, if a record is
 // due. A failed record is logged, and tried again after errorBackoff.
@@ -73,10 +66,10 @@ func (h *heartbeat) beat(ctx context.Context, running int) {
 		if ctx.Err() == nil {
 			h.logger.Error("litequeue: work: record the worker", "err", err)
 		}
-		h.next = now.Add(errorBackoff)
+		h.rec.next = now.Add(errorBackoff)
 		return
 	}
-	h.kinds, h.at, h.next = len(kinds), now, now.Add(WorkerHeartbeat)
+	h.rec.wrote(len(kinds), now, WorkerHeartbeat)
 }
 
 // stop deletes the loop's row: Work returns. It writes even when ctx is
