@@ -62,7 +62,8 @@ func (f Filter) stored() store.JobFilter {
 		Metadata: f.Metadata, Desc: f.Desc}
 }
 
-// Get returns the job with the given ID, or [ErrNotFound].
+// Get returns the job with the given ID, or [ErrNotFound], with its
+// [Job.Output].
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -76,7 +77,11 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 		}
 		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
 	}
-	return q.seal.view(row), nil
+	j := q.seal.view(row)
+	if err := readOutput(ctx, q.st, q.seal, j); err != nil {
+		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
+	}
+	return j, nil
 }
 
 // List returns the jobs that match the filter, ordered by ID (highest

@@ -59,6 +59,10 @@ type Job struct {
 	Duplicate  bool              // set by [Queue.Enqueue] when [UniqueKey] matched an existing job
 	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
 	ExpiresAt  time.Time         // not started by then, the job expires (see [ExpireAfter]); zero: never
+	// Output is what the handler of the run that completed the job
+	// recorded with [RecordOutput], opened if sealed; nil: none. Only
+	// [Queue.Get] reads it: List, events and a handler's job leave it nil.
+	Output []byte
 
 	token  int64      // the fencing token of the lease the caller holds, if any
 	opened *openedJob // nil unless Payload was sealed and is opened (see Sealed)

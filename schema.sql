@@ -303,3 +303,18 @@ CREATE TABLE IF NOT EXISTS litequeue_workers (
 	started     INTEGER NOT NULL,
 	last_seen   INTEGER NOT NULL
 );
+
+-- Outputs (output.go, internal/store/outputs.go).
+
+-- A row per completed job whose handler recorded an output
+-- (RecordOutput): written by the settle in the transaction that completes
+-- the run, fenced by the run's lease as the completion is; output is the
+-- value as recorded (JSON, or bytes as given), sealed like the payload on
+-- a Queue with SealKeys. Deleted with its job (Delete, retention, the
+-- janitor). Added without a new version, as litequeue_kinds was: a file
+-- gains it at its next Open (OpenReadOnly of a file without it reads no
+-- outputs).
+CREATE TABLE IF NOT EXISTS litequeue_outputs (
+	job_id INTEGER PRIMARY KEY,
+	output BLOB    NOT NULL
+);

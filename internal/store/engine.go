@@ -127,6 +127,10 @@ type Info struct {
 	// RecordWorker): every one but a file opened read-only that no binary
 	// with them has opened for writing since it was made.
 	Recorded bool
+	// Composed says that the database has the table of job outputs
+	// (litequeue_outputs): every one but a file opened read-only that no
+	// binary with it has opened for writing since it was made.
+	Composed bool
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a
 	// file is shared only by the processes of one machine.

@@ -92,7 +92,7 @@ const deleteJobsSQL = `DELETE FROM litequeue_jobs
 
 const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
 
-// DeleteFinished deletes in tx, with their history, those of the jobs ids
+// DeleteFinished deletes in tx, with their history and outputs, those of the jobs ids
 // that are still in one of the states and finished at or before cutoff (a
 // dead job may have been replayed since it was found), and returns how
 // many it deleted.
@@ -104,7 +104,10 @@ func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string
 	if len(deleted) == 0 {
 		return 0, nil
 	}
-	return len(deleted), execIn(ctx, tx, deleteHistorySQL, deleted)
+	if err := execIn(ctx, tx, deleteHistorySQL, deleted); err != nil {
+		return 0, err
+	}
+	return len(deleted), execIn(ctx, tx, deleteOutputsSQL, deleted)
 }
 
 const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`

@@ -58,10 +58,12 @@ type HeldRow struct {
 	Claimed *JobRow // its token and created_at fence the write
 	After   *JobRow
 	History *HistoryRow // added if the fence holds; nil: none
+	Output  []byte      // written if the fence holds (SetOutput); nil: none
 }
 
-// SetHeldRowEach is SetHeldRow for each of rows, a statement each, and
-// then AddHistory of the history rows of those whose fence held.
+// SetHeldRowEach is SetHeldRow for each of rows, a statement each, with
+// the output of each whose fence held, and then AddHistory of the history
+// rows of those whose fence held.
 func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error) {
 	held := make([]bool, len(rows))
 	var history []*HistoryRow
@@ -71,6 +73,11 @@ func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, err
 			return nil, err
 		}
 		held[i] = ok
+		if ok && r.Output != nil {
+			if err := SetOutput(ctx, tx, r.After.ID, r.Output); err != nil {
+				return nil, err
+			}
+		}
 		if ok && r.History != nil {
 			history = append(history, r.History)
 		}
@@ -85,6 +92,10 @@ type RunEnd[N any] struct {
 	Claimed *JobRow     // the row as claimed: its token and created_at fence the write
 	After   JobRow      // the job's row after the run
 	History *HistoryRow // nil: none
+	// Output is the run's output, stored with the end if its fence holds
+	// (an end decided again stores none); the machinery sets it only on a
+	// completion. nil: none.
+	Output []byte
 	// Gated says that the gate counts the end: its kind has a limit or a
 	// breaker (see Steps.Ran).
 	Gated bool
@@ -211,7 +222,7 @@ func storedHistory[N any](history []*HistoryRow, e *RunEnd[N]) []*HistoryRow {
 func heldRows[N any](ends []*RunEnd[N]) []HeldRow {
 	rows := make([]HeldRow, len(ends))
 	for i, e := range ends {
-		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After, History: e.History}
+		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After, History: e.History, Output: e.Output}
 	}
 	return rows
 }

@@ -259,3 +259,10 @@ CREATE TABLE IF NOT EXISTS litequeue_workers (
 	started     BIGINT NOT NULL,
 	last_seen   BIGINT NOT NULL
 );
+
+-- Version 7: a row per completed job whose handler recorded an output,
+-- as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_outputs (
+	job_id BIGINT PRIMARY KEY,
+	output BYTEA  NOT NULL
+);

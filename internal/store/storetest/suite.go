@@ -101,6 +101,9 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"ThroughputOwnShards": testThroughputOwnShards,
 		"CountEnd":            testCountEnd,
 		"DeleteThroughput":    testDeleteThroughput,
+
+		// Job outputs (outputs.go).
+		"SetHeldRowsOutputs": testSetHeldRowsOutputs,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

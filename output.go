@@ -1,0 +1,104 @@
+package litequeue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/litequeue/litequeue/internal/store"
+)
+
+// outputKind tells apart, in a sealed output's associated data, an
+// output from the payload of a job of the same queue and kind: a kind
+// name never holds a control character (see checkName).
+const outputKind = "\x00output"
+
+// RecordOutput records v as the output of the run whose handler was
+// given ctx: JSON-encoded as payloads are ([]byte and [json.RawMessage]
+// kept byte for byte, not validated), and sealed like the payload on a
+// Queue with [Options.SealKeys]. Called again, it replaces the value.
+//
+// The output is kept in memory and stored in the transaction that
+// completes the run, fenced by the run's lease as the completion is: a
+// holder that lost its lease stores neither. A run that does not complete
+// (it fails, snoozes, is cancelled, times out or is released; or
+// [Queue.CompleteTx] completed its job) stores no output. [Queue.Get]
+// reads it as [Job.Output]; it is deleted with its job.
+//
+// RecordOutput returns an error, and changes nothing, when ctx is not a
+// handler's, when v does not encode, or when the encoded value is over
+// [Options.MaxOutput] bytes (checked before sealing). It is safe to call
+// from the handler's goroutines.
+func RecordOutput(ctx context.Context, v any) error {
+	r, err := runOf(ctx, "record output")
+	if err != nil {
+		return err
+	}
+	data, err := encodePayload(v)
+	if err != nil {
+		return fmt.Errorf("litequeue: record output of job %d: encode: %w", r.id, err)
+	}
+	if len(data) > r.maxOutput {
+		return fmt.Errorf("litequeue: record output of job %d: output of %d bytes is over the limit of %d bytes (Options.MaxOutput)",
+			r.id, len(data), r.maxOutput)
+	}
+	if data == nil {
+		data = []byte{} // a nil []byte recorded is an empty output, not none
+	}
+	stored := r.seal.seal(r.queue, r.kind+outputKind, [][]byte{data})[0]
+	r.mu.Lock()
+	r.output = stored
+	r.mu.Unlock()
+	return nil
+}
+
+// recorded returns the output recorded in the run, as stored; nil: none.
+func (r *runValue) recorded() []byte {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.output
+}
+
+// DecodeOutput unmarshals the job's JSON output ([Job.Output]) into v. A
+// job with no output is an error.
+func (j *Job) DecodeOutput(v any) error {
+	if j.Output == nil {
+		return fmt.Errorf("decode job %d output: the job has no output", j.ID)
+	}
+	if err := json.Unmarshal(j.Output, v); err != nil {
+		return fmt.Errorf("decode job %d output: %w", j.ID, err)
+	}
+	return nil
+}
+
+// withOutput sets j.Output to output as stored, opened if it is sealed
+// and opens; else as stored, as a payload that does not open is.
+func (s *sealer) withOutput(j *Job, output []byte) {
+	if output == nil {
+		return
+	}
+	if plain, _, err := s.open(j.Queue, j.Kind+outputKind, output); err == nil {
+		output = plain
+	}
+	j.Output = output
+	if j.Output == nil {
+		j.Output = []byte{} // open returns nil for an empty value
+	}
+}
+
+// readOutput reads j's output on st into j.Output, opened by s (see
+// Queue.Get).
+func readOutput(ctx context.Context, st *storage, s *sealer, j *Job) error {
+	if !st.info.Composed {
+		return nil // a file read-only, that no binary with outputs wrote
+	}
+	out, err := store.JobOutput(ctx, st.reads, j.ID)
+	if err != nil {
+		return fmt.Errorf("read output: %w", err)
+	}
+	s.withOutput(j, out)
+	return nil
+}

@@ -1,0 +1,49 @@
+package litequeue
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// What a handler's context carries of its run, for the package's
+// functions that a handler calls with it (RecordOutput): one value per
+// run, under one unexported key.
+
+// runKey is the context key of a run's runValue.
+type runKey struct{}
+
+// A runValue is a run as a handler's calls see it: its job, the lease
+// token that fences every write of the run, and what the run keeps for
+// its end. It is safe for concurrent use by the handler's goroutines and
+// the runner.
+type runValue struct {
+	id          int64
+	token       int64 // the fencing token of the run's lease
+	queue, kind string
+	maxOutput   int     // Options.MaxOutput
+	seal        *sealer // seals the output as payloads are sealed
+
+	mu     sync.Mutex
+	output []byte // the output as stored, sealed if the Queue seals; nil: none recorded
+}
+
+// newRunValue returns the runValue of the lease l's run, for a runner.
+func (rn *runner) newRunValue(l *lease) *runValue {
+	return &runValue{id: l.row.ID, token: l.row.Token, queue: l.row.Queue, kind: l.row.Kind,
+		maxOutput: rn.maxOutput, seal: rn.seal}
+}
+
+// withRun returns ctx carrying the run v.
+func withRun(ctx context.Context, v *runValue) context.Context {
+	return context.WithValue(ctx, runKey{}, v)
+}
+
+// runOf returns the run that ctx carries; the error, for the function
+// what, says that ctx is not a handler's.
+func runOf(ctx context.Context, what string) (*runValue, error) {
+	if v, ok := ctx.Value(runKey{}).(*runValue); ok {
+		return v, nil
+	}
+	return nil, fmt.Errorf("litequeue: %s: the context is not a handler's (call it with the ctx a handler is given, during its run)", what)
+}
