@@ -74,6 +74,18 @@
 //   - [CancelJob](err) ends the job as cancelled, as [Queue.Cancel] would:
 //     no retry, no alert, err's text in the history.
 //
+// # Outputs
+//
+// A handler records its result with [RecordOutput](ctx, v), given the
+// ctx of its run: JSON-encoded as a payload is, at most
+// [Options.MaxOutput] bytes (1 MiB by default), sealed like the payload
+// on a Queue with [Options.SealKeys]. It is kept in memory and stored in
+// the commit that completes the job, fenced by the run's lease as the
+// completion is, so a holder that lost its lease stores neither; a run
+// that does not complete stores none. [Queue.Get] reads it as
+// [Job.Output] ([Job.DecodeOutput] decodes it); List and a handler's job
+// do not carry it. It is deleted with its job.
+//
 // # Metadata and middleware
 //
 // [Metadata](k, v) gives a job a small map of strings, [Job.Metadata],

@@ -211,6 +211,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		"Title":   "Job " + strconv.FormatInt(id, 10),
 		"Job":     job,
 		"Payload": h.payload(job),
+		"Output":  h.output(job),
 		"History": history,
 		"Writes":  h.opts.AllowWrites,
 		"CSRF":    h.csrf,

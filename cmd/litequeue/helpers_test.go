@@ -131,7 +131,7 @@ func (fx *fixture) build(t *testing.T) {
 		if strings.HasPrefix(to, "bounce") {
 			return fmt.Errorf("deliver to %s: %w", to, &mailboxError{550})
 		}
-		return nil
+		return litequeue.RecordOutput(ctx, map[string]string{"message_id": "m-1." + to})
 	}))
 	q.Handle("report.render", func(ctx context.Context, job *litequeue.Job) error {
 		fx.take(1500 * time.Millisecond)

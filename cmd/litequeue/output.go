@@ -185,6 +185,9 @@ type jobJSON struct {
 	// The payload: as is when it is JSON, else in base64.
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 []byte          `json:"payload_base64,omitempty"`
+	// The output (show only): as is when it is JSON, else in base64.
+	Output       json.RawMessage `json:"output,omitempty"`
+	OutputBase64 []byte          `json:"output_base64,omitempty"`
 	// Sealed, for a payload sealed at rest: with which key, and whether it
 	// opened. A payload that did not open is left out.
 	Sealed *sealedJSON `json:"sealed,omitempty"`
@@ -200,13 +203,18 @@ func toJobJSON(j *litequeue.Job, withPayload bool) jobJSON {
 		Sealed: sealedOf(j),
 	}
 	if withPayload && (out.Sealed == nil || out.Sealed.Opened) {
-		if json.Valid(j.Payload) {
-			out.Payload = j.Payload
-		} else {
-			out.PayloadBase64 = j.Payload
-		}
+		out.Payload, out.PayloadBase64 = jsonOrBase64(j.Payload)
 	}
 	return out
+}
+
+// jsonOrBase64 returns p as JSON if it is JSON, else as bytes to write in
+// base64.
+func jsonOrBase64(p []byte) (json.RawMessage, []byte) {
+	if json.Valid(p) {
+		return p, nil
+	}
+	return nil, p
 }
 
 // optTime returns t in UTC, or nil for the zero time.

@@ -61,9 +61,11 @@ func (c *cli) show(fs *flagSet) runFunc {
 	}
 }
 
-// toShowJSON returns the JSON form of a job and its history.
+// toShowJSON returns the JSON form of a job, with its output, and its
+// history.
 func toShowJSON(job *litequeue.Job, history []litequeue.Attempt) showJSON {
 	out := showJSON{Job: toJobJSON(job, true), History: make([]attemptJSON, len(history))}
+	out.Job.Output, out.Job.OutputBase64 = jsonOrBase64(job.Output)
 	for i, a := range history {
 		out.History[i] = attemptJSON{
 			Attempt: a.Attempt, StartedAt: a.StartedAt.UTC(), FinishedAt: a.FinishedAt.UTC(),
@@ -74,7 +76,7 @@ func toShowJSON(job *litequeue.Job, history []litequeue.Attempt) showJSON {
 	return out
 }
 
-// showJob writes a job's fields and payload.
+// showJob writes a job's fields, payload and output.
 func (c *cli) showJob(j *litequeue.Job) {
 	tw := newTable(c.stdout)
 	fmt.Fprintf(tw, "job\t%d\n", j.ID)
@@ -95,6 +97,10 @@ func (c *cli) showJob(j *litequeue.Job) {
 	fmt.Fprintln(c.stdout, "\npayload:")
 	if !c.writeSealed(j) {
 		writePayload(c.stdout, j.Payload)
+	}
+	if j.Output != nil {
+		fmt.Fprintln(c.stdout, "\noutput:")
+		writePayload(c.stdout, j.Output)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -99,6 +100,28 @@ func TestDelayCell(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s job (-want +got):\n%s", tt.state, diff)
+		}
+	}
+}
+
+// TestShow_JSONOutput: show --json carries a completed job's output, as
+// JSON, and none for a job without one.
+func TestShow_JSONOutput(t *testing.T) {
+	fx := newFixture(t)
+	for id, want := range map[int64]string{fx.sent: `{"message_id":"m-1.ada@example.com"}`, fx.bounced: ""} {
+		r := mustRun(t, fx.cli(""), "show", fmt.Sprint(id), "--json")
+		var got showJSON
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatalf("%v in:\n%s", err, r.stdout)
+		}
+		var compact bytes.Buffer
+		if len(got.Job.Output) > 0 {
+			if err := json.Compact(&compact, got.Job.Output); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if compact.String() != want || got.Job.OutputBase64 != nil {
+			t.Errorf("job %d's output %q (base64 %q), want %q", id, got.Job.Output, got.Job.OutputBase64, want)
 		}
 	}
 }
