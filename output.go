@@ -20,10 +20,12 @@ const outputKind = "\x00output"
 //
 // The output is kept in memory and stored in the transaction that
 // completes the run, fenced by the run's lease as the completion is: a
-// holder that lost its lease stores neither. A run that does not complete
-// (it fails, snoozes, is cancelled, times out or is released; or
-// [Queue.CompleteTx] completed its job) stores no output. [Queue.Get]
-// reads it as [Job.Output]; it is deleted with its job.
+// holder that lost its lease stores neither. A run whose job
+// [Queue.CompleteTx] completed stores it when the handler returns. A run
+// that does not complete (it fails, snoozes, is cancelled, times out or
+// is released) stores no output, and leaves the one an earlier
+// completion stored. [Queue.Get] reads it as [Job.Output]; it is deleted
+// with its job.
 //
 // RecordOutput returns an error, and changes nothing, when ctx is not a
 // handler's, when v does not encode, or when the encoded value is over

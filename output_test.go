@@ -240,3 +240,33 @@ func TestLoadConfig_MaxOutput(t *testing.T) {
 		t.Errorf("LoadConfig mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestRecordOutput_CompleteTx: the output of a run whose job CompleteTx
+// completed is stored with the run's end, also when the handler returns
+// an error after the commit (the job stays completed).
+func TestRecordOutput_CompleteTx(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{Retry: fixedPolicy})
+	q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		if err := litequeue.RecordOutput(ctx, "in the commit"); err != nil {
+			return err
+		}
+		tx, err := q.DB().BeginTxx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := q.CompleteTx(ctx, tx, job); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		return errors.New("after the commit")
+	})
+	j := enqueue(t, q, "k", nil)
+	runDue(t, q)
+	if got := get(t, q, j.ID); got.State != litequeue.Completed || string(got.Output) != `"in the commit"` {
+		t.Fatalf("%s with output %q, want completed with the recorded output", got.State, got.Output)
+	}
+}
