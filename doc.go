@@ -74,7 +74,7 @@
 //   - [CancelJob](err) ends the job as cancelled, as [Queue.Cancel] would:
 //     no retry, no alert, err's text in the history.
 //
-// # Outputs
+// # Outputs and checkpoints
 //
 // A handler records its result with [RecordOutput](ctx, v), given the
 // ctx of its run: JSON-encoded as a payload is, at most
@@ -85,6 +85,14 @@
 // that does not complete stores none. [Queue.Get] reads it as
 // [Job.Output] ([Job.DecodeOutput] decodes it); List and a handler's job
 // do not carry it. It is deleted with its job.
+//
+// [Checkpoint](ctx, v) saves, during a run, where the work stands: at
+// once, in a commit of its own, fenced by the run's lease (a holder that
+// lost its lease gets [ErrLeaseLost] and saves nothing), replacing the
+// one before, at most [MaxCheckpoint] bytes. The job's next run — after a
+// failure, a process killed mid-run, or [Queue.Replay] — finds it in
+// [Job.Checkpoint] and resumes from it; [Queue.ResetCheckpoint] deletes
+// it, so that a replay starts over.
 //
 // # Metadata and middleware
 //

@@ -63,7 +63,7 @@ func (f Filter) stored() store.JobFilter {
 }
 
 // Get returns the job with the given ID, or [ErrNotFound], with its
-// [Job.Output].
+// [Job.Output] and [Job.Checkpoint].
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -79,6 +79,9 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	}
 	j := q.seal.view(row)
 	if err := readOutput(ctx, q.st, q.seal, j); err != nil {
+		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
+	}
+	if err := readCheckpoint(ctx, q.st, q.seal, j); err != nil {
 		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
 	}
 	return j, nil

@@ -63,6 +63,11 @@ type Job struct {
 	// recorded with [RecordOutput], opened if sealed; nil: none. Only
 	// [Queue.Get] reads it: List, events and a handler's job leave it nil.
 	Output []byte
+	// Checkpoint is what a handler of the job last saved with
+	// [Checkpoint], opened if sealed; nil: none. A handler's job carries
+	// it, read at the claim, to resume from, and so does [Queue.Get]; List
+	// and events leave it nil.
+	Checkpoint []byte
 
 	token  int64      // the fencing token of the lease the caller holds, if any
 	opened *openedJob // nil unless Payload was sealed and is opened (see Sealed)

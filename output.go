@@ -67,28 +67,33 @@ func (r *runValue) recorded() []byte {
 // DecodeOutput unmarshals the job's JSON output ([Job.Output]) into v. A
 // job with no output is an error.
 func (j *Job) DecodeOutput(v any) error {
-	if j.Output == nil {
-		return fmt.Errorf("decode job %d output: the job has no output", j.ID)
+	return decodeSaved(j.ID, "output", j.Output, v)
+}
+
+// decodeSaved unmarshals data, the JSON value what of job id, into v; nil
+// data is an error.
+func decodeSaved(id int64, what string, data []byte, v any) error {
+	if data == nil {
+		return fmt.Errorf("decode job %d %s: the job has no %s", id, what, what)
 	}
-	if err := json.Unmarshal(j.Output, v); err != nil {
-		return fmt.Errorf("decode job %d output: %w", j.ID, err)
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decode job %d %s: %w", id, what, err)
 	}
 	return nil
 }
 
-// withOutput sets j.Output to output as stored, opened if it is sealed
-// and opens; else as stored, as a payload that does not open is.
-func (s *sealer) withOutput(j *Job, output []byte) {
-	if output == nil {
-		return
+// opened returns the value stored, a job's output or checkpoint (told
+// apart by suffix, outputKind or checkpointKind), opened if it is sealed
+// and opens; else as stored, as a payload that does not open is. It is
+// never nil.
+func (s *sealer) opened(j *Job, suffix string, stored []byte) []byte {
+	if plain, _, err := s.open(j.Queue, j.Kind+suffix, stored); err == nil {
+		stored = plain
 	}
-	if plain, _, err := s.open(j.Queue, j.Kind+outputKind, output); err == nil {
-		output = plain
+	if stored == nil {
+		return []byte{} // open returns nil for an empty value
 	}
-	j.Output = output
-	if j.Output == nil {
-		j.Output = []byte{} // open returns nil for an empty value
-	}
+	return stored
 }
 
 // readOutput reads j's output on st into j.Output, opened by s (see
@@ -101,6 +106,8 @@ func readOutput(ctx context.Context, st *storage, s *sealer, j *Job) error {
 	if err != nil {
 		return fmt.Errorf("read output: %w", err)
 	}
-	s.withOutput(j, out)
+	if out != nil {
+		j.Output = s.opened(j, outputKind, out)
+	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // What a handler's context carries of its run, for the package's
@@ -14,15 +16,15 @@ import (
 type runKey struct{}
 
 // A runValue is a run as a handler's calls see it: its job, the lease
-// token that fences every write of the run, and what the run keeps for
-// its end. It is safe for concurrent use by the handler's goroutines and
+// that fences every write of the run, and what the run keeps for its end. It is safe for concurrent use by the handler's goroutines and
 // the runner.
 type runValue struct {
 	id          int64
-	token       int64 // the fencing token of the run's lease
+	claimed     *store.JobRow // the job's row as claimed: its token and created_at fence the run's writes
 	queue, kind string
-	maxOutput   int     // Options.MaxOutput
-	seal        *sealer // seals the output as payloads are sealed
+	maxOutput   int      // Options.MaxOutput
+	seal        *sealer  // seals the output as payloads are sealed
+	st          *storage // writes the checkpoints
 
 	mu     sync.Mutex
 	output []byte // the output as stored, sealed if the Queue seals; nil: none recorded
@@ -30,8 +32,8 @@ type runValue struct {
 
 // newRunValue returns the runValue of the lease l's run, for a runner.
 func (rn *runner) newRunValue(l *lease) *runValue {
-	return &runValue{id: l.row.ID, token: l.row.Token, queue: l.row.Queue, kind: l.row.Kind,
-		maxOutput: rn.maxOutput, seal: rn.seal}
+	return &runValue{id: l.row.ID, claimed: &l.row, queue: l.row.Queue, kind: l.row.Kind,
+		maxOutput: rn.maxOutput, seal: rn.seal, st: rn.st}
 }
 
 // withRun returns ctx carrying the run v.

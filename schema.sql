@@ -318,3 +318,15 @@ CREATE TABLE IF NOT EXISTS litequeue_outputs (
 	job_id INTEGER PRIMARY KEY,
 	output BLOB    NOT NULL
 );
+
+-- Checkpoints (checkpoint.go, internal/store/checkpoints.go).
+
+-- A row per job whose handler saved a checkpoint (Checkpoint): written at
+-- once, in a commit of its own, fenced by the run's lease; read back by
+-- the job's next claim; kept by a replay (ResetCheckpoint deletes it);
+-- sealed like the payload on a Queue with SealKeys. Deleted with its job.
+-- Added without a new version, as litequeue_outputs was.
+CREATE TABLE IF NOT EXISTS litequeue_checkpoints (
+	job_id     INTEGER PRIMARY KEY,
+	checkpoint BLOB    NOT NULL
+);

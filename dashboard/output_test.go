@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -69,4 +70,29 @@ func TestBrowser_OutputStaysInert(t *testing.T) {
 	if n := read(t, ctx, "count elements", chromedp.Evaluate[int](hostileElements)); n != 0 {
 		t.Errorf("the output made %d elements", n)
 	}
+}
+
+// TestJob_ShowsCheckpoint: a job's page shows its checkpoint, JSON
+// indented and escaped, also once the job is dead.
+func TestJob_ShowsCheckpoint(t *testing.T) {
+	t.Parallel()
+	q := newQueue(t)
+	q.Handle("upload", func(ctx context.Context, job *litequeue.Job) error {
+		if err := litequeue.Checkpoint(ctx, []byte(`{"part":2,"etag":"<x>"}`)); err != nil {
+			return err
+		}
+		return litequeue.Permanent(errors.New("gateway gone"))
+	})
+	j, err := q.Enqueue(t.Context(), "upload", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.RunDue(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(dashboard.New(q, dashboard.Options{}))
+	t.Cleanup(srv.Close)
+	_, body := get(t, srv.URL+"/jobs/"+itoa(j.ID))
+	contains(t, "the job page", body, `<h2>Checkpoint <span class="quiet">(JSON, 23 bytes)</span></h2>`,
+		"{\n  &#34;part&#34;: 2,\n  &#34;etag&#34;: &#34;&lt;x&gt;&#34;\n}", `<dd class="state dead" id="state">dead</dd>`)
 }

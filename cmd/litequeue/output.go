@@ -185,9 +185,12 @@ type jobJSON struct {
 	// The payload: as is when it is JSON, else in base64.
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 []byte          `json:"payload_base64,omitempty"`
-	// The output (show only): as is when it is JSON, else in base64.
-	Output       json.RawMessage `json:"output,omitempty"`
-	OutputBase64 []byte          `json:"output_base64,omitempty"`
+	// The output and the checkpoint (show only): as is when JSON, else in
+	// base64.
+	Output           json.RawMessage `json:"output,omitempty"`
+	OutputBase64     []byte          `json:"output_base64,omitempty"`
+	Checkpoint       json.RawMessage `json:"checkpoint,omitempty"`
+	CheckpointBase64 []byte          `json:"checkpoint_base64,omitempty"`
 	// Sealed, for a payload sealed at rest: with which key, and whether it
 	// opened. A payload that did not open is left out.
 	Sealed *sealedJSON `json:"sealed,omitempty"`

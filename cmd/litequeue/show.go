@@ -61,11 +61,12 @@ func (c *cli) show(fs *flagSet) runFunc {
 	}
 }
 
-// toShowJSON returns the JSON form of a job, with its output, and its
-// history.
+// toShowJSON returns the JSON form of a job, with its output and
+// checkpoint, and its history.
 func toShowJSON(job *litequeue.Job, history []litequeue.Attempt) showJSON {
 	out := showJSON{Job: toJobJSON(job, true), History: make([]attemptJSON, len(history))}
 	out.Job.Output, out.Job.OutputBase64 = jsonOrBase64(job.Output)
+	out.Job.Checkpoint, out.Job.CheckpointBase64 = jsonOrBase64(job.Checkpoint)
 	for i, a := range history {
 		out.History[i] = attemptJSON{
 			Attempt: a.Attempt, StartedAt: a.StartedAt.UTC(), FinishedAt: a.FinishedAt.UTC(),
@@ -76,7 +77,7 @@ func toShowJSON(job *litequeue.Job, history []litequeue.Attempt) showJSON {
 	return out
 }
 
-// showJob writes a job's fields, payload and output.
+// showJob writes a job's fields, payload, output and checkpoint.
 func (c *cli) showJob(j *litequeue.Job) {
 	tw := newTable(c.stdout)
 	fmt.Fprintf(tw, "job\t%d\n", j.ID)
@@ -98,9 +99,14 @@ func (c *cli) showJob(j *litequeue.Job) {
 	if !c.writeSealed(j) {
 		writePayload(c.stdout, j.Payload)
 	}
-	if j.Output != nil {
-		fmt.Fprintln(c.stdout, "\noutput:")
-		writePayload(c.stdout, j.Output)
+	for _, v := range []struct {
+		name  string
+		value []byte
+	}{{"output", j.Output}, {"checkpoint", j.Checkpoint}} {
+		if v.value != nil {
+			fmt.Fprintf(c.stdout, "\n%s:\n", v.name)
+			writePayload(c.stdout, v.value)
+		}
 	}
 }
 

@@ -104,24 +104,34 @@ func TestDelayCell(t *testing.T) {
 	}
 }
 
-// TestShow_JSONOutput: show --json carries a completed job's output, as
-// JSON, and none for a job without one.
+// TestShow_JSONOutput: show --json carries a completed job's output and
+// a job's checkpoint, as JSON, and none for a job without one.
 func TestShow_JSONOutput(t *testing.T) {
 	fx := newFixture(t)
-	for id, want := range map[int64]string{fx.sent: `{"message_id":"m-1.ada@example.com"}`, fx.bounced: ""} {
+	for id, want := range map[int64][2]string{
+		fx.sent:    {`{"message_id":"m-1.ada@example.com"}`, ""},
+		fx.bounced: {"", `{"tries":3}`},
+	} {
 		r := mustRun(t, fx.cli(""), "show", fmt.Sprint(id), "--json")
 		var got showJSON
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 			t.Fatalf("%v in:\n%s", err, r.stdout)
 		}
-		var compact bytes.Buffer
-		if len(got.Job.Output) > 0 {
-			if err := json.Compact(&compact, got.Job.Output); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if compact.String() != want || got.Job.OutputBase64 != nil {
-			t.Errorf("job %d's output %q (base64 %q), want %q", id, got.Job.Output, got.Job.OutputBase64, want)
+		if out, cp := compactJSON(t, got.Job.Output), compactJSON(t, got.Job.Checkpoint); out != want[0] || cp != want[1] ||
+			got.Job.OutputBase64 != nil || got.Job.CheckpointBase64 != nil {
+			t.Errorf("job %d's output %q and checkpoint %q, want %q", id, out, cp, want)
 		}
 	}
+}
+
+// compactJSON is v compacted; "" for none.
+func compactJSON(t *testing.T, v json.RawMessage) string {
+	t.Helper()
+	var b bytes.Buffer
+	if len(v) > 0 {
+		if err := json.Compact(&b, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
 }

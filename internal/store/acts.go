@@ -21,8 +21,8 @@ func RequestCancel(ctx context.Context, tx Execer, id int64) error {
 	return err
 }
 
-// DeleteJob deletes in tx the job with the given ID, its history and its
-// output, and nothing else: its idempotency keys stay, and no other job ever gets
+// DeleteJob deletes in tx the job with the given ID, its history, its
+// output and its checkpoint, and nothing else: its idempotency keys stay, and no other job ever gets
 // its ID (AUTOINCREMENT on the file, an identity column on a server).
 func DeleteJob(ctx context.Context, tx Execer, id int64) error {
 	if _, err := tx.ExecContext(ctx, deleteJobSQL, id); err != nil {
@@ -31,6 +31,8 @@ func DeleteJob(ctx context.Context, tx Execer, id int64) error {
 	if _, err := tx.ExecContext(ctx, deleteJobHistorySQL, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, deleteOutputSQL, id)
-	return err
+	if _, err := tx.ExecContext(ctx, deleteOutputSQL, id); err != nil {
+		return err
+	}
+	return DeleteCheckpoint(ctx, tx, id)
 }

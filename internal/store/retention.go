@@ -92,10 +92,10 @@ const deleteJobsSQL = `DELETE FROM litequeue_jobs
 
 const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
 
-// DeleteFinished deletes in tx, with their history and outputs, those of the jobs ids
-// that are still in one of the states and finished at or before cutoff (a
-// dead job may have been replayed since it was found), and returns how
-// many it deleted.
+// DeleteFinished deletes in tx, with their history, outputs and
+// checkpoints, those of the jobs ids that are still in one of the states
+// and finished at or before cutoff (a dead job may have been replayed
+// since it was found), and returns how many it deleted.
 func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string, cutoff int64) (int, error) {
 	var deleted []int64
 	if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
@@ -107,7 +107,10 @@ func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string
 	if err := execIn(ctx, tx, deleteHistorySQL, deleted); err != nil {
 		return 0, err
 	}
-	return len(deleted), execIn(ctx, tx, deleteOutputsSQL, deleted)
+	if err := execIn(ctx, tx, deleteOutputsSQL, deleted); err != nil {
+		return 0, err
+	}
+	return len(deleted), execIn(ctx, tx, deleteCheckpointsSQL, deleted)
 }
 
 const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`

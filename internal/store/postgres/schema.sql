@@ -266,3 +266,10 @@ CREATE TABLE IF NOT EXISTS litequeue_outputs (
 	job_id BIGINT PRIMARY KEY,
 	output BYTEA  NOT NULL
 );
+
+-- Version 7: a row per job whose handler saved a checkpoint, as in
+-- schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_checkpoints (
+	job_id     BIGINT PRIMARY KEY,
+	checkpoint BYTEA  NOT NULL
+);

@@ -102,8 +102,9 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"CountEnd":            testCountEnd,
 		"DeleteThroughput":    testDeleteThroughput,
 
-		// Job outputs (outputs.go).
+		// Job outputs and checkpoints (outputs.go, checkpoints.go).
 		"SetHeldRowsOutputs": testSetHeldRowsOutputs,
+		"Checkpoints":        testCheckpoints,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
