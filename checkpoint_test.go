@@ -208,3 +208,29 @@ func TestProcess_CheckpointSurvivesKill(t *testing.T) {
 		t.Fatalf("history outcomes (-want +got):\n%s", diff)
 	}
 }
+
+// TestCheckpoint_Copy: Copy carries a dead job's checkpoint to the copy,
+// whose replay resumes from it.
+func TestCheckpoint_Copy(t *testing.T) {
+	t.Parallel()
+	from, _ := openQueue(t, litequeue.Options{})
+	to, _ := openQueue(t, litequeue.Options{})
+	from.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
+		if err := litequeue.Checkpoint(ctx, []byte("\xffpart 7")); err != nil {
+			return err
+		}
+		return litequeue.Permanent(errors.New("gateway gone"))
+	})
+	enqueue(t, from, "k", nil)
+	runDue(t, from)
+	if _, err := litequeue.Copy(t.Context(), from, to); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := to.List(t.Context(), litequeue.Filter{State: litequeue.Dead})
+	if err != nil || len(dead) != 1 {
+		t.Fatalf("%d dead jobs in the copy (%v), want 1", len(dead), err)
+	}
+	if got := get(t, to, dead[0].ID).Checkpoint; string(got) != "\xffpart 7" {
+		t.Fatalf("the copy's checkpoint = %q, want the source's", got)
+	}
+}
