@@ -74,7 +74,7 @@
 //   - [CancelJob](err) ends the job as cancelled, as [Queue.Cancel] would:
 //     no retry, no alert, err's text in the history.
 //
-// # Outputs and checkpoints
+// # Outputs, checkpoints and progress
 //
 // A handler records its result with [RecordOutput](ctx, v), given the
 // ctx of its run: JSON-encoded as a payload is, at most
@@ -93,6 +93,13 @@
 // failure, a process killed mid-run, or [Queue.Replay] — finds it in
 // [Job.Checkpoint] and resumes from it; [Queue.ResetCheckpoint] deletes
 // it, so that a replay starts over.
+//
+// [Progress](ctx, done, total) reports how far a run is, as often as the
+// handler likes: the reports are kept in memory and written coalesced
+// (at once when none was written in the last 250ms on the Queue's clock,
+// else the latest at the next lease renewal or at the run's end), without
+// an fsync and fenced by the lease. [Queue.Get] and [Queue.List] read it
+// as [Job.Progress]; it is kept once the run ends.
 //
 // # Metadata and middleware
 //

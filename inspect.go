@@ -63,7 +63,7 @@ func (f Filter) stored() store.JobFilter {
 }
 
 // Get returns the job with the given ID, or [ErrNotFound], with its
-// [Job.Output] and [Job.Checkpoint].
+// [Job.Output], [Job.Checkpoint] and [Job.Progress].
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -84,11 +84,14 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	if err := readCheckpoint(ctx, q.st, q.seal, j); err != nil {
 		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
 	}
+	if err := readProgress(ctx, q.st, []*Job{j}); err != nil {
+		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
+	}
 	return j, nil
 }
 
 // List returns the jobs that match the filter, ordered by ID (highest
-// first with f.Desc).
+// first with f.Desc), with their [Job.Progress].
 func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -105,6 +108,9 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	jobs := make([]*Job, len(rows))
 	for i := range rows {
 		jobs[i] = q.seal.view(&rows[i])
+	}
+	if err := readProgress(ctx, q.st, jobs); err != nil {
+		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
 	}
 	return jobs, nil
 }

@@ -209,6 +209,8 @@ func (r *run) renewal() {
 		r.interrupt(err)
 	case err != nil:
 		r.rn.logger.Error("litequeue: renew lease", "job", r.l.job.ID, "err", err)
+	default:
+		r.value.flushProgress(r.ctx) // the latest report, held back by progressEvery
 	}
 	r.renew.Reset(r.every)
 }
@@ -239,6 +241,7 @@ func (r *run) interrupt(cause error) {
 func (r *run) settle(e end, next *claimer) {
 	l := r.l
 	e.started, e.worker, e.output = l.started, l.worker, r.value.recorded()
+	r.value.flushProgress(r.ctx) // the latest report, held back by progressEvery, before the lease goes
 	r.ended = true
 	chained, err := r.rn.finish(r.ctx, l, e, next)
 	switch {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
 
 	"github.com/litequeue/litequeue/internal/store"
 )
@@ -26,14 +29,19 @@ type runValue struct {
 	seal        *sealer  // seals the output as payloads are sealed
 	st          *storage // writes the checkpoints
 
-	mu     sync.Mutex
-	output []byte // the output as stored, sealed if the Queue seals; nil: none recorded
+	clock clock.Clock // times the progress reports
+
+	mu       sync.Mutex
+	output   []byte       // the output as stored, sealed if the Queue seals; nil: none recorded
+	progress *JobProgress // the latest progress not yet written; nil: none
+	wrote    time.Time    // when a progress was last written; zero: never
+	flushMu  sync.Mutex   // held by a write of the progress
 }
 
 // newRunValue returns the runValue of the lease l's run, for a runner.
 func (rn *runner) newRunValue(l *lease) *runValue {
 	return &runValue{id: l.row.ID, claimed: &l.row, queue: l.row.Queue, kind: l.row.Kind,
-		maxOutput: rn.maxOutput, seal: rn.seal, st: rn.st}
+		maxOutput: rn.maxOutput, seal: rn.seal, st: rn.st, clock: rn.clock}
 }
 
 // withRun returns ctx carrying the run v.

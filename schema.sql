@@ -330,3 +330,18 @@ CREATE TABLE IF NOT EXISTS litequeue_checkpoints (
 	job_id     INTEGER PRIMARY KEY,
 	checkpoint BLOB    NOT NULL
 );
+
+-- Progress (progress.go's Progress, internal/store/progress.go).
+
+-- A row per job whose handler reported its progress (Progress): done of
+-- total (0: not known), at (ms) when reported; written coalesced, at most
+-- every 250ms on the Queue's clock, at a lease renewal and at the run's
+-- end, fenced by the run's lease, without an fsync; kept once the run
+-- ends. Deleted with its job. Added without a new version, as
+-- litequeue_outputs was.
+CREATE TABLE IF NOT EXISTS litequeue_progress (
+	job_id INTEGER PRIMARY KEY,
+	done   INTEGER NOT NULL,
+	total  INTEGER NOT NULL,
+	at     INTEGER NOT NULL
+);

@@ -134,6 +134,7 @@ func (fx *fixture) build(t *testing.T) {
 			}
 			return fmt.Errorf("deliver to %s: %w", to, &mailboxError{550})
 		}
+		litequeue.Progress(ctx, 1, 1)
 		return litequeue.RecordOutput(ctx, map[string]string{"message_id": "m-1." + to})
 	}))
 	q.Handle("report.render", func(ctx context.Context, job *litequeue.Job) error {

@@ -85,6 +85,9 @@ func (c *cli) showJob(j *litequeue.Job) {
 	fmt.Fprintf(tw, "queue\t%s\n", j.Queue)
 	fmt.Fprintf(tw, "kind\t%s\n", j.Kind)
 	fmt.Fprintf(tw, "tries\t%d of %d\n", j.Attempt, j.MaxTries)
+	if p := j.Progress; p != nil {
+		fmt.Fprintf(tw, "progress\t%s at %s\n", p, fmtTimeMS(p.At))
+	}
 	fmt.Fprintf(tw, "priority\t%d\n", j.Priority)
 	fmt.Fprintf(tw, "created\t%s\n", fmtTimeMS(j.CreatedAt))
 	fmt.Fprintf(tw, "run at\t%s\n", fmtTimeMS(dueAt(j)))

@@ -22,7 +22,7 @@ func RequestCancel(ctx context.Context, tx Execer, id int64) error {
 }
 
 // DeleteJob deletes in tx the job with the given ID, its history, its
-// output and its checkpoint, and nothing else: its idempotency keys stay, and no other job ever gets
+// output, checkpoint and progress, and nothing else: its idempotency keys stay, and no other job ever gets
 // its ID (AUTOINCREMENT on the file, an identity column on a server).
 func DeleteJob(ctx context.Context, tx Execer, id int64) error {
 	if _, err := tx.ExecContext(ctx, deleteJobSQL, id); err != nil {
@@ -34,5 +34,9 @@ func DeleteJob(ctx context.Context, tx Execer, id int64) error {
 	if _, err := tx.ExecContext(ctx, deleteOutputSQL, id); err != nil {
 		return err
 	}
-	return DeleteCheckpoint(ctx, tx, id)
+	if err := DeleteCheckpoint(ctx, tx, id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, deleteProgressSQL, id)
+	return err
 }

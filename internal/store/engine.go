@@ -127,8 +127,9 @@ type Info struct {
 	// RecordWorker): every one but a file opened read-only that no binary
 	// with them has opened for writing since it was made.
 	Recorded bool
-	// Composed says that the database has the tables of job outputs and
-	// checkpoints (litequeue_outputs, litequeue_checkpoints): every one but a file opened read-only that no
+	// Composed says that the database has the tables of job outputs,
+	// checkpoints and progress (litequeue_outputs, litequeue_checkpoints,
+	// litequeue_progress): every one but a file opened read-only that no
 	// binary with it has opened for writing since it was made.
 	Composed bool
 	// ServerClock says that the database keeps a clock of its own (a

@@ -92,8 +92,8 @@ const deleteJobsSQL = `DELETE FROM litequeue_jobs
 
 const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
 
-// DeleteFinished deletes in tx, with their history, outputs and
-// checkpoints, those of the jobs ids that are still in one of the states
+// DeleteFinished deletes in tx, with their history, outputs, checkpoints
+// and progress, those of the jobs ids that are still in one of the states
 // and finished at or before cutoff (a dead job may have been replayed
 // since it was found), and returns how many it deleted.
 func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string, cutoff int64) (int, error) {
@@ -104,13 +104,12 @@ func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string
 	if len(deleted) == 0 {
 		return 0, nil
 	}
-	if err := execIn(ctx, tx, deleteHistorySQL, deleted); err != nil {
-		return 0, err
+	for _, query := range []string{deleteHistorySQL, deleteOutputsSQL, deleteCheckpointsSQL, deleteProgressesSQL} {
+		if err := execIn(ctx, tx, query, deleted); err != nil {
+			return 0, err
+		}
 	}
-	if err := execIn(ctx, tx, deleteOutputsSQL, deleted); err != nil {
-		return 0, err
-	}
-	return len(deleted), execIn(ctx, tx, deleteCheckpointsSQL, deleted)
+	return len(deleted), nil
 }
 
 const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`

@@ -273,3 +273,12 @@ CREATE TABLE IF NOT EXISTS litequeue_checkpoints (
 	job_id     BIGINT PRIMARY KEY,
 	checkpoint BYTEA  NOT NULL
 );
+
+-- Version 7: a row per job whose handler reported its progress, as in
+-- schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_progress (
+	job_id BIGINT PRIMARY KEY,
+	done   BIGINT NOT NULL,
+	total  BIGINT NOT NULL,
+	at     BIGINT NOT NULL
+);

@@ -420,7 +420,7 @@ var recordTables = []string{"litequeue_policies", "litequeue_throughput", "liteq
 
 // composeTables are the tables of store.Info.Composed, which schema.sql
 // gained without a new version.
-var composeTables = []string{"litequeue_outputs", "litequeue_checkpoints"}
+var composeTables = []string{"litequeue_outputs", "litequeue_checkpoints", "litequeue_progress"}
 
 // hasTables reports whether the file has every table of names.
 func hasTables(ctx context.Context, db sqlx.QueryerContext, names []string) (bool, error) {

@@ -102,9 +102,11 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"CountEnd":            testCountEnd,
 		"DeleteThroughput":    testDeleteThroughput,
 
-		// Job outputs and checkpoints (outputs.go, checkpoints.go).
+		// Job outputs, checkpoints and progress (outputs.go, checkpoints.go,
+		// progress.go).
 		"SetHeldRowsOutputs": testSetHeldRowsOutputs,
 		"Checkpoints":        testCheckpoints,
+		"Progress":           testProgress,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
