@@ -41,18 +41,10 @@ func Checkpoint(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
-	data, err := encodePayload(v)
+	stored, err := r.stored(v, savedValue{"checkpoint", checkpointKind, MaxCheckpoint, "MaxCheckpoint"})
 	if err != nil {
-		return fmt.Errorf("litequeue: checkpoint job %d: encode: %w", r.id, err)
+		return fmt.Errorf("litequeue: checkpoint job %d: %w", r.id, err)
 	}
-	if len(data) > MaxCheckpoint {
-		return fmt.Errorf("litequeue: checkpoint job %d: checkpoint of %d bytes is over the limit of %d bytes (MaxCheckpoint)",
-			r.id, len(data), MaxCheckpoint)
-	}
-	if data == nil {
-		data = []byte{}
-	}
-	stored := r.seal.seal(r.queue, r.kind+checkpointKind, [][]byte{data})[0]
 	var held bool
 	err = r.st.write(ctx, func(tx store.Execer) (err error) {
 		held, err = store.SetCheckpoint(ctx, tx, r.claimed, stored)
@@ -88,22 +80,6 @@ func (rn *runner) readCheckpoints(ctx context.Context, tx store.Execer, leases [
 		if cp, ok := byID[l.job.ID]; ok {
 			l.job.Checkpoint = rn.seal.opened(l.job, checkpointKind, cp)
 		}
-	}
-	return nil
-}
-
-// readCheckpoint reads j's checkpoint on st into j.Checkpoint, opened by
-// s (see Queue.Get).
-func readCheckpoint(ctx context.Context, st *storage, s *sealer, j *Job) error {
-	if !st.info.Composed {
-		return nil // a file read-only, that no binary with checkpoints wrote
-	}
-	cp, err := store.JobCheckpoint(ctx, st.reads, j.ID)
-	if err != nil {
-		return fmt.Errorf("read checkpoint: %w", err)
-	}
-	if cp != nil {
-		j.Checkpoint = s.opened(j, checkpointKind, cp)
 	}
 	return nil
 }

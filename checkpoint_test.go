@@ -84,38 +84,13 @@ func TestCheckpoint_Bounded(t *testing.T) {
 // live run's checkpoint stands.
 func TestCheckpoint_StaleHolder(t *testing.T) {
 	t.Parallel()
-	clk1, clk2 := newMock(), newMock()
-	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
-	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
-	g := newGate()
-	stale := make(chan error, 1)
-	q1.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		g.handle(ctx, job)
-		err := litequeue.Checkpoint(context.WithoutCancel(ctx), "stale")
-		stale <- err
-		return err
-	})
-	q2.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		return litequeue.Checkpoint(ctx, "live")
-	})
-	j := enqueue(t, q1, "k", nil)
-	first := runDueAsync(q1)
-	<-g.started
-
-	clk2.Add(litequeue.DefaultVisibilityTimeout)
-	runDue(t, q2) // the lease expired: rescued, due again in 10s
-	clk2.Add(10 * time.Second)
-	if n := runDue(t, q2); n != 1 {
-		t.Fatalf("q2 ran %d, want the job again", n)
+	q, j, staleErr := staleRun(t,
+		func(ctx context.Context) error { return litequeue.Checkpoint(context.WithoutCancel(ctx), "stale") },
+		func(ctx context.Context) error { return litequeue.Checkpoint(ctx, "live") })
+	if !errors.Is(staleErr, litequeue.ErrLeaseLost) {
+		t.Fatalf("the stale holder's Checkpoint = %v, want ErrLeaseLost", staleErr)
 	}
-	close(g.release)
-	if err := <-stale; !errors.Is(err, litequeue.ErrLeaseLost) {
-		t.Fatalf("the stale holder's Checkpoint = %v, want ErrLeaseLost", err)
-	}
-	if r := <-first; r.err != nil {
-		t.Fatal(r.err)
-	}
-	if got := get(t, q1, j.ID).Checkpoint; string(got) != `"live"` {
+	if got := get(t, q, j.ID).Checkpoint; string(got) != `"live"` {
 		t.Fatalf("checkpoint %q, want the live holder's", got)
 	}
 }

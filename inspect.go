@@ -78,10 +78,7 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
 	}
 	j := q.seal.view(row)
-	if err := readOutput(ctx, q.st, q.seal, j); err != nil {
-		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
-	}
-	if err := readCheckpoint(ctx, q.st, q.seal, j); err != nil {
+	if err := readSaved(ctx, q.st, q.seal, j); err != nil {
 		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
 	}
 	if err := readProgress(ctx, q.st, []*Job{j}); err != nil {

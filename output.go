@@ -36,22 +36,40 @@ func RecordOutput(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
-	data, err := encodePayload(v)
+	stored, err := r.stored(v, savedValue{"output", outputKind, r.maxOutput, "Options.MaxOutput"})
 	if err != nil {
-		return fmt.Errorf("litequeue: record output of job %d: encode: %w", r.id, err)
+		return fmt.Errorf("litequeue: record output of job %d: %w", r.id, err)
 	}
-	if len(data) > r.maxOutput {
-		return fmt.Errorf("litequeue: record output of job %d: output of %d bytes is over the limit of %d bytes (Options.MaxOutput)",
-			r.id, len(data), r.maxOutput)
-	}
-	if data == nil {
-		data = []byte{} // a nil []byte recorded is an empty output, not none
-	}
-	stored := r.seal.seal(r.queue, r.kind+outputKind, [][]byte{data})[0]
 	r.mu.Lock()
 	r.output = stored
 	r.mu.Unlock()
 	return nil
+}
+
+// A savedValue is what a handler saves of its run, an output or a
+// checkpoint: its name, the suffix of its sealing's kind (outputKind,
+// checkpointKind), and its bound, with the bound's name.
+type savedValue struct {
+	name, suffix string
+	limit        int
+	limitName    string
+}
+
+// stored returns v as the run stores it as the value sv: JSON-encoded as
+// a payload is, within its bound (before sealing), and sealed like the
+// payload. A nil []byte is an empty value, not none.
+func (r *runValue) stored(v any, sv savedValue) ([]byte, error) {
+	data, err := encodePayload(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	if len(data) > sv.limit {
+		return nil, fmt.Errorf("%s of %d bytes is over the limit of %d bytes (%s)", sv.name, len(data), sv.limit, sv.limitName)
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return r.seal.seal(r.queue, r.kind+sv.suffix, [][]byte{data})[0], nil
 }
 
 // recorded returns the output recorded in the run, as stored; nil: none.
@@ -96,18 +114,24 @@ func (s *sealer) opened(j *Job, suffix string, stored []byte) []byte {
 	return stored
 }
 
-// readOutput reads j's output on st into j.Output, opened by s (see
-// Queue.Get).
-func readOutput(ctx context.Context, st *storage, s *sealer, j *Job) error {
+// readSaved reads on st what j's handlers saved, its output and its
+// checkpoint, into j, opened by s (see Queue.Get).
+func readSaved(ctx context.Context, st *storage, s *sealer, j *Job) error {
 	if !st.info.Composed {
-		return nil // a file read-only, that no binary with outputs wrote
+		return nil // a file read-only, that no binary with them wrote
 	}
-	out, err := store.JobOutput(ctx, st.reads, j.ID)
-	if err != nil {
-		return fmt.Errorf("read output: %w", err)
-	}
-	if out != nil {
-		j.Output = s.opened(j, outputKind, out)
+	for _, v := range []struct {
+		read   func(context.Context, store.Execer, int64) ([]byte, error)
+		suffix string
+		into   *[]byte
+	}{{store.JobOutput, outputKind, &j.Output}, {store.JobCheckpoint, checkpointKind, &j.Checkpoint}} {
+		stored, err := v.read(ctx, st.reads, j.ID)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", v.suffix[1:], err)
+		}
+		if stored != nil {
+			*v.into = s.opened(j, v.suffix, stored)
+		}
 	}
 	return nil
 }

@@ -138,17 +138,36 @@ func TestRecordOutput_Bounded(t *testing.T) {
 // completion is refused, and so is its output; the live run's stands.
 func TestRecordOutput_StaleHolder(t *testing.T) {
 	t.Parallel()
+	q, j, staleErr := staleRun(t,
+		func(ctx context.Context) error { return litequeue.RecordOutput(ctx, "stale") },
+		func(ctx context.Context) error { return litequeue.RecordOutput(ctx, "live") })
+	if staleErr != nil {
+		t.Fatalf("the stale holder's RecordOutput = %v, want nil: kept in memory, refused at the settle", staleErr)
+	}
+	if got := get(t, q, j.ID); got.Attempt != 2 || string(got.Output) != `"live"` {
+		t.Fatalf("attempt %d with output %q, want attempt 2's output, the live holder's", got.Attempt, got.Output)
+	}
+}
+
+// staleRun plays a holder that lost its lease: q1's handler waits at a
+// gate while q2, whose clock passes the lease, rescues the job and runs
+// it again with live; then q1's handler calls stale and returns what it
+// returned. staleRun returns q1, the job, and what stale returned, once
+// q1's run has ended.
+func staleRun(t *testing.T, stale, live func(ctx context.Context) error) (*litequeue.Queue, *litequeue.Job, error) {
+	t.Helper()
 	clk1, clk2 := newMock(), newMock()
 	q1, path := openQueue(t, litequeue.Options{Clock: clk1, Retry: fixedPolicy})
 	q2 := openAt(t, path, litequeue.Options{Clock: clk2, Retry: fixedPolicy})
 	g := newGate()
+	staleErr := make(chan error, 1)
 	q1.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
 		g.handle(ctx, job)
-		return litequeue.RecordOutput(ctx, "stale")
+		err := stale(ctx)
+		staleErr <- err
+		return err
 	})
-	q2.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-		return litequeue.RecordOutput(ctx, "live")
-	})
+	q2.Handle("k", func(ctx context.Context, job *litequeue.Job) error { return live(ctx) })
 	j := enqueue(t, q1, "k", nil)
 	first := runDueAsync(q1)
 	<-g.started
@@ -160,12 +179,11 @@ func TestRecordOutput_StaleHolder(t *testing.T) {
 		t.Fatalf("q2 ran %d, want the job again", n)
 	}
 	close(g.release)
+	err := <-staleErr
 	if r := <-first; r.err != nil {
 		t.Fatal(r.err)
 	}
-	if got := get(t, q1, j.ID); got.Attempt != 2 || string(got.Output) != `"live"` {
-		t.Fatalf("attempt %d with output %q, want attempt 2's output, the live holder's", got.Attempt, got.Output)
-	}
+	return q1, j, err
 }
 
 // TestRecordOutput_DeletedWithJob: Delete and retention delete a job's

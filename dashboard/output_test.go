@@ -76,37 +76,34 @@ func TestBrowser_OutputStaysInert(t *testing.T) {
 // indented and escaped, also once the job is dead.
 func TestJob_ShowsCheckpoint(t *testing.T) {
 	t.Parallel()
-	q := newQueue(t)
-	q.Handle("upload", func(ctx context.Context, job *litequeue.Job) error {
+	body := runOnePage(t, func(ctx context.Context, job *litequeue.Job) error {
 		if err := litequeue.Checkpoint(ctx, []byte(`{"part":2,"etag":"<x>"}`)); err != nil {
 			return err
 		}
 		return litequeue.Permanent(errors.New("gateway gone"))
 	})
-	j, err := q.Enqueue(t.Context(), "upload", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.RunDue(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(dashboard.New(q, dashboard.Options{}))
-	t.Cleanup(srv.Close)
-	_, body := get(t, srv.URL+"/jobs/"+itoa(j.ID))
 	contains(t, "the job page", body, `<h2>Checkpoint <span class="quiet">(JSON, 23 bytes)</span></h2>`,
 		"{\n  &#34;part&#34;: 2,\n  &#34;etag&#34;: &#34;&lt;x&gt;&#34;\n}", `<dd class="state dead" id="state">dead</dd>`)
 }
 
 // TestJob_ShowsProgress: a job's page shows the progress its handler
-// reported; a job without has none.
+// reported.
 func TestJob_ShowsProgress(t *testing.T) {
 	t.Parallel()
-	q := newQueue(t)
-	q.Handle("scan", func(ctx context.Context, job *litequeue.Job) error {
+	body := runOnePage(t, func(ctx context.Context, job *litequeue.Job) error {
 		litequeue.Progress(ctx, 3, 12)
 		return nil
 	})
-	j, err := q.Enqueue(t.Context(), "scan", nil)
+	contains(t, "the job page", body, `<dt>progress</dt><dd id="progress"><progress max="12" value="3"></progress> 3 of 12 (25%), `)
+}
+
+// runOnePage runs one job with handler h on a new queue, and returns its
+// page on the queue's dashboard.
+func runOnePage(t *testing.T, h litequeue.Handler) string {
+	t.Helper()
+	q := newQueue(t)
+	q.Handle("k", h)
+	j, err := q.Enqueue(t.Context(), "k", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,5 +113,5 @@ func TestJob_ShowsProgress(t *testing.T) {
 	srv := httptest.NewServer(dashboard.New(q, dashboard.Options{}))
 	t.Cleanup(srv.Close)
 	_, body := get(t, srv.URL+"/jobs/"+itoa(j.ID))
-	contains(t, "the job page", body, `<dt>progress</dt><dd id="progress"><progress max="12" value="3"></progress> 3 of 12 (25%), `)
+	return body
 }

@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // A job's checkpoint: a small value its handler saves during a run (the
 // root's Checkpoint), written at once in a transaction of its own fenced
@@ -43,12 +40,7 @@ func SetCheckpoint(ctx context.Context, tx Execer, claimed *JobRow, checkpoint [
 // JobCheckpoint reads the checkpoint of the job with the given ID on db;
 // nil if it has none.
 func JobCheckpoint(ctx context.Context, db Execer, id int64) ([]byte, error) {
-	var cp []byte
-	err := db.GetContext(ctx, &cp, jobCheckpointSQL, id)
-	if errors.Is(err, ErrNoRows) {
-		return nil, nil
-	}
-	return cp, err
+	return jobValue(ctx, db, jobCheckpointSQL, id)
 }
 
 // JobsCheckpoints reads, in one statement, the checkpoints of those of

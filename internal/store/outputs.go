@@ -32,10 +32,16 @@ func SetOutput(ctx context.Context, tx Execer, id int64, output []byte) error {
 // JobOutput reads the output of the job with the given ID on db; nil if
 // it has none.
 func JobOutput(ctx context.Context, db Execer, id int64) ([]byte, error) {
-	var out []byte
-	err := db.GetContext(ctx, &out, jobOutputSQL, id)
+	return jobValue(ctx, db, jobOutputSQL, id)
+}
+
+// jobValue reads the one value of the job with the given ID that query
+// selects; nil if the query finds none.
+func jobValue(ctx context.Context, db Execer, query string, id int64) ([]byte, error) {
+	var v []byte
+	err := db.GetContext(ctx, &v, query, id)
 	if errors.Is(err, ErrNoRows) {
 		return nil, nil
 	}
-	return out, err
+	return v, err
 }
