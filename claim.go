@@ -133,6 +133,9 @@ func (rn *runner) claimTx(ctx context.Context, tx store.Execer, c claimer, limit
 	if err := rn.gate.claimed(ctx, tx, g, leases, now); err != nil {
 		return nil, nil, err
 	}
+	if err := rn.readCheckpoints(ctx, tx, leases); err != nil {
+		return nil, nil, err
+	}
 	return leases, expired, nil
 }
 

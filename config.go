@@ -38,6 +38,7 @@ import (
 //	synchronous = "full"   # full | normal
 //	checkpoint = "auto"    # auto | off (an external replicator checkpoints)
 //	max_payload = 1048576  # bytes
+//	max_output = 1048576   # bytes (Options.MaxOutput)
 //
 //	[[retention]]          # a rule of Options.Retention; one table per rule
 //	queue = "audit"        # the queue, the kind, or both, that it is for
@@ -327,6 +328,8 @@ func (c *configReader) queue(o *Options, path []string, t map[string]any) {
 			o.Checkpoint = c.str(keyPath, v)
 		case "max_payload":
 			o.MaxPayload = c.integer(keyPath, v)
+		case "max_output":
+			o.MaxOutput = c.integer(keyPath, v)
 		default:
 			c.unknown(keyPath, v)
 		}

@@ -26,6 +26,7 @@ func defaultOptions() litequeue.Options {
 		Synchronous:       "full",
 		Checkpoint:        "auto",
 		MaxPayload:        1 << 20,
+		MaxOutput:         1 << 20,
 	}
 }
 

@@ -20,7 +20,7 @@ type CopyResult struct {
 
 // Copy copies into to every job of from that is not finished — pending,
 // scheduled, waiting to retry, running — and every dead job, each with its
-// history, and the idempotency keys that have not expired: so that an app
+// history and its [Job.Checkpoint], and the idempotency keys that have not expired: so that an app
 // that started on a file moves to a server (package postgres) without
 // losing its dead letters, or the reverse. Finished jobs stay behind. It
 // reads from in one snapshot and writes into to in one transaction, so it
@@ -64,7 +64,7 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 	if to.st.readOnly() {
 		return res, ErrReadOnly
 	}
-	src, err := store.ReadCopySource(ctx, from.st.reads, from.st.info.JobColumns, store.MS(from.now()))
+	src, err := store.ReadCopySource(ctx, from.st.reads, from.st.info, store.MS(from.now()))
 	if err != nil {
 		return res, fmt.Errorf("litequeue: copy: read: %w", err)
 	}
@@ -81,7 +81,7 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 
 // copyInto writes src in tx at now, the target's transaction on eng: each
 // job that no earlier Copy from the same source copied, recorded as
-// copied, with its history, and the keys.
+// copied, with its history and checkpoint, and the keys.
 func copyInto(ctx context.Context, tx store.Execer, eng store.Engine, src *store.CopySource, now int64) (CopyResult, error) {
 	var res CopyResult
 	copied, err := store.CopiedBefore(ctx, tx, eng, src.ID)
@@ -107,6 +107,9 @@ func copyInto(ctx context.Context, tx store.Execer, eng store.Engine, src *store
 		}
 		res.HistoryRows++
 	}
+	if err := copyCheckpoints(ctx, tx, src, ids); err != nil {
+		return res, err
+	}
 	for _, k := range src.Keys {
 		if err := store.MergeKey(ctx, tx, k.Key, k.ExpiresAt); err != nil {
 			return res, fmt.Errorf("key %q: %w", k.Key, err)
@@ -114,6 +117,19 @@ func copyInto(ctx context.Context, tx store.Execer, eng store.Engine, src *store
 	}
 	res.Keys = len(src.Keys)
 	return res, nil
+}
+
+// copyCheckpoints writes the checkpoints of src's jobs that copyJobs
+// copied, under their IDs in to, ids.
+func copyCheckpoints(ctx context.Context, tx store.Execer, src *store.CopySource, ids map[int64]int64) error {
+	for _, c := range src.Checkpoints {
+		if id := ids[c.JobID]; id != 0 {
+			if err := store.CopyCheckpoint(ctx, tx, id, c.Checkpoint); err != nil {
+				return fmt.Errorf("checkpoint of job %d: %w", c.JobID, err)
+			}
+		}
+	}
+	return nil
 }
 
 // copyJobs inserts each job of src whose fingerprint is not in copied,

@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -28,9 +29,11 @@ import (
 
 // Replay puts a dead job back as pending, due now, with its [Job.Attempt]
 // reset to 0 and [Job.FinishedAt] cleared; its history and [Job.LastError]
-// are kept. The replay appends a history row of its own (outcome replayed,
-// Attempt 0, worker: the [Queue]'s default worker name), fires job.replayed
-// and wakes this Queue's idle workers. It returns [ErrNotFound] for an ID
+// are kept, and so is its [Job.Checkpoint], which its next run resumes
+// from ([Queue.ResetCheckpoint] first, to start over). The replay appends
+// a history row of its own (outcome replayed, Attempt 0, worker: the
+// [Queue]'s default worker name), fires job.replayed and wakes this
+// Queue's idle workers. It returns [ErrNotFound] for an ID
 // that names no job, an error naming the state of a job that is not dead,
 // and an error naming the key and the live job's ID while a pending or
 // running job holds the dead job's [UniqueKey]: a replay never makes two
@@ -236,4 +239,29 @@ type TallyError struct {
 
 func (e *TallyError) Error() string {
 	return fmt.Sprintf("litequeue: %d jobs match now, not the %d counted: nothing done", e.Got, e.Want)
+}
+
+// ResetCheckpoint deletes the checkpoint of the job with the given ID, so
+// that its next run, after [Queue.Replay] for one, starts over; a job
+// without one is left as it is. A running job's handler may save a new
+// one. It returns [ErrNotFound] if no job has the ID.
+func (q *Queue) ResetCheckpoint(ctx context.Context, id int64) error {
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	err = q.st.write(ctx, func(tx store.Execer) error {
+		if _, err := store.LockJob(ctx, tx, id); err != nil {
+			return err
+		}
+		return store.DeleteCheckpoint(ctx, tx, id)
+	})
+	if errors.Is(err, store.ErrNoRows) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("litequeue: reset checkpoint of job %d: %w", id, err)
+	}
+	return nil
 }

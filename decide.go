@@ -65,6 +65,7 @@ type end struct {
 	timeout time.Duration // endTimedOut: the handler's timeout
 	started time.Time     // when the run began
 	worker  string        // who ran it
+	output  []byte        // what the handler recorded (RecordOutput), as stored; nil: none
 }
 
 // A decision is what follows a run, or an operator's act on a job: the

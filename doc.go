@@ -74,6 +74,33 @@
 //   - [CancelJob](err) ends the job as cancelled, as [Queue.Cancel] would:
 //     no retry, no alert, err's text in the history.
 //
+// # Outputs, checkpoints and progress
+//
+// A handler records its result with [RecordOutput](ctx, v), given the
+// ctx of its run: JSON-encoded as a payload is, at most
+// [Options.MaxOutput] bytes (1 MiB by default), sealed like the payload
+// on a Queue with [Options.SealKeys]. It is kept in memory and stored in
+// the commit that completes the job, fenced by the run's lease as the
+// completion is, so a holder that lost its lease stores neither; a run
+// that does not complete stores none. [Queue.Get] reads it as
+// [Job.Output] ([Job.DecodeOutput] decodes it); List and a handler's job
+// do not carry it. It is deleted with its job.
+//
+// [Checkpoint](ctx, v) saves, during a run, where the work stands: at
+// once, in a commit of its own, fenced by the run's lease (a holder that
+// lost its lease gets [ErrLeaseLost] and saves nothing), replacing the
+// one before, at most [MaxCheckpoint] bytes. The job's next run — after a
+// failure, a process killed mid-run, or [Queue.Replay] — finds it in
+// [Job.Checkpoint] and resumes from it; [Queue.ResetCheckpoint] deletes
+// it, so that a replay starts over.
+//
+// [Progress](ctx, done, total) reports how far a run is, as often as the
+// handler likes: the reports are kept in memory and written coalesced
+// (at once when none was written in the last 250ms on the Queue's clock,
+// else the latest at the next lease renewal or at the run's end), without
+// an fsync and fenced by the lease. [Queue.Get] and [Queue.List] read it
+// as [Job.Progress]; it is kept once the run ends.
+//
 // # Metadata and middleware
 //
 // [Metadata](k, v) gives a job a small map of strings, [Job.Metadata],

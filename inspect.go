@@ -62,7 +62,8 @@ func (f Filter) stored() store.JobFilter {
 		Metadata: f.Metadata, Desc: f.Desc}
 }
 
-// Get returns the job with the given ID, or [ErrNotFound].
+// Get returns the job with the given ID, or [ErrNotFound], with its
+// [Job.Output], [Job.Checkpoint] and [Job.Progress].
 func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -76,11 +77,18 @@ func (q *Queue) Get(ctx context.Context, id int64) (*Job, error) {
 		}
 		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
 	}
-	return q.seal.view(row), nil
+	j := q.seal.view(row)
+	if err := readSaved(ctx, q.st, q.seal, j); err != nil {
+		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
+	}
+	if err := readProgress(ctx, q.st, []*Job{j}); err != nil {
+		return nil, fmt.Errorf("litequeue: get job %d: %w", id, err)
+	}
+	return j, nil
 }
 
 // List returns the jobs that match the filter, ordered by ID (highest
-// first with f.Desc).
+// first with f.Desc), with their [Job.Progress].
 func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -97,6 +105,9 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	jobs := make([]*Job, len(rows))
 	for i := range rows {
 		jobs[i] = q.seal.view(&rows[i])
+	}
+	if err := readProgress(ctx, q.st, jobs); err != nil {
+		return nil, fmt.Errorf("litequeue: list jobs: %w", err)
 	}
 	return jobs, nil
 }

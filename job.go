@@ -59,6 +59,20 @@ type Job struct {
 	Duplicate  bool              // set by [Queue.Enqueue] when [UniqueKey] matched an existing job
 	Metadata   map[string]string // given at enqueue with [Metadata]; nil for none
 	ExpiresAt  time.Time         // not started by then, the job expires (see [ExpireAfter]); zero: never
+	// Output is what the handler of the run that completed the job
+	// recorded with [RecordOutput], opened if sealed; nil: none. Only
+	// [Queue.Get] reads it: List, events and a handler's job leave it nil.
+	Output []byte
+	// Checkpoint is what a handler of the job last saved with
+	// [Checkpoint], opened if sealed; nil: none. A handler's job carries
+	// it, read at the claim, to resume from, and so does [Queue.Get]; List
+	// and events leave it nil.
+	Checkpoint []byte
+	// Progress is how far a run of the job said it was, with [Progress]:
+	// the latest run's that reported one, kept once it ends. nil: none.
+	// [Queue.Get] and [Queue.List] read it; a handler's job and events
+	// leave it nil.
+	Progress *JobProgress
 
 	token  int64      // the fencing token of the lease the caller holds, if any
 	opened *openedJob // nil unless Payload was sealed and is opened (see Sealed)
@@ -128,4 +142,20 @@ func viewOf(r *store.JobRow) Job {
 		ExpiresAt:  store.NullTime(r.ExpiresAt),
 		token:      r.Token,
 	}
+}
+
+// JobProgress is how far a job's handler said its run was, with
+// [Progress]: Done of Total (0: not known), reported At.
+type JobProgress struct {
+	Done, Total int
+	At          time.Time
+}
+
+// String returns the progress as "3 of 10 (30%)", or "3" when the total
+// is not known.
+func (p JobProgress) String() string {
+	if p.Total <= 0 {
+		return fmt.Sprint(p.Done)
+	}
+	return fmt.Sprintf("%d of %d (%d%%)", p.Done, p.Total, p.Done*100/p.Total)
 }

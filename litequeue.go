@@ -190,7 +190,7 @@ func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error)
 	q.sched.known = q.kinds.check
 	q.run = &runner{st: q.st, reg: q.reg, gate: q.gate, events: q.events, draws: q.draws, clock: q.clock,
 		logger: opts.Logger, visibility: opts.VisibilityTimeout, worker: q.worker, wake: q.wake,
-		closing: q.closing, held: make(map[int64]*lease), skew: skew, seal: q.seal,
+		closing: q.closing, held: make(map[int64]*lease), skew: skew, seal: q.seal, maxOutput: opts.MaxOutput,
 		sweep: q.jan.sweep, firePeriodic: q.sched.fire, rescue: q.res.rescue, nextDue: q.agenda.read, expireDue: expireDue,
 		recordKinds: q.kinds.record}
 	q.res.held = q.run // the rescuer leaves alone the leases the runner holds

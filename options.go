@@ -19,6 +19,7 @@ const (
 	DefaultDeadTTL           = 14 * 24 * time.Hour
 	DefaultKeepFinished      = 24 * time.Hour
 	DefaultMaxPayload        = 1 << 20 // bytes
+	DefaultMaxOutput         = 1 << 20 // bytes
 )
 
 // Options configure a [Queue]. The zero Options is valid: every field's
@@ -140,6 +141,10 @@ type Options struct {
 	// MaxPayload is the largest payload, in bytes, [Queue.Enqueue] accepts.
 	// 0: 1 MiB.
 	MaxPayload int
+
+	// MaxOutput is the largest output, in bytes, [RecordOutput] accepts.
+	// 0: 1 MiB ([DefaultMaxOutput]).
+	MaxOutput int
 
 	// EnqueueMiddleware wraps the making of every job, outside the
 	// middleware of [Queue.UseEnqueue] and in the order given, the first
@@ -274,6 +279,9 @@ func (o *Options) fillQueue() {
 	if o.MaxPayload == 0 {
 		o.MaxPayload = DefaultMaxPayload
 	}
+	if o.MaxOutput == 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
 	if o.Synchronous == "" {
 		o.Synchronous = "full"
 	}
@@ -293,6 +301,8 @@ func (o *Options) checkQueue() *FieldError {
 		return checkTTL("keep_finished", o.KeepFinished)
 	case o.MaxPayload < 0:
 		return &FieldError{Field: "max_payload", Value: o.MaxPayload, Limit: 0, kind: isNegative}
+	case o.MaxOutput < 0:
+		return &FieldError{Field: "max_output", Value: o.MaxOutput, Limit: 0, kind: isNegative}
 	case o.Synchronous != "full" && o.Synchronous != "normal":
 		return &FieldError{Field: "synchronous", Value: o.Synchronous, Limit: []string{"full", "normal"}, kind: unknownName}
 	case o.Checkpoint != "auto" && o.Checkpoint != "off":

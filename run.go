@@ -99,7 +99,8 @@ type run struct {
 	timer   *clock.Timer     // the handler's timeout, if it has one
 	timeout <-chan time.Time // timer.C
 	cancel  context.CancelCauseFunc
-	cause   error // why the handler's context was cancelled
+	cause   error     // why the handler's context was cancelled
+	value   *runValue // what the handler's calls record of the run; nil until it starts
 
 	ended   bool   // the run's end is recorded, or the run dropped
 	chained *lease // the next job, claimed with the run's end
@@ -143,6 +144,8 @@ func (r *run) start() {
 	l.started = r.rn.now()
 	var hctx context.Context
 	hctx, r.cancel = context.WithCancelCause(r.ctx)
+	r.value = r.rn.newRunValue(l)
+	hctx = withRun(hctx, r.value)
 	// The timers exist before the handler starts, so that a test that
 	// advances the mock clock once the handler runs always moves them.
 	if l.h.timeout > 0 {
@@ -206,6 +209,8 @@ func (r *run) renewal() {
 		r.interrupt(err)
 	case err != nil:
 		r.rn.logger.Error("litequeue: renew lease", "job", r.l.job.ID, "err", err)
+	default:
+		r.value.flushProgress(r.ctx) // the latest report, held back by progressEvery
 	}
 	r.renew.Reset(r.every)
 }
@@ -235,7 +240,8 @@ func (r *run) interrupt(cause error) {
 // else's now.
 func (r *run) settle(e end, next *claimer) {
 	l := r.l
-	e.started, e.worker = l.started, l.worker
+	e.started, e.worker, e.output = l.started, l.worker, r.value.recorded()
+	r.value.flushProgress(r.ctx) // the latest report, held back by progressEvery, before the lease goes
 	r.ended = true
 	chained, err := r.rn.finish(r.ctx, l, e, next)
 	switch {
@@ -285,7 +291,7 @@ func (rn *runner) finish(ctx context.Context, l *lease, e end, next *claimer) (*
 	d := decide(&l.row, e, rn.now())
 	n := &runNote{job: l.job, end: e, next: next}
 	end := &store.RunEnd[*runNote]{Claimed: &l.row, After: d.after, History: d.history,
-		Gated: l.h.gated(), Next: next != nil, Note: n}
+		Gated: l.h.gated(), Next: next != nil, Note: n, Output: e.output}
 	if err := rn.st.w.Do(&store.Op[*runNote]{Ctx: ctx, End: end}); err != nil { // a read-only Queue runs nothing
 		return nil, err
 	}

@@ -32,6 +32,7 @@ type runner struct {
 	closing    <-chan struct{} // closed when the Queue's Close begins
 	skew       *clockCheck     // on a server, the check of the clock that times the claims
 	seal       *sealer         // opens the payloads of the jobs it claims
+	maxOutput  int             // Options.MaxOutput
 
 	// The parts of the Queue's other machinery that the runner's loops
 	// call: the janitor's sweep, the scheduler's slots, the rescuer, the

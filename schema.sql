@@ -303,3 +303,45 @@ CREATE TABLE IF NOT EXISTS litequeue_workers (
 	started     INTEGER NOT NULL,
 	last_seen   INTEGER NOT NULL
 );
+
+-- Outputs (output.go, internal/store/outputs.go).
+
+-- A row per completed job whose handler recorded an output
+-- (RecordOutput): written by the settle in the transaction that completes
+-- the run, fenced by the run's lease as the completion is; output is the
+-- value as recorded (JSON, or bytes as given), sealed like the payload on
+-- a Queue with SealKeys. Deleted with its job (Delete, retention, the
+-- janitor). Added without a new version, as litequeue_kinds was: a file
+-- gains it at its next Open (OpenReadOnly of a file without it reads no
+-- outputs).
+CREATE TABLE IF NOT EXISTS litequeue_outputs (
+	job_id INTEGER PRIMARY KEY,
+	output BLOB    NOT NULL
+);
+
+-- Checkpoints (checkpoint.go, internal/store/checkpoints.go).
+
+-- A row per job whose handler saved a checkpoint (Checkpoint): written at
+-- once, in a commit of its own, fenced by the run's lease; read back by
+-- the job's next claim; kept by a replay (ResetCheckpoint deletes it);
+-- sealed like the payload on a Queue with SealKeys. Deleted with its job.
+-- Added without a new version, as litequeue_outputs was.
+CREATE TABLE IF NOT EXISTS litequeue_checkpoints (
+	job_id     INTEGER PRIMARY KEY,
+	checkpoint BLOB    NOT NULL
+);
+
+-- Progress (progress.go's Progress, internal/store/progress.go).
+
+-- A row per job whose handler reported its progress (Progress): done of
+-- total (0: not known), at (ms) when reported; written coalesced, at most
+-- every 250ms on the Queue's clock, at a lease renewal and at the run's
+-- end, fenced by the run's lease, without an fsync; kept once the run
+-- ends. Deleted with its job. Added without a new version, as
+-- litequeue_outputs was.
+CREATE TABLE IF NOT EXISTS litequeue_progress (
+	job_id INTEGER PRIMARY KEY,
+	done   INTEGER NOT NULL,
+	total  INTEGER NOT NULL,
+	at     INTEGER NOT NULL
+);

@@ -208,12 +208,14 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := map[string]any{
-		"Title":   "Job " + strconv.FormatInt(id, 10),
-		"Job":     job,
-		"Payload": h.payload(job),
-		"History": history,
-		"Writes":  h.opts.AllowWrites,
-		"CSRF":    h.csrf,
+		"Title":      "Job " + strconv.FormatInt(id, 10),
+		"Job":        job,
+		"Payload":    h.payload(job),
+		"Output":     h.saved(job, job.Output),
+		"Checkpoint": h.saved(job, job.Checkpoint),
+		"History":    history,
+		"Writes":     h.opts.AllowWrites,
+		"CSRF":       h.csrf,
 	}
 	run, running, err := h.q.CurrentRun(r.Context(), id)
 	if err != nil && !errors.Is(err, litequeue.ErrNotFound) { // a job deleted meanwhile is shown as read

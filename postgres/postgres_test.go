@@ -405,7 +405,7 @@ func TestHealth_OnServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !h.OK() || h.SchemaVersion != 6 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
+	if !h.OK() || h.SchemaVersion != postgres.SchemaVersion || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
 		t.Fatalf("Health = %+v, want OK, version 6, one pending job, no file figures", h)
 	}
 }
@@ -471,7 +471,7 @@ func TestOpen_MigratesVersion2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.SchemaVersion != 6 || h.Jobs[litequeue.Pending] != 1 {
+	if h.SchemaVersion != postgres.SchemaVersion || h.Jobs[litequeue.Pending] != 1 {
 		t.Errorf("Health = %+v, want version 6 and the one pending job", h)
 	}
 }

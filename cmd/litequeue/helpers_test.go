@@ -129,9 +129,13 @@ func (fx *fixture) build(t *testing.T) {
 	q.Handle("email.send", litequeue.JSON(func(ctx context.Context, job *litequeue.Job, to string) error {
 		fx.take(1500 * time.Millisecond)
 		if strings.HasPrefix(to, "bounce") {
+			if err := litequeue.Checkpoint(ctx, map[string]int{"tries": job.Attempt}); err != nil {
+				return err
+			}
 			return fmt.Errorf("deliver to %s: %w", to, &mailboxError{550})
 		}
-		return nil
+		litequeue.Progress(ctx, 1, 1)
+		return litequeue.RecordOutput(ctx, map[string]string{"message_id": "m-1." + to})
 	}))
 	q.Handle("report.render", func(ctx context.Context, job *litequeue.Job) error {
 		fx.take(1500 * time.Millisecond)

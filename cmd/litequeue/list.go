@@ -110,11 +110,23 @@ func (c *cli) jobTable(jobs []*litequeue.Job) {
 		return
 	}
 	tw := newTable(c.stdout)
-	fmt.Fprintf(tw, "ID\t%s\tQUEUE\tKIND\tTRIES\tRUN AT\tFINISHED\tLAST ERROR\n", c.paintCell(bold, "STATE"))
+	fmt.Fprintf(tw, "ID\t%s\tQUEUE\tKIND\tTRIES\tPROGRESS\tRUN AT\tFINISHED\tLAST ERROR\n", c.paintCell(bold, "STATE"))
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n",
 			j.ID, c.paintCell(stateColor(j.State), string(j.State)), j.Queue, j.Kind,
-			j.Attempt, j.MaxTries, fmtTime(dueAt(j)), fmtTime(j.FinishedAt), orDash(oneLine(j.LastError, 60)))
+			j.Attempt, j.MaxTries, progressCell(j.Progress), fmtTime(dueAt(j)), fmtTime(j.FinishedAt), orDash(oneLine(j.LastError, 60)))
 	}
 	tw.Flush()
+}
+
+// progressCell shows a job's progress in a table: "3/10", "3" when the
+// total is not known, "-" for none.
+func progressCell(p *litequeue.JobProgress) string {
+	switch {
+	case p == nil:
+		return "-"
+	case p.Total <= 0:
+		return fmt.Sprint(p.Done)
+	}
+	return fmt.Sprintf("%d/%d", p.Done, p.Total)
 }

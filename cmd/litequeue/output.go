@@ -185,6 +185,14 @@ type jobJSON struct {
 	// The payload: as is when it is JSON, else in base64.
 	Payload       json.RawMessage `json:"payload,omitempty"`
 	PayloadBase64 []byte          `json:"payload_base64,omitempty"`
+	// Progress, as the job's handler reported it; none: left out.
+	Progress *progressJSON `json:"progress,omitempty"`
+	// The output and the checkpoint (show only): as is when JSON, else in
+	// base64.
+	Output           json.RawMessage `json:"output,omitempty"`
+	OutputBase64     []byte          `json:"output_base64,omitempty"`
+	Checkpoint       json.RawMessage `json:"checkpoint,omitempty"`
+	CheckpointBase64 []byte          `json:"checkpoint_base64,omitempty"`
 	// Sealed, for a payload sealed at rest: with which key, and whether it
 	// opened. A payload that did not open is left out.
 	Sealed *sealedJSON `json:"sealed,omitempty"`
@@ -197,16 +205,21 @@ func toJobJSON(j *litequeue.Job, withPayload bool) jobJSON {
 		Priority: j.Priority, Attempt: j.Attempt, MaxTries: j.MaxTries,
 		RunAt: optTime(j.RunAt), CreatedAt: j.CreatedAt.UTC(), FinishedAt: optTime(j.FinishedAt),
 		LastError: j.LastError, UniqueKey: j.UniqueKey, ExpiresAt: optTime(j.ExpiresAt),
-		Sealed: sealedOf(j),
+		Sealed: sealedOf(j), Progress: toProgressJSON(j.Progress),
 	}
 	if withPayload && (out.Sealed == nil || out.Sealed.Opened) {
-		if json.Valid(j.Payload) {
-			out.Payload = j.Payload
-		} else {
-			out.PayloadBase64 = j.Payload
-		}
+		out.Payload, out.PayloadBase64 = jsonOrBase64(j.Payload)
 	}
 	return out
+}
+
+// jsonOrBase64 returns p as JSON if it is JSON, else as bytes to write in
+// base64.
+func jsonOrBase64(p []byte) (json.RawMessage, []byte) {
+	if json.Valid(p) {
+		return p, nil
+	}
+	return nil, p
 }
 
 // optTime returns t in UTC, or nil for the zero time.
@@ -216,4 +229,19 @@ func optTime(t time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// progressJSON is a job's progress in --json output.
+type progressJSON struct {
+	Done  int       `json:"done"`
+	Total int       `json:"total"`
+	At    time.Time `json:"at"`
+}
+
+// toProgressJSON returns p's JSON form; nil for none.
+func toProgressJSON(p *litequeue.JobProgress) *progressJSON {
+	if p == nil {
+		return nil
+	}
+	return &progressJSON{Done: p.Done, Total: p.Total, At: p.At.UTC()}
 }

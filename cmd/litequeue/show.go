@@ -61,9 +61,12 @@ func (c *cli) show(fs *flagSet) runFunc {
 	}
 }
 
-// toShowJSON returns the JSON form of a job and its history.
+// toShowJSON returns the JSON form of a job, with its output and
+// checkpoint, and its history.
 func toShowJSON(job *litequeue.Job, history []litequeue.Attempt) showJSON {
 	out := showJSON{Job: toJobJSON(job, true), History: make([]attemptJSON, len(history))}
+	out.Job.Output, out.Job.OutputBase64 = jsonOrBase64(job.Output)
+	out.Job.Checkpoint, out.Job.CheckpointBase64 = jsonOrBase64(job.Checkpoint)
 	for i, a := range history {
 		out.History[i] = attemptJSON{
 			Attempt: a.Attempt, StartedAt: a.StartedAt.UTC(), FinishedAt: a.FinishedAt.UTC(),
@@ -74,7 +77,7 @@ func toShowJSON(job *litequeue.Job, history []litequeue.Attempt) showJSON {
 	return out
 }
 
-// showJob writes a job's fields and payload.
+// showJob writes a job's fields, payload, output and checkpoint.
 func (c *cli) showJob(j *litequeue.Job) {
 	tw := newTable(c.stdout)
 	fmt.Fprintf(tw, "job\t%d\n", j.ID)
@@ -82,6 +85,9 @@ func (c *cli) showJob(j *litequeue.Job) {
 	fmt.Fprintf(tw, "queue\t%s\n", j.Queue)
 	fmt.Fprintf(tw, "kind\t%s\n", j.Kind)
 	fmt.Fprintf(tw, "tries\t%d of %d\n", j.Attempt, j.MaxTries)
+	if p := j.Progress; p != nil {
+		fmt.Fprintf(tw, "progress\t%s at %s\n", p, fmtTimeMS(p.At))
+	}
 	fmt.Fprintf(tw, "priority\t%d\n", j.Priority)
 	fmt.Fprintf(tw, "created\t%s\n", fmtTimeMS(j.CreatedAt))
 	fmt.Fprintf(tw, "run at\t%s\n", fmtTimeMS(dueAt(j)))
@@ -95,6 +101,15 @@ func (c *cli) showJob(j *litequeue.Job) {
 	fmt.Fprintln(c.stdout, "\npayload:")
 	if !c.writeSealed(j) {
 		writePayload(c.stdout, j.Payload)
+	}
+	for _, v := range []struct {
+		name  string
+		value []byte
+	}{{"output", j.Output}, {"checkpoint", j.Checkpoint}} {
+		if v.value != nil {
+			fmt.Fprintf(c.stdout, "\n%s:\n", v.name)
+			writePayload(c.stdout, v.value)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -101,4 +102,36 @@ func TestDelayCell(t *testing.T) {
 			t.Errorf("%s job (-want +got):\n%s", tt.state, diff)
 		}
 	}
+}
+
+// TestShow_JSONOutput: show --json carries a completed job's output and
+// a job's checkpoint, as JSON, and none for a job without one.
+func TestShow_JSONOutput(t *testing.T) {
+	fx := newFixture(t)
+	for id, want := range map[int64][2]string{
+		fx.sent:    {`{"message_id":"m-1.ada@example.com"}`, ""},
+		fx.bounced: {"", `{"tries":3}`},
+	} {
+		r := mustRun(t, fx.cli(""), "show", fmt.Sprint(id), "--json")
+		var got showJSON
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatalf("%v in:\n%s", err, r.stdout)
+		}
+		if out, cp := compactJSON(t, got.Job.Output), compactJSON(t, got.Job.Checkpoint); out != want[0] || cp != want[1] ||
+			got.Job.OutputBase64 != nil || got.Job.CheckpointBase64 != nil {
+			t.Errorf("job %d's output %q and checkpoint %q, want %q", id, out, cp, want)
+		}
+	}
+}
+
+// compactJSON is v compacted; "" for none.
+func compactJSON(t *testing.T, v json.RawMessage) string {
+	t.Helper()
+	var b bytes.Buffer
+	if len(v) > 0 {
+		if err := json.Compact(&b, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
 }

@@ -21,13 +21,22 @@ func RequestCancel(ctx context.Context, tx Execer, id int64) error {
 	return err
 }
 
-// DeleteJob deletes in tx the job with the given ID and its history, and
-// nothing else: its idempotency keys stay, and no other job ever gets
+// DeleteJob deletes in tx the job with the given ID, its history, its
+// output, checkpoint and progress, and nothing else: its idempotency keys stay, and no other job ever gets
 // its ID (AUTOINCREMENT on the file, an identity column on a server).
 func DeleteJob(ctx context.Context, tx Execer, id int64) error {
 	if _, err := tx.ExecContext(ctx, deleteJobSQL, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, deleteJobHistorySQL, id)
+	if _, err := tx.ExecContext(ctx, deleteJobHistorySQL, id); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, deleteOutputSQL, id); err != nil {
+		return err
+	}
+	if err := DeleteCheckpoint(ctx, tx, id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, deleteProgressSQL, id)
 	return err
 }

@@ -39,12 +39,20 @@ func DatabaseID(ctx context.Context, ex Execer) (string, error) {
 
 // A CopySource is what Copy reads of a database, in one snapshot: its ID
 // ("" for none), the jobs that are not finished (and the dead), their
-// history, and the idempotency keys that have not expired.
+// history and checkpoints, and the idempotency keys that have not
+// expired.
 type CopySource struct {
-	ID      string
-	Jobs    []JobRow
-	History []CopyHistoryRow
-	Keys    []CopyKeyRow
+	ID          string
+	Jobs        []JobRow
+	History     []CopyHistoryRow
+	Checkpoints []CopyCheckpointRow
+	Keys        []CopyKeyRow
+}
+
+// A CopyCheckpointRow is the checkpoint of a job Copy copies, as stored.
+type CopyCheckpointRow struct {
+	JobID      int64  `db:"job_id"`
+	Checkpoint []byte `db:"checkpoint"`
 }
 
 // A CopyHistoryRow is a history row of a job Copy copies.
@@ -66,24 +74,32 @@ const (
 	copyHistorySQL = `SELECT job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state
 		FROM litequeue_attempts WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead'))
 		ORDER BY id`
-	copyKeysSQL = `SELECT key, expires_at FROM litequeue_keys WHERE expires_at > ?`
+	copyKeysSQL        = `SELECT key, expires_at FROM litequeue_keys WHERE expires_at > ?`
+	copyCheckpointsSQL = `SELECT job_id, checkpoint FROM litequeue_checkpoints
+		WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead'))`
 )
 
 // ReadCopySource reads what Copy copies from the database of p, in one
 // snapshot, scanning the jobs' columns cols; the keys are those that have
-// not expired at now.
-func ReadCopySource(ctx context.Context, p *Pool, cols string, now int64) (*CopySource, error) {
+// not expired at now. The checkpoints are read where the database has
+// them (Info.Composed).
+func ReadCopySource(ctx context.Context, p *Pool, info Info, now int64) (*CopySource, error) {
 	var src *CopySource
 	err := p.Snapshot(ctx, func(tx Execer) (err error) {
 		src = new(CopySource)
 		if src.ID, err = DatabaseID(ctx, tx); err != nil {
 			return err
 		}
-		if err := tx.SelectContext(ctx, &src.Jobs, `SELECT `+cols+copyJobsWhere); err != nil {
+		if err := tx.SelectContext(ctx, &src.Jobs, `SELECT `+info.JobColumns+copyJobsWhere); err != nil {
 			return err
 		}
 		if err := tx.SelectContext(ctx, &src.History, copyHistorySQL); err != nil {
 			return err
+		}
+		if info.Composed {
+			if err := tx.SelectContext(ctx, &src.Checkpoints, copyCheckpointsSQL); err != nil {
+				return err
+			}
 		}
 		return tx.SelectContext(ctx, &src.Keys, copyKeysSQL, now)
 	})
@@ -161,3 +177,12 @@ func MergeKey(ctx context.Context, tx Execer, key string, expiresAt int64) error
 	_, err := tx.ExecContext(ctx, copyKeySQL, key, expiresAt)
 	return err
 }
+
+// CopyCheckpoint writes the checkpoint of the copied job with the given
+// ID, as stored in the source.
+func CopyCheckpoint(ctx context.Context, tx Execer, id int64, checkpoint []byte) error {
+	_, err := tx.ExecContext(ctx, copyCheckpointSQL, id, checkpoint)
+	return err
+}
+
+const copyCheckpointSQL = `INSERT INTO litequeue_checkpoints (job_id, checkpoint) VALUES (?, ?)`

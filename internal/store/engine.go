@@ -127,6 +127,11 @@ type Info struct {
 	// RecordWorker): every one but a file opened read-only that no binary
 	// with them has opened for writing since it was made.
 	Recorded bool
+	// Composed says that the database has the tables of job outputs,
+	// checkpoints and progress (litequeue_outputs, litequeue_checkpoints,
+	// litequeue_progress): every one but a file opened read-only that no
+	// binary with it has opened for writing since it was made.
+	Composed bool
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a
 	// file is shared only by the processes of one machine.

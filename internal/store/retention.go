@@ -92,10 +92,10 @@ const deleteJobsSQL = `DELETE FROM litequeue_jobs
 
 const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
 
-// DeleteFinished deletes in tx, with their history, those of the jobs ids
-// that are still in one of the states and finished at or before cutoff (a
-// dead job may have been replayed since it was found), and returns how
-// many it deleted.
+// DeleteFinished deletes in tx, with their history, outputs, checkpoints
+// and progress, those of the jobs ids that are still in one of the states
+// and finished at or before cutoff (a dead job may have been replayed
+// since it was found), and returns how many it deleted.
 func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string, cutoff int64) (int, error) {
 	var deleted []int64
 	if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
@@ -104,7 +104,12 @@ func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string
 	if len(deleted) == 0 {
 		return 0, nil
 	}
-	return len(deleted), execIn(ctx, tx, deleteHistorySQL, deleted)
+	for _, query := range []string{deleteHistorySQL, deleteOutputsSQL, deleteCheckpointsSQL, deleteProgressesSQL} {
+		if err := execIn(ctx, tx, query, deleted); err != nil {
+			return 0, err
+		}
+	}
+	return len(deleted), nil
 }
 
 const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`

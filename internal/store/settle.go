@@ -58,10 +58,12 @@ type HeldRow struct {
 	Claimed *JobRow // its token and created_at fence the write
 	After   *JobRow
 	History *HistoryRow // added if the fence holds; nil: none
+	Output  []byte      // written if the fence holds (SetOutput); nil: none
 }
 
-// SetHeldRowEach is SetHeldRow for each of rows, a statement each, and
-// then AddHistory of the history rows of those whose fence held.
+// SetHeldRowEach is SetHeldRow for each of rows, a statement each, with
+// the output of each whose fence held, and then AddHistory of the history
+// rows of those whose fence held.
 func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error) {
 	held := make([]bool, len(rows))
 	var history []*HistoryRow
@@ -71,6 +73,11 @@ func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, err
 			return nil, err
 		}
 		held[i] = ok
+		if ok && r.Output != nil {
+			if err := SetOutput(ctx, tx, r.After.ID, r.Output); err != nil {
+				return nil, err
+			}
+		}
 		if ok && r.History != nil {
 			history = append(history, r.History)
 		}
@@ -85,6 +92,10 @@ type RunEnd[N any] struct {
 	Claimed *JobRow     // the row as claimed: its token and created_at fence the write
 	After   JobRow      // the job's row after the run
 	History *HistoryRow // nil: none
+	// Output is what the run recorded, stored with the end if the end is
+	// stored as completed: by its fence holding, or decided again
+	// (CompleteTx completed the job under the run's lease). nil: none.
+	Output []byte
 	// Gated says that the gate counts the end: its kind has a limit or a
 	// breaker (see Steps.Ran).
 	Gated bool
@@ -181,6 +192,9 @@ func (w *Writer[N]) setRows(ctx context.Context, tx Execer, ends []*RunEnd[N]) (
 			if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
 				return s, err
 			}
+			if err := storeOutput(ctx, tx, e); err != nil {
+				return s, err
+			}
 			s.redecided = storedHistory(s.redecided, e)
 		}
 		if !e.Stored {
@@ -211,9 +225,17 @@ func storedHistory[N any](history []*HistoryRow, e *RunEnd[N]) []*HistoryRow {
 func heldRows[N any](ends []*RunEnd[N]) []HeldRow {
 	rows := make([]HeldRow, len(ends))
 	for i, e := range ends {
-		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After, History: e.History}
+		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After, History: e.History, Output: e.output()}
 	}
 	return rows
+}
+
+// output is the output to store with e: e.Output if e ends completed.
+func (e *RunEnd[N]) output() []byte {
+	if e.After.State != "completed" {
+		return nil
+	}
+	return e.Output
 }
 
 // historyChunk is how many rows one statement of AddHistory adds. A
@@ -245,6 +267,15 @@ func AddHistory(ctx context.Context, tx Execer, rows []*HistoryRow) error {
 		if err := AddHistoryRow(ctx, tx, h); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// storeOutput stores the output of e, decided again, if it is stored as
+// completed (CompleteTx completed the job under the run's lease).
+func storeOutput[N any](ctx context.Context, tx Execer, e *RunEnd[N]) error {
+	if out := e.output(); e.Stored && out != nil {
+		return SetOutput(ctx, tx, e.After.ID, out)
 	}
 	return nil
 }

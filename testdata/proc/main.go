@@ -13,6 +13,7 @@
 //	                             every "order" job in the file is done; HOW is "writetx" (WriteTx) or "plain" (DB())
 //	proc periodic DB START       fire the schedule "quarter" on a mock clock from START (see periodic.go)
 //	proc expire DB LATE          run due "timed" jobs once, printing "ran ID STATE-OF-LATE" for each (see expire.go)
+//	proc checkpoint DB           run due "upload" jobs once, saving checkpoints, and wait to be killed (see checkpoint.go)
 //	proc replicate DB CHECKPOINT SECONDS
 //	                             enqueue and work for SECONDS on a file an outside replicator copies, with
 //	                             Options.Checkpoint CHECKPOINT (see replicate.go)
@@ -120,6 +121,8 @@ func run(args []string) error {
 		return pause(ctx, q, args[0], args[2], args[3])
 	case "limits":
 		return limits(ctx, q, logs, args[2], args[3])
+	case "checkpoint":
+		return checkpoint(ctx, q)
 	}
 	return fmt.Errorf("unknown mode %q", args[0])
 }

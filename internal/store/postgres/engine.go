@@ -40,7 +40,7 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 6 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement, litequeue_policies, litequeue_throughput, litequeue_workers
+const pgSchemaVersion = 7 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement, litequeue_policies, litequeue_throughput, litequeue_workers; 7: litequeue_outputs, litequeue_checkpoints, litequeue_progress
 
 // VersionSQL reads the version of litequeue's tables.
 const VersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
@@ -85,7 +85,7 @@ func (e *Engine) TellsOwn() bool { return true }
 // table.
 func (e *Engine) Info() store.Info {
 	return store.Info{Reads: e.db, Writes: e.db, App: e.db, Dialect: new(store.Dialect),
-		JobColumns: store.JobColumns, Flow: true, Recorded: true, ServerClock: true}
+		JobColumns: store.JobColumns, Flow: true, Recorded: true, Composed: true, ServerClock: true}
 }
 
 // sqlState is the SQLSTATE of a server's error, or "".

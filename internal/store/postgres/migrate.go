@@ -62,6 +62,9 @@ var pgSteps = map[int]pgStep{
 		"CREATE TABLE IF NOT EXISTS litequeue_workers",
 		"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE OR REPLACE TRIGGER litequeue_jobs_notify",
 		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update"}},
+	// New tables, which only this version's processes use.
+	6: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_outputs", "CREATE TABLE IF NOT EXISTS litequeue_checkpoints",
+		"CREATE TABLE IF NOT EXISTS litequeue_progress"}},
 }
 
 // pgChannel names the channel of the wake-ups of litequeue's tables in

@@ -259,3 +259,26 @@ CREATE TABLE IF NOT EXISTS litequeue_workers (
 	started     BIGINT NOT NULL,
 	last_seen   BIGINT NOT NULL
 );
+
+-- Version 7: a row per completed job whose handler recorded an output,
+-- as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_outputs (
+	job_id BIGINT PRIMARY KEY,
+	output BYTEA  NOT NULL
+);
+
+-- Version 7: a row per job whose handler saved a checkpoint, as in
+-- schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_checkpoints (
+	job_id     BIGINT PRIMARY KEY,
+	checkpoint BYTEA  NOT NULL
+);
+
+-- Version 7: a row per job whose handler reported its progress, as in
+-- schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_progress (
+	job_id BIGINT PRIMARY KEY,
+	done   BIGINT NOT NULL,
+	total  BIGINT NOT NULL,
+	at     BIGINT NOT NULL
+);

@@ -8,9 +8,10 @@ import (
 )
 
 // pgSetHeldRowsSQL is store.SetHeldRow for every row of a batch, and the
-// history rows of those it wrote, in one statement: one round trip for a
+// history rows and outputs of those it wrote, in one statement: one round trip for a
 // batch of run ends. Its first arrays hold, for each row, its fence (id,
-// token, created_at) and its values after the run; the history's arrays
+// token, created_at), its values after the run and its output (NULL:
+// none), written for the rows written; the history's arrays
 // (pgHistoryArrays, after the number of the row each belongs to) are
 // added for the rows written, in the order of the arrays, which the
 // identity column numbers them in. It returns the number (from 1) of each
@@ -20,8 +21,8 @@ import (
 // another created_at, under the same token), and only the row's number
 // tells them apart.
 const pgSetHeldRowsSQL = `WITH v AS (
-	SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
-	     WITH ORDINALITY AS v(id, token, created_at, state, attempt, run_at, finished_at, last_error, n)
+	SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::bytea[])
+	     WITH ORDINALITY AS v(id, token, created_at, state, attempt, run_at, finished_at, last_error, output, n)
 ), s AS (
 	UPDATE litequeue_jobs AS j
 	SET state = v.state, attempt = v.attempt, run_at = v.run_at, finished_at = v.finished_at,
@@ -29,7 +30,11 @@ const pgSetHeldRowsSQL = `WITH v AS (
 	FROM v
 	WHERE j.id = v.id AND j.token = v.token AND j.created_at = v.created_at
 	  AND j.state = 'running' AND j.cancel = 0
-	RETURNING v.n
+	RETURNING v.n, v.id, v.output
+), outputs AS (
+	INSERT INTO litequeue_outputs (job_id, output)
+	SELECT s.id, s.output FROM s WHERE s.output IS NOT NULL
+	ON CONFLICT (job_id) DO UPDATE SET output = excluded.output
 ), added AS (
 	INSERT INTO litequeue_attempts
 	(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state)
@@ -48,12 +53,13 @@ const pgHistoryArrays = `unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint
 	     AS h(row_n, job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state, n)`
 
 // SetHeldRows writes every row that its lease still holds, and the
-// history rows of those, in one statement (pgSetHeldRowsSQL).
+// history rows and outputs of those, in one statement (pgSetHeldRowsSQL).
 func (e *Engine) SetHeldRows(ctx context.Context, tx store.Execer, rows []store.HeldRow) ([]bool, error) {
 	n := len(rows)
 	ids, tokens, created := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, errs := make([]string, n), make([]string, n)
 	attempts, runAts, finishedAts := make([]int64, n), make([]*int64, n), make([]*int64, n)
+	outputs := make([][]byte, n)
 	var history []*store.HistoryRow
 	var rowOf []int64 // the number of the row of each history row, from 1
 	for i, r := range rows {
@@ -61,11 +67,12 @@ func (e *Engine) SetHeldRows(ctx context.Context, tx store.Execer, rows []store.
 		ids[i], tokens[i], created[i] = a.ID, r.Claimed.Token, r.Claimed.CreatedAt
 		states[i], attempts[i], errs[i] = a.State, int64(a.Attempt), store.StorableText(a.LastError)
 		runAts[i], finishedAts[i] = nullable(a.RunAt), nullable(a.FinishedAt)
+		outputs[i] = r.Output
 		if r.History != nil {
 			history, rowOf = append(history, r.History), append(rowOf, int64(i+1))
 		}
 	}
-	args := append([]any{ids, tokens, created, states, attempts, runAts, finishedAts, errs, rowOf}, historyArgs(history)...)
+	args := append([]any{ids, tokens, created, states, attempts, runAts, finishedAts, errs, outputs, rowOf}, historyArgs(history)...)
 	var wrote []int64
 	if err := tx.SelectContext(ctx, &wrote, pgSetHeldRowsSQL, args...); err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ type Engine struct {
 	app         *sqlx.DB  // the app's pool
 	version     int       // litequeue's schema version in the file when it was opened
 	recorded    bool      // the file has the tables of store.Info.Recorded
+	composed    bool      // the file has the tables of store.Info.Composed
 	flock       *fileLock // nil on a read-only Engine
 	logger      *slog.Logger
 	walWarned   atomic.Int64  // the -wal size last warned about (see walGrowth)
@@ -85,6 +86,9 @@ func Open(path string, c Config) (_ *Engine, err error) {
 		e.db.SetMaxOpenConns(c.ReadPool)
 		e.db.SetMaxIdleConns(c.ReadPool)
 		e.recorded, err = hasTables(context.Background(), e.db, recordTables)
+		if err == nil {
+			e.composed, err = hasTables(context.Background(), e.db, composeTables)
+		}
 		return e, err
 	}
 	e.writes, e.db = f.db, nil
@@ -141,6 +145,7 @@ func (e *Engine) Info() store.Info {
 		JobColumns: store.FileJobColumns(e.version, readOnly),
 		Flow:       !readOnly || e.version >= 5,
 		Recorded:   !readOnly || e.recorded, // Open completes the schema
+		Composed:   !readOnly || e.composed,
 	}
 	if readOnly {
 		info.App = e.db

@@ -418,6 +418,10 @@ func readSchemaVersion(ctx context.Context, db sqlx.QueryerContext) (int, error)
 // gained in version 5 without a new version.
 var recordTables = []string{"litequeue_policies", "litequeue_throughput", "litequeue_workers"}
 
+// composeTables are the tables of store.Info.Composed, which schema.sql
+// gained without a new version.
+var composeTables = []string{"litequeue_outputs", "litequeue_checkpoints", "litequeue_progress"}
+
 // hasTables reports whether the file has every table of names.
 func hasTables(ctx context.Context, db sqlx.QueryerContext, names []string) (bool, error) {
 	for _, name := range names {

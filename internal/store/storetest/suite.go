@@ -101,6 +101,12 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"ThroughputOwnShards": testThroughputOwnShards,
 		"CountEnd":            testCountEnd,
 		"DeleteThroughput":    testDeleteThroughput,
+
+		// Job outputs, checkpoints and progress (outputs.go, checkpoints.go,
+		// progress.go).
+		"SetHeldRowsOutputs": testSetHeldRowsOutputs,
+		"Checkpoints":        testCheckpoints,
+		"Progress":           testProgress,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
