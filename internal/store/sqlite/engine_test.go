@@ -10,27 +10,42 @@ import (
 	"github.com/litequeue/litequeue/internal/store/storetest"
 )
 
-// TestQueryPlans_Claim checks that the claim reads the claim index in the
-// order it needs and stops at its LIMIT, instead of sorting every due job
-// each time, and that its UPDATE looks its rows up by ID: a job queue's
-// hot path must not slow down as its backlog grows. SQLite, without
+// TestQueryPlans_Claim checks that the claim reads the claim index alone
+// (no other index, no scan of the table): a probe per kind and priority,
+// and of each kind and priority the range of due jobs, in order, up to
+// the limit; that it sorts only the rows of those ranges, at the end; and
+// that its UPDATE looks its rows up by ID: a job queue's hot path must
+// not slow down as its backlog, due or scheduled, grows. SQLite, without
 // statistics, picks plans by rules; this catches a change of schema or
-// query that makes it sort.
+// query that makes it scan or sort.
 func TestQueryPlans_Claim(t *testing.T) {
 	t.Parallel()
 	db := openTemp(t, Config{}).Info().Reads
-	for query, args := range map[string][]any{
-		claimSQL + claimOrderSQL:                       {0, 0, []string{"a", "b"}, 1},
-		claimSQL + ` AND queue IN (?)` + claimOrderSQL: {0, 0, []string{"a", "b"}, []string{"q"}, 1},
-		claimUpdateSQL:                                 {0, 0, "w", "[[1,1,1,3,0]]"},
+	for _, cq := range []store.ClaimQuery{
+		{Kinds: []string{"a"}, Limit: 1},
+		{Kinds: []string{"a", "b"}, Queues: []string{"q"}, Paused: []string{"p"}, Limit: 1},
 	} {
+		query, args, err := claimQuery(cq)
+		if err != nil {
+			t.Fatal(err)
+		}
 		p := storetest.PlanOf(t, db, query, args...)
-		if strings.Contains(p, "TEMP B-TREE") {
-			t.Errorf("query sorts every match instead of reading an index in order:\n%s\nplan: %s", query, p)
+		for _, step := range []string{
+			"SEARCH litequeue_jobs USING COVERING INDEX litequeue_jobs_claim (kind=?)",
+			"SEARCH litequeue_jobs USING COVERING INDEX litequeue_jobs_claim (kind=? AND priority<?)",
+			"SEARCH litequeue_jobs USING INDEX litequeue_jobs_claim (kind=? AND priority=? AND run_at<?)",
+			"SEARCH litequeue_jobs USING INTEGER PRIMARY KEY (rowid=?)",
+		} {
+			if !strings.Contains(p, step) {
+				t.Errorf("the claim's plan has no step %q:\n%s\nplan: %s", step, query, p)
+			}
 		}
-		if query == claimUpdateSQL && !strings.Contains(p, "SEARCH litequeue_jobs USING INTEGER PRIMARY KEY") {
-			t.Errorf("the claim's update does not look its rows up by id:\n%s\nplan: %s", query, p)
+		if strings.Contains(p, "SCAN litequeue_jobs") || strings.Count(p, "TEMP B-TREE") != 1 || !strings.HasSuffix(p, "USE TEMP B-TREE FOR ORDER BY") {
+			t.Errorf("the claim scans, or sorts more than the rows it takes from its ranges:\n%s\nplan: %s", query, p)
 		}
+	}
+	if p := storetest.PlanOf(t, db, claimUpdateSQL, 0, 0, "w", "[[1,1,1,3,0]]"); !strings.Contains(p, "SEARCH litequeue_jobs USING INTEGER PRIMARY KEY") {
+		t.Errorf("the claim's update does not look its rows up by id:\n%s\nplan: %s", claimUpdateSQL, p)
 	}
 }
 
