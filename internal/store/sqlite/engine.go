@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -233,49 +232,6 @@ func setDurable(c *store.Conn, full, durable bool) error {
 	return nil
 }
 
-// claimSQL reads the due jobs of the kinds in its JSON array in claim
-// order, up to its limit, through the claim index (kind, priority DESC,
-// run_at, id) alone: kp walks each kind's priorities, one probe each, and
-// of each kind and priority the due jobs are a range of the index, read
-// in order up to the limit (the IN's subquery, run again for each row of
-// kp); the outer ORDER BY sorts those rows only. Its work is bounded by
-// the limit times the kinds and their priorities, whatever the number of
-// pending jobs, due or not, of these kinds and others. It leaves alone a
-// job whose expiry has come, which the claim's expiry step (see
-// expire.go) did not get to. INDEXED BY is SQLite's: without statistics
-// its planner may prefer another partial index of pending jobs. The queue
-// filters go at claimFilter, inside the probes.
-const claimSQL = `WITH RECURSIVE kp(k, p) AS (
-	SELECT n.value, (SELECT priority FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
-		WHERE state = 'pending' AND kind = n.value ORDER BY priority DESC LIMIT 1) FROM json_each(?) AS n
-	UNION ALL
-	SELECT kp.k, (SELECT priority FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
-		WHERE state = 'pending' AND kind = kp.k AND priority < kp.p ORDER BY priority DESC LIMIT 1)
-	FROM kp WHERE kp.p IS NOT NULL)
-	SELECT ` + store.JobColumns + ` FROM kp CROSS JOIN litequeue_jobs
-	WHERE kp.p IS NOT NULL AND id IN (SELECT id FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
-		WHERE state = 'pending' AND kind = kp.k AND priority = kp.p AND run_at <= ?
-		  AND (expires_at IS NULL OR expires_at > ?)`
-
-const claimEndSQL = ` ORDER BY run_at, id LIMIT ` + store.LimitParam + `)
-	ORDER BY priority DESC, run_at, id LIMIT ` + store.LimitParam
-
-// claimQuery returns the claim's SELECT (claimSQL) and its arguments.
-func claimQuery(cq store.ClaimQuery) (string, []any, error) {
-	kinds, err := json.Marshal(cq.Kinds)
-	if err != nil {
-		return "", nil, err
-	}
-	query, args := claimSQL, []any{string(kinds), store.MS(cq.Now), store.MS(cq.Now)}
-	if len(cq.Queues) > 0 {
-		query, args = query+` AND queue IN (?)`, append(args, cq.Queues)
-	}
-	if len(cq.Paused) > 0 {
-		query, args = query+` AND queue NOT IN (?)`, append(args, cq.Paused)
-	}
-	return sqlx.In(query+claimEndSQL, append(args, cq.Limit, cq.Limit)...)
-}
-
 // claimUpdateSQL leases every claimed row in one statement, whatever
 // their number: its one argument of its own is a JSON array with, for
 // each row, [id, attempt, token, max_tries, retry_delay] (the values that
@@ -290,8 +246,8 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 	if len(cq.Kinds) == 0 {
 		return nil
 	}
-	query, args, err := claimQuery(cq)
-	if err != nil {
+	query, args, err := claimQuery(ctx, tx, cq)
+	if err != nil || query == "" {
 		return err
 	}
 	var rows []store.JobRow
