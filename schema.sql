@@ -1,4 +1,4 @@
--- litequeue schema, version 5. Times are Unix milliseconds from the
+-- litequeue schema, version 6. Times are Unix milliseconds from the
 -- injected clock (a mock clock may well stand at 0, so "unset" is NULL in
 -- the columns that a Job shows, and 0 only in internal ones). Written to
 -- run on PostgreSQL too with three substitutions: INTEGER PRIMARY KEY
@@ -46,13 +46,14 @@ CREATE TABLE IF NOT EXISTS litequeue_jobs (
 	expires_at    INTEGER                     -- ExpireAfter: not started by then, the job expires; NULL: never (version 5)
 );
 
--- Claim: due pending jobs in priority, then RunAt, then ID order.
+-- Claim: each kind's due pending jobs in priority, then RunAt, then ID
+-- order, one ordered probe per kind handled (see claimSQL); NextDue: a
+-- kind's earliest RunAt, one probe per priority its pending jobs have
+-- (see nextPendingSQL). Version 6: it was (priority DESC, run_at, id),
+-- beside litequeue_jobs_next (kind, run_at), two index writes per job
+-- that enqueue and claim now spend once (see upgradeIndexes).
 CREATE INDEX IF NOT EXISTS litequeue_jobs_claim
-	ON litequeue_jobs (priority DESC, run_at, id) WHERE state = 'pending';
-
--- NextDue: the earliest RunAt of a pending job of one kind.
-CREATE INDEX IF NOT EXISTS litequeue_jobs_next
-	ON litequeue_jobs (kind, run_at) WHERE state = 'pending';
+	ON litequeue_jobs (kind, priority DESC, run_at, id) WHERE state = 'pending';
 
 -- Rescue: running jobs by lease expiry.
 CREATE INDEX IF NOT EXISTS litequeue_jobs_lease
@@ -108,9 +109,11 @@ CREATE TABLE IF NOT EXISTS litequeue_attempts (
 CREATE INDEX IF NOT EXISTS litequeue_attempts_job
 	ON litequeue_attempts (job_id, started_at, id);
 
--- Stats: the last hour's rows.
-CREATE INDEX IF NOT EXISTS litequeue_attempts_recent
-	ON litequeue_attempts (finished_at);
+-- Version 6 has no index of the rows by finished_at (version 5's
+-- litequeue_attempts_recent, one write per run): Stats reads the last
+-- hour's failures through litequeue_attempts_breaker, and a breaker's
+-- count of completed runs the rows from the window's first ID on (see
+-- stats.go and window.go).
 
 CREATE TABLE IF NOT EXISTS litequeue_keys (
 	key        TEXT    PRIMARY KEY,

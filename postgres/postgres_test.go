@@ -406,7 +406,7 @@ func TestHealth_OnServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !h.OK() || h.SchemaVersion != postgres.SchemaVersion || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
-		t.Fatalf("Health = %+v, want OK, version 6, one pending job, no file figures", h)
+		t.Fatalf("Health = %+v, want OK, version 7, one pending job, no file figures", h)
 	}
 }
 
@@ -472,7 +472,7 @@ func TestOpen_MigratesVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	if h.SchemaVersion != postgres.SchemaVersion || h.Jobs[litequeue.Pending] != 1 {
-		t.Errorf("Health = %+v, want version 6 and the one pending job", h)
+		t.Errorf("Health = %+v, want version 7 and the one pending job", h)
 	}
 }
 

@@ -22,7 +22,7 @@ func TestCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("%v in:\n%s", err, r.stdout)
 	}
-	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "5" || got.JournalMode != "wal" ||
+	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "6" || got.JournalMode != "wal" ||
 		got.ApplicationID != 0x4c515545 /* "LQUE" */ || got.FileBytes == 0 {
 		t.Errorf("check --json: %+v", got)
 	}

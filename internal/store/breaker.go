@@ -73,9 +73,10 @@ const failedSinceSQL = `SELECT COUNT(*) FROM litequeue_attempts
 	WHERE kind = ? AND finished_at > ? AND ` + FailedSQL
 
 // completedSinceSQL counts the completed runs of a kind since a moment,
-// up to a limit.
-const completedSinceSQL = `SELECT COUNT(*) FROM (SELECT 1 FROM litequeue_attempts
-	WHERE finished_at > ? AND kind = ? AND outcome = 'completed' LIMIT ?) AS c`
+// up to a limit, in the rows from the first ID of its window on (see
+// windowSQL).
+const completedSinceSQL = windowSQL + `SELECT COUNT(*) FROM (SELECT 1 FROM litequeue_attempts
+	WHERE id >= (SELECT lo FROM win) AND id < (SELECT top FROM win) AND finished_at > ? AND kind = ? AND outcome = 'completed' LIMIT ?) AS c`
 
 // FailedSince counts the failed runs of kind that finished after since.
 func FailedSince(ctx context.Context, ex Execer, kind string, since int64) (int, error) {
@@ -88,7 +89,7 @@ func FailedSince(ctx context.Context, ex Execer, kind string, since int64) (int,
 // since, up to limit.
 func CompletedSince(ctx context.Context, ex Execer, kind string, since, limit int64) (int, error) {
 	var n int
-	err := ex.GetContext(ctx, &n, completedSinceSQL, since, kind, limit)
+	err := ex.GetContext(ctx, &n, completedSinceSQL, windowFrom(since), windowFrom(since), since, kind, limit)
 	return n, err
 }
 

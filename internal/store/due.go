@@ -11,7 +11,20 @@ import (
 // cheaply enough to poll, through indexes. Which kinds and queues a worker
 // may take the root decides (its gate).
 
-const nextPendingSQL = `SELECT MIN(run_at) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?`
+// nextPendingSQL reads a kind's earliest RunAt through the claim index
+// (kind, priority DESC, run_at, id): it walks the kind's priorities, one
+// probe each, and reads the first RunAt of each, where the queue filter
+// goes (nextPendingEnd). Its work is bounded by the number of priorities
+// the kind's pending jobs have, not by their number.
+const nextPendingSQL = `WITH RECURSIVE p(priority) AS (
+	SELECT (SELECT priority FROM litequeue_jobs WHERE state = 'pending' AND kind = ? ORDER BY priority DESC LIMIT 1)
+	UNION ALL
+	SELECT (SELECT priority FROM litequeue_jobs WHERE state = 'pending' AND kind = ? AND priority < p.priority
+		ORDER BY priority DESC LIMIT 1) FROM p WHERE p.priority IS NOT NULL)
+	SELECT MIN(t) FROM (SELECT (SELECT run_at FROM litequeue_jobs
+		WHERE state = 'pending' AND kind = ? AND priority = p.priority`
+
+const nextPendingEnd = ` ORDER BY run_at LIMIT 1) AS t FROM p WHERE p.priority IS NOT NULL) AS f`
 
 // nextLeaseSQL reads the earliest and latest lease expiry, and whether
 // anything is paused; nextLeaseOnlySQL, for a file of an older schema
@@ -47,17 +60,19 @@ func ReadLeaseTimes(ctx context.Context, db Execer, flow bool) (LeaseTimes, erro
 
 // NextPending returns the earliest RunAt of a pending job of kind, on one
 // of the queues (nil: any) and on none of paused; NULL if there is none.
-// It is one lookup in the claim index.
+// It is a lookup in the claim index per priority of the kind's pending
+// jobs.
 func NextPending(ctx context.Context, db Execer, kind string, queues, paused []string) (sql.NullInt64, error) {
 	var t sql.NullInt64
-	query, args := nextPendingSQL, []any{kind}
+	query, args := nextPendingSQL, []any{kind, kind, kind}
 	if len(queues) > 0 {
 		query, args = query+` AND queue IN (?)`, append(args, queues)
 	}
 	if len(paused) > 0 {
 		query, args = query+` AND queue NOT IN (?)`, append(args, paused)
 	}
-	if len(args) > 1 {
+	query += nextPendingEnd
+	if len(args) > 3 {
 		var err error
 		if query, args, err = sqlx.In(query, args...); err != nil {
 			return t, err

@@ -40,7 +40,7 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 7 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement, litequeue_policies, litequeue_throughput, litequeue_workers; 7: litequeue_outputs, litequeue_checkpoints, litequeue_progress
+const pgSchemaVersion = 7 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement, litequeue_policies, litequeue_throughput, litequeue_workers; 7: litequeue_outputs, litequeue_checkpoints, litequeue_progress; litequeue_jobs_pending replaced litequeue_jobs_claim and litequeue_jobs_next, without litequeue_attempts_recent
 
 // VersionSQL reads the version of litequeue's tables.
 const VersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
@@ -182,12 +182,30 @@ func (e *Engine) ServerNow(ctx context.Context, ex store.Execer) (time.Time, err
 }
 
 // pgClaimSQL takes, in claim order, due jobs that no other transaction
-// holds; a NULL list of queues is every queue.
-const pgClaimSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs
-	WHERE state = 'pending' AND run_at <= ? AND (expires_at IS NULL OR expires_at > ?)
-	  AND kind = ANY(?::text[]) AND (?::text[] IS NULL OR queue = ANY(?::text[]))
-	  AND NOT queue = ANY(?::text[])
-	ORDER BY priority DESC, run_at, id LIMIT ? FOR UPDATE SKIP LOCKED`
+// holds; a NULL list of queues is every queue. It reads
+// litequeue_jobs_pending (kind, priority DESC, run_at, id) alone: for
+// each kind, pr walks its priorities, one probe each, and of each kind
+// and priority the due jobs are a range of the index, read in order up to
+// the limit; the outer ORDER BY sorts those rows only. Its work is
+// bounded by the limit times the kinds and their priorities, not by the
+// jobs pending, due or not, also on a table the server has no statistics
+// of yet. A probe locks the rows it reads: of a claim of several kinds or
+// priorities, those it does not take stay locked, and skipped by other
+// claims, until it commits.
+const pgClaimSQL = `SELECT ` + store.JobColumns + ` FROM unnest(?::text[]) AS k(name)
+	CROSS JOIN LATERAL (WITH RECURSIVE p(v) AS (
+		SELECT (SELECT priority FROM litequeue_jobs WHERE state = 'pending' AND kind = k.name
+			ORDER BY priority DESC LIMIT 1)
+		UNION ALL
+		SELECT (SELECT priority FROM litequeue_jobs WHERE state = 'pending' AND kind = k.name AND priority < p.v
+			ORDER BY priority DESC LIMIT 1) FROM p WHERE p.v IS NOT NULL)
+		SELECT v FROM p WHERE v IS NOT NULL) AS pr
+	CROSS JOIN LATERAL (SELECT ` + store.JobColumns + ` FROM litequeue_jobs
+		WHERE state = 'pending' AND kind = k.name AND priority = pr.v AND run_at <= ?
+		  AND (expires_at IS NULL OR expires_at > ?)
+		  AND (?::text[] IS NULL OR queue = ANY(?::text[])) AND NOT queue = ANY(?::text[])
+		ORDER BY run_at, id LIMIT ? FOR UPDATE SKIP LOCKED) AS j
+	ORDER BY priority DESC, run_at, id LIMIT ?`
 
 // pgLeaseSQL leases every claimed row in one statement: its arrays hold,
 // for each row, the values that differ from row to row.
@@ -208,7 +226,7 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 		paused = []string{}
 	}
 	var rows []store.JobRow
-	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, store.MS(cq.Now), store.MS(cq.Now), cq.Kinds, queues, queues, paused, cq.Limit); err != nil {
+	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, cq.Kinds, store.MS(cq.Now), store.MS(cq.Now), queues, queues, paused, cq.Limit, cq.Limit); err != nil {
 		return err
 	}
 	n := len(rows)

@@ -1,13 +1,11 @@
 package postgres_test
 
 import (
-	"database/sql"
 	"path/filepath"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
-	"github.com/litequeue/litequeue/internal/backend"
 	"github.com/litequeue/litequeue/internal/pgtest"
 	"github.com/litequeue/litequeue/internal/store"
 	"github.com/litequeue/litequeue/internal/store/postgres"
@@ -27,17 +25,7 @@ func TestEngine_Suite(t *testing.T) {
 // server, and closes it when the test ends.
 func openEngine(t *testing.T) *postgres.Engine {
 	t.Helper()
-	db, err := sql.Open("pgx", pgtest.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	eng, err := postgres.Open(t.Context(), backend.Postgres{DB: db}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	return eng
+	return storetest.OpenServer(t, pgtest.DSN(t))
 }
 
 // TestEngine_Backup: a server has no file to copy, and Backup says so,

@@ -62,9 +62,16 @@ var pgSteps = map[int]pgStep{
 		"CREATE TABLE IF NOT EXISTS litequeue_workers",
 		"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE OR REPLACE TRIGGER litequeue_jobs_notify",
 		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update"}},
-	// New tables, which only this version's processes use.
+	// New tables, which only this version's processes use; the index of
+	// pending jobs by kind is built beside the two it replaces, which serve
+	// the claims of processes still at work meanwhile, and they are dropped
+	// once it is valid; the index of the history by finished_at goes. A
+	// process of an older binary at work on tables of version 7 claims and
+	// reads NextDue through the new index, sorting its matches.
 	6: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_outputs", "CREATE TABLE IF NOT EXISTS litequeue_checkpoints",
-		"CREATE TABLE IF NOT EXISTS litequeue_progress"}},
+		"CREATE TABLE IF NOT EXISTS litequeue_progress"},
+		indexes: []string{"CREATE INDEX IF NOT EXISTS litequeue_jobs_pending"},
+		drop:    []string{"litequeue_jobs_claim", "litequeue_jobs_next", "litequeue_attempts_recent"}},
 }
 
 // pgChannel names the channel of the wake-ups of litequeue's tables in

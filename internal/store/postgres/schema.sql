@@ -1,4 +1,4 @@
--- litequeue schema on PostgreSQL, version 6: schema.sql's tables and
+-- litequeue schema on PostgreSQL, version 7: schema.sql's tables and
 -- indexes, with PostgreSQL's types (BIGINT for every integer, a job ID from
 -- an identity column that never hands a number out twice, BYTEA for the
 -- payload), in the schema the connection's search_path names first. Every
@@ -41,10 +41,15 @@ CREATE TABLE IF NOT EXISTS litequeue_jobs (
 -- Version 2 adds expires_at to a table of version 1.
 ALTER TABLE litequeue_jobs ADD COLUMN IF NOT EXISTS expires_at BIGINT;
 
-CREATE INDEX IF NOT EXISTS litequeue_jobs_claim
-	ON litequeue_jobs (priority DESC, run_at, id) WHERE state = 'pending';
-CREATE INDEX IF NOT EXISTS litequeue_jobs_next
-	ON litequeue_jobs (kind, run_at) WHERE state = 'pending';
+-- Version 7: the claim (pgClaimSQL, a probe per kind) and NextDue (a
+-- probe per priority) read one index of pending jobs, where version 6
+-- wrote two, litequeue_jobs_claim (priority DESC, run_at, id) and
+-- litequeue_jobs_next (kind, run_at); its name is new, so that the step
+-- builds it beside them, while they still serve, and then drops them.
+CREATE INDEX IF NOT EXISTS litequeue_jobs_pending
+	ON litequeue_jobs (kind, priority DESC, run_at, id) WHERE state = 'pending';
+DROP INDEX IF EXISTS litequeue_jobs_claim;
+DROP INDEX IF EXISTS litequeue_jobs_next;
 CREATE INDEX IF NOT EXISTS litequeue_jobs_lease
 	ON litequeue_jobs (lease_until) WHERE state = 'running';
 CREATE UNIQUE INDEX IF NOT EXISTS litequeue_jobs_unique
@@ -72,8 +77,9 @@ CREATE TABLE IF NOT EXISTS litequeue_attempts (
 
 CREATE INDEX IF NOT EXISTS litequeue_attempts_job
 	ON litequeue_attempts (job_id, started_at, id);
-CREATE INDEX IF NOT EXISTS litequeue_attempts_recent
-	ON litequeue_attempts (finished_at);
+-- Version 7: no index of the rows by finished_at (version 6's
+-- litequeue_attempts_recent), as in schema.sql.
+DROP INDEX IF EXISTS litequeue_attempts_recent;
 
 CREATE TABLE IF NOT EXISTS litequeue_keys (
 	key        TEXT   PRIMARY KEY,

@@ -237,17 +237,6 @@ func setDurable(c *store.Conn, full, durable bool) error {
 	return nil
 }
 
-// claimSQL walks the claim index in claim order and stops at the limit.
-// It leaves alone a job whose expiry has come, which the claim's expiry
-// step (see expire.go) did not get to: on PostgreSQL, a row another
-// claimer held then. INDEXED BY is SQLite's: without statistics its planner prefers the
-// (kind, run_at) index for "kind IN (…)" and then sorts every due job on
-// each claim.
-const claimSQL = `SELECT ` + store.JobColumns + ` FROM litequeue_jobs INDEXED BY litequeue_jobs_claim
-	WHERE state = 'pending' AND run_at <= ? AND (expires_at IS NULL OR expires_at > ?) AND kind IN (?)`
-
-const claimOrderSQL = ` ORDER BY priority DESC, run_at, id LIMIT ` + store.LimitParam
-
 // claimUpdateSQL leases every claimed row in one statement, whatever
 // their number: its one argument of its own is a JSON array with, for
 // each row, [id, attempt, token, max_tries, retry_delay] (the values that
@@ -259,17 +248,11 @@ const claimUpdateSQL = `UPDATE litequeue_jobs
 	WHERE litequeue_jobs.id = l.value ->> 0`
 
 func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery, lease func(*store.JobRow) bool) error {
-	query, args := claimSQL, []any{store.MS(cq.Now), store.MS(cq.Now), cq.Kinds}
-	if len(cq.Queues) > 0 {
-		query += ` AND queue IN (?)`
-		args = append(args, cq.Queues)
+	if len(cq.Kinds) == 0 {
+		return nil
 	}
-	if len(cq.Paused) > 0 {
-		query += ` AND queue NOT IN (?)`
-		args = append(args, cq.Paused)
-	}
-	query, args, err := sqlx.In(query+claimOrderSQL, append(args, cq.Limit)...)
-	if err != nil {
+	query, args, err := claimQuery(ctx, tx, cq)
+	if err != nil || query == "" {
 		return err
 	}
 	var rows []store.JobRow

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,27 +12,59 @@ import (
 	"github.com/litequeue/litequeue/internal/store/storetest"
 )
 
-// TestQueryPlans_Claim checks that the claim reads the claim index in the
-// order it needs and stops at its LIMIT, instead of sorting every due job
-// each time, and that its UPDATE looks its rows up by ID: a job queue's
-// hot path must not slow down as its backlog grows. SQLite, without
-// statistics, picks plans by rules; this catches a change of schema or
-// query that makes it sort.
+// TestQueryPlans_Claim checks that the claim reads the claim index alone
+// (no other index, no scan of the table): a probe per kind and priority
+// with pending jobs, then of each the range of due jobs, in order, up to
+// the limit, sorting only the rows of those ranges (none for one range),
+// also in the one statement of a claim of more ranges than a compound
+// SELECT takes; and that its UPDATE looks its rows up by ID: a job
+// queue's hot path must not slow down as its backlog, due or scheduled,
+// grows. SQLite, without statistics, picks plans by rules; this catches a
+// change of schema or query that makes it scan or sort.
 func TestQueryPlans_Claim(t *testing.T) {
 	t.Parallel()
 	db := openTemp(t, Config{}).Info().Reads
-	for query, args := range map[string][]any{
-		claimSQL + claimOrderSQL:                       {0, 0, []string{"a", "b"}, 1},
-		claimSQL + ` AND queue IN (?)` + claimOrderSQL: {0, 0, []string{"a", "b"}, []string{"q"}, 1},
-		claimUpdateSQL:                                 {0, 0, "w", "[[1,1,1,3,0]]"},
-	} {
+	db.MustExec(`INSERT INTO litequeue_jobs (queue, kind, payload, state, priority, max_tries, run_at, created_at)
+		VALUES ('q', 'a', x'', 'pending', 0, 3, 0, 0), ('q', 'b', x'', 'pending', 0, 3, 0, 0), ('q', 'b', x'', 'pending', 5, 3, 0, 0)`)
+	checkPlan := func(what, query string, args []any, steps ...string) {
+		t.Helper()
 		p := storetest.PlanOf(t, db, query, args...)
-		if strings.Contains(p, "TEMP B-TREE") {
-			t.Errorf("query sorts every match instead of reading an index in order:\n%s\nplan: %s", query, p)
+		for _, step := range steps {
+			if !strings.Contains(p, step) {
+				t.Errorf("%s: the plan has no step %q:\n%s\nplan: %s", what, step, query, p)
+			}
 		}
-		if query == claimUpdateSQL && !strings.Contains(p, "SEARCH litequeue_jobs USING INTEGER PRIMARY KEY") {
-			t.Errorf("the claim's update does not look its rows up by id:\n%s\nplan: %s", query, p)
+		if strings.Contains(p, "SCAN litequeue_jobs") {
+			t.Errorf("%s: the plan scans the table:\n%s\nplan: %s", what, query, p)
 		}
+		parts := strings.Split(p, "; ")
+		for i, part := range parts { // a sort of one range's rows, or at the end
+			if strings.Contains(part, "TEMP B-TREE") && i < len(parts)-1 && (i == 0 || !strings.HasPrefix(parts[i-1], "SCAN (subquery-")) {
+				t.Errorf("%s: the plan sorts more than its ranges' rows:\n%s\nplan: %s", what, query, p)
+			}
+		}
+	}
+	checkPlan("kinds and priorities", claimPairsSQL, []any{`["a","b"]`},
+		"SEARCH litequeue_jobs USING COVERING INDEX litequeue_jobs_claim (kind=?)",
+		"SEARCH litequeue_jobs USING COVERING INDEX litequeue_jobs_claim (kind=? AND priority<?)")
+	const rangeStep = "SEARCH litequeue_jobs USING INDEX litequeue_jobs_claim (kind=? AND priority=? AND run_at<?)"
+	for _, cq := range []store.ClaimQuery{
+		{Kinds: []string{"a"}, Limit: 1},
+		{Kinds: []string{"a", "b"}, Queues: []string{"q"}, Paused: []string{"p"}, Limit: 1},
+	} {
+		query, args, err := claimQuery(t.Context(), db, cq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(fmt.Sprint(cq.Kinds), query, args, rangeStep)
+		if len(cq.Kinds) == 1 && strings.Contains(storetest.PlanOf(t, db, query, args...), "TEMP B-TREE") {
+			t.Errorf("one range: the plan sorts")
+		}
+	}
+	checkPlan("one statement", claimAllSQL+claimAllEnd, []any{`["a","b"]`, 0, 0, 1, 1},
+		rangeStep, "SEARCH litequeue_jobs USING INTEGER PRIMARY KEY (rowid=?)")
+	if p := storetest.PlanOf(t, db, claimUpdateSQL, 0, 0, "w", "[[1,1,1,3,0]]"); !strings.Contains(p, "SEARCH litequeue_jobs USING INTEGER PRIMARY KEY") {
+		t.Errorf("the claim's update does not look its rows up by id:\n%s\nplan: %s", claimUpdateSQL, p)
 	}
 }
 

@@ -105,6 +105,9 @@ func upgrade(ctx context.Context, tx *sqlx.Tx, version int, schemaSQL string) er
 			return fmt.Errorf("add the expires_at column to version %d: %w", version, err)
 		}
 	}
+	if err := upgradeIndexes(ctx, tx, version); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
@@ -180,3 +183,26 @@ INSERT INTO sqlite_sequence (name, seq) VALUES ('litequeue_jobs', max(
 	(SELECT coalesce(max(job_id), 0) FROM litequeue_attempts),
 	(SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'litequeue_jobs_old')));
 DROP TABLE litequeue_jobs_old;`
+
+// Version 6 writes fewer index entries per job: litequeue_jobs_claim
+// gains the kind as its first column, and litequeue_jobs_next, which
+// served NextDue by kind, goes; litequeue_attempts_recent, of every
+// history row by finished_at, goes too (see schema.sql). dropIndexesSQL
+// drops the three before schema.sql builds the claim index anew, in the
+// migration's one transaction: a migration cut short leaves the file as
+// it was.
+const dropIndexesSQL = `DROP INDEX IF EXISTS litequeue_jobs_claim;
+DROP INDEX IF EXISTS litequeue_jobs_next;
+DROP INDEX IF EXISTS litequeue_attempts_recent;`
+
+// upgradeIndexes drops, in a file of a version before 6, the indexes that
+// version 6 changed or dropped.
+func upgradeIndexes(ctx context.Context, tx *sqlx.Tx, version int) error {
+	if version == 0 || version >= 6 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, dropIndexesSQL); err != nil {
+		return fmt.Errorf("drop the indexes version 6 replaced: %w", err)
+	}
+	return nil
+}

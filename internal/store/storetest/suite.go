@@ -68,6 +68,13 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"LockExpired":    testLockExpired,
 		"DueTimes":       testDueTimes,
 
+		// Pending jobs by kind, and the window of recent runs (pending.go,
+		// recent.go).
+		"ClaimByKind":           testClaimByKind,
+		"NextPendingPriorities": testNextPendingPriorities,
+		"ScheduledThousands":    testScheduledThousands,
+		"CompletedWindow":       testCompletedWindow,
+
 		"AddHistory":          testAddHistory,
 		"SetHeldRows":         testSetHeldRows,
 		"SetHeldRowsRestored": testSetHeldRowsRestored,

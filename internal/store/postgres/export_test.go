@@ -1,0 +1,9 @@
+package postgres
+
+import "github.com/litequeue/litequeue/internal/store"
+
+// ClaimSQL is the claim's SELECT, for the tests of its plan.
+const ClaimSQL = pgClaimSQL
+
+// Dialect is the server's dialect.
+var Dialect = &store.Dialect{}
