@@ -65,21 +65,12 @@ func (j *Job) DecodeCheckpoint(v any) error {
 	return decodeSaved(j.ID, "checkpoint", j.Checkpoint, v)
 }
 
-// readCheckpoints fills, in tx, the Checkpoint of the jobs of the leases
-// a claim just made, opened if sealed: one read for them all.
-func (rn *runner) readCheckpoints(ctx context.Context, tx store.Execer, leases []*lease) error {
-	ids := make([]int64, len(leases))
-	for i, l := range leases {
-		ids[i] = l.job.ID
-	}
-	byID, err := store.JobsCheckpoints(ctx, tx, ids)
-	if err != nil {
-		return fmt.Errorf("read checkpoints: %w", err)
-	}
+// openCheckpoints fills the Checkpoint of the jobs of the leases a claim
+// just made from the checkpoints it read (by job ID), opened if sealed.
+func (rn *runner) openCheckpoints(leases []*lease, byID map[int64][]byte) {
 	for _, l := range leases {
 		if cp, ok := byID[l.job.ID]; ok {
 			l.job.Checkpoint = rn.seal.opened(l.job, checkpointKind, cp)
 		}
 	}
-	return nil
 }

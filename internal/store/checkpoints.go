@@ -49,18 +49,26 @@ func JobsCheckpoints(ctx context.Context, db Execer, ids []int64) (map[int64][]b
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var rows []struct {
-		JobID      int64  `db:"job_id"`
-		Checkpoint []byte `db:"checkpoint"`
-	}
+	var rows []SavedCheckpoint
 	if err := selectIn(ctx, db, &rows, jobsCheckpointsSQL, ids); err != nil {
 		return nil, err
 	}
+	return CheckpointsByID(rows), nil
+}
+
+// SavedCheckpoint is a row of litequeue_checkpoints.
+type SavedCheckpoint struct {
+	JobID      int64  `db:"job_id"`
+	Checkpoint []byte `db:"checkpoint"`
+}
+
+// CheckpointsByID returns the checkpoints of rows by job ID.
+func CheckpointsByID(rows []SavedCheckpoint) map[int64][]byte {
 	byID := make(map[int64][]byte, len(rows))
 	for _, r := range rows {
 		byID[r.JobID] = r.Checkpoint
 	}
-	return byID, nil
+	return byID
 }
 
 // DeleteCheckpoint deletes in tx the checkpoint of the job with the given

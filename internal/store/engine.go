@@ -37,8 +37,10 @@ type Engine interface {
 	// Claim finds, in tx, up to q.Limit due jobs of q's kinds and
 	// queues, in priority, then RunAt, then ID order, calls lease on
 	// each row, which makes it the row of a running job, and writes
-	// those it took (lease returned true) so.
-	Claim(ctx context.Context, tx Execer, q ClaimQuery, lease func(*JobRow) bool) error
+	// those it took (lease returned true) so. It returns the checkpoints
+	// of the jobs it leased that have one (litequeue_checkpoints), by job
+	// ID, read in the statement of the lease where a round trip costs.
+	Claim(ctx context.Context, tx Execer, q ClaimQuery, lease func(*JobRow) bool) (map[int64][]byte, error)
 	// LockKey makes the transactions that lock key in space (the claims
 	// that count a kind's runs, the copies into the database) take turns
 	// until tx ends, so that what one counts or reads is not changed by

@@ -208,15 +208,17 @@ const pgClaimSQL = `SELECT ` + store.JobColumns + ` FROM unnest(?::text[]) AS k(
 	ORDER BY priority DESC, run_at, id LIMIT ?`
 
 // pgLeaseSQL leases every claimed row in one statement: its arrays hold,
-// for each row, the values that differ from row to row.
-const pgLeaseSQL = `UPDATE litequeue_jobs AS j
+// for each row, the values that differ from row to row. It returns the
+// checkpoints of the jobs it leased that have one, in the same round trip.
+const pgLeaseSQL = `WITH leased AS (UPDATE litequeue_jobs AS j
 	SET state = 'running', attempt = l.attempt, token = l.token, lease_until = ?, started_at = ?,
 	    worker = ?, max_tries = l.max_tries, retry_delay = l.retry_delay, cancel = 0
 	FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])
 	     AS l(id, attempt, token, max_tries, retry_delay)
-	WHERE j.id = l.id`
+	WHERE j.id = l.id RETURNING j.id)
+	SELECT c.job_id, c.checkpoint FROM litequeue_checkpoints AS c JOIN leased ON c.job_id = leased.id`
 
-func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery, lease func(*store.JobRow) bool) error {
+func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery, lease func(*store.JobRow) bool) (map[int64][]byte, error) {
 	var queues []string // NULL: every queue
 	if len(cq.Queues) > 0 {
 		queues = cq.Queues
@@ -227,7 +229,7 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 	}
 	var rows []store.JobRow
 	if err := tx.SelectContext(ctx, &rows, pgClaimSQL, cq.Kinds, store.MS(cq.Now), store.MS(cq.Now), queues, queues, paused, cq.Limit, cq.Limit); err != nil {
-		return err
+		return nil, err
 	}
 	n := len(rows)
 	ids, attempts, tokens, maxTries, delays := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
@@ -244,10 +246,13 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 		maxTries, delays = append(maxTries, int64(l.MaxTries)), append(delays, l.RetryDelay)
 	}
 	if r == nil {
-		return nil
+		return nil, nil
 	}
-	_, err := tx.ExecContext(ctx, pgLeaseSQL, r.LeaseUntil, r.StartedAt, r.Worker, ids, attempts, tokens, maxTries, delays)
-	return err
+	var saved []store.SavedCheckpoint
+	if err := tx.SelectContext(ctx, &saved, pgLeaseSQL, r.LeaseUntil, r.StartedAt, r.Worker, ids, attempts, tokens, maxTries, delays); err != nil {
+		return nil, err
+	}
+	return store.CheckpointsByID(saved), nil
 }
 
 // LockKey takes an advisory lock on key in space, of the tables' schema,

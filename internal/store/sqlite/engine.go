@@ -247,17 +247,19 @@ const claimUpdateSQL = `UPDATE litequeue_jobs
 	FROM json_each(?) AS l
 	WHERE litequeue_jobs.id = l.value ->> 0`
 
-func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery, lease func(*store.JobRow) bool) error {
+// Claim reads the checkpoints of the jobs it leased in a statement of
+// their own, in the process.
+func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery, lease func(*store.JobRow) bool) (map[int64][]byte, error) {
 	if len(cq.Kinds) == 0 {
-		return nil
+		return nil, nil
 	}
 	query, args, err := claimQuery(ctx, tx, cq)
 	if err != nil || query == "" {
-		return err
+		return nil, err
 	}
 	var rows []store.JobRow
 	if err := tx.SelectContext(ctx, &rows, query, args...); err != nil {
-		return err
+		return nil, err
 	}
 	taken := rows[:0]
 	for i := range rows {
@@ -266,7 +268,7 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 		}
 	}
 	if rows = taken; len(rows) == 0 {
-		return nil
+		return nil, nil
 	}
 	// claimUpdateSQL's array: for each row, the values that differ.
 	values := store.AppendJSONArray(make([]byte, 0, 64*len(rows)), len(rows), func(b []byte, i int) []byte {
@@ -275,8 +277,14 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 		return store.AppendJSONArray(b, len(v), func(b []byte, j int) []byte { return strconv.AppendInt(b, v[j], 10) })
 	})
 	r := &rows[0]
-	_, err = tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values))
-	return err
+	if _, err = tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values)); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].ID
+	}
+	return store.JobsCheckpoints(ctx, tx, ids)
 }
 
 // LockKey takes nothing: the file's writers take turns.

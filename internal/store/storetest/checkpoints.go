@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -69,5 +70,36 @@ func testCheckpoints(t *testing.T, f *Fixture) {
 	write(t, f, func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[2]) })
 	if cp, err := store.JobCheckpoint(ctx, f.Reads, ids[2]); cp != nil || err != nil {
 		t.Errorf("checkpoint of a deleted job = %q, %v", cp, err)
+	}
+}
+
+// testClaimCheckpoints: a claim returns the checkpoints of the jobs it
+// leased that have one, and nothing of the jobs it read but left.
+func testClaimCheckpoints(t *testing.T, f *Fixture) {
+	ids := insertJobs(t, f, 4)
+	for _, id := range ids[:3] {
+		if _, err := f.Reads.ExecContext(t.Context(), `INSERT INTO litequeue_checkpoints (job_id, checkpoint) VALUES (?, ?)`,
+			id, []byte{byte(id), 0xff}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got map[int64][]byte
+	err := f.Write(t.Context(), func(tx store.Execer) (err error) {
+		got, err = f.Engine.Claim(t.Context(), tx, store.ClaimQuery{Kinds: []string{"k"}, Limit: 10, Now: time.UnixMilli(1 << 40)},
+			func(r *store.JobRow) bool {
+				if r.ID == ids[0] {
+					return false // left pending
+				}
+				r.State, r.Attempt, r.Token, r.LeaseUntil, r.StartedAt, r.Worker = "running", 1, r.Token+1, 10_000, 1, "w"
+				return true
+			})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64][]byte{ids[1]: {byte(ids[1]), 0xff}, ids[2]: {byte(ids[2]), 0xff}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("checkpoints of the claim (-want +got):\n%s", diff)
 	}
 }

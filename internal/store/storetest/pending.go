@@ -36,11 +36,12 @@ func claimIDs(t *testing.T, f *Fixture, cq store.ClaimQuery) []int64 {
 	t.Helper()
 	var ids []int64
 	err := f.Write(t.Context(), func(tx store.Execer) error {
-		return f.Engine.Claim(t.Context(), tx, cq, func(r *store.JobRow) bool {
+		_, err := f.Engine.Claim(t.Context(), tx, cq, func(r *store.JobRow) bool {
 			r.State, r.Attempt, r.Token, r.LeaseUntil, r.StartedAt, r.Worker = "running", r.Attempt+1, r.Token+1, 10_000, 1, "w"
 			ids = append(ids, r.ID)
 			return true
 		})
+		return err
 	})
 	if err != nil {
 		t.Fatalf("claim %+v: %v", cq, err)
@@ -77,7 +78,7 @@ func testClaimByKind(t *testing.T, f *Fixture) {
 		tc.cq.Now = now
 		var got []int64
 		err := f.Write(t.Context(), func(tx store.Execer) error {
-			err := f.Engine.Claim(t.Context(), tx, tc.cq, func(r *store.JobRow) bool {
+			_, err := f.Engine.Claim(t.Context(), tx, tc.cq, func(r *store.JobRow) bool {
 				got = append(got, r.ID)
 				return false // left pending, for the next case
 			})

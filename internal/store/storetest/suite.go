@@ -113,6 +113,7 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		// progress.go).
 		"SetHeldRowsOutputs": testSetHeldRowsOutputs,
 		"Checkpoints":        testCheckpoints,
+		"ClaimCheckpoints":   testClaimCheckpoints,
 		"Progress":           testProgress,
 	} {
 		t.Run(name, func(t *testing.T) {
