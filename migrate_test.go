@@ -117,8 +117,8 @@ func TestOpen_MigratesToVersion3(t *testing.T) {
 				t.Errorf("schema after the migration (-new file +migrated):\n%s", diff)
 			}
 			var v string
-			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "5" {
-				t.Errorf("schema version %q (%v), want 5", v, err)
+			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "6" {
+				t.Errorf("schema version %q (%v), want 6", v, err)
 			}
 			if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || len(history(t, q, 2)) != 2 {
 				t.Errorf("job 2 after the migration: %+v, %d history rows", got, len(history(t, q, 2)))
@@ -260,8 +260,8 @@ func TestOpen_MigratesVersion3(t *testing.T) {
 		t.Errorf("indexes after the migration (-new file +migrated):\n%s", diff)
 	}
 	var v string
-	if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "5" {
-		t.Errorf("schema version %q (%v), want 5", v, err)
+	if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "6" {
+		t.Errorf("schema version %q (%v), want 6", v, err)
 	}
 	if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || got.Metadata != nil {
 		t.Errorf("job 2 after the migration: %+v", got)
@@ -344,8 +344,8 @@ func TestOpen_MigratesVersion1(t *testing.T) {
 
 	q = openAt(t, path, litequeue.Options{Clock: clk})
 	var version string
-	if err := q.DB().Get(&version, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || version != "5" {
-		t.Fatalf("schema version %q (%v), want 5", version, err)
+	if err := q.DB().Get(&version, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || version != "6" {
+		t.Fatalf("schema version %q (%v), want 6", version, err)
 	}
 	var indexes []string
 	if err := q.DB().Select(&indexes, `SELECT name FROM sqlite_schema WHERE type = 'index' AND name IN ('litequeue_jobs_state', 'litequeue_jobs_finished')`); err != nil {

@@ -61,7 +61,16 @@ var pgSteps = map[int]pgStep{
 	5: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_policies", "CREATE TABLE IF NOT EXISTS litequeue_throughput",
 		"CREATE TABLE IF NOT EXISTS litequeue_workers",
 		"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE OR REPLACE TRIGGER litequeue_jobs_notify",
-		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update"}},
+		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update",
+		// The counts: the table, its triggers and the count of the jobs
+		// already there, in this one transaction under the jobs' SHARE
+		// ROW EXCLUSIVE lock, taken first (see schema.sql): no write
+		// falls between the count and the triggers. Run again, the
+		// count starts over.
+		"CREATE TABLE IF NOT EXISTS litequeue_counts", "CREATE OR REPLACE FUNCTION litequeue_count()",
+		"LOCK TABLE litequeue_jobs", "CREATE OR REPLACE TRIGGER litequeue_jobs_count_insert",
+		"CREATE OR REPLACE TRIGGER litequeue_jobs_count_delete", "CREATE OR REPLACE TRIGGER litequeue_jobs_count_update",
+		"DELETE FROM litequeue_counts", "INSERT INTO litequeue_counts"}},
 }
 
 // pgChannel names the channel of the wake-ups of litequeue's tables in
@@ -266,7 +275,7 @@ func pgStatement(head string) string {
 		}
 		s := pgSchemaSQL[i+j+1:]
 		i += j + 1
-		if next := s[len(head)]; next != ' ' && next != '\n' && next != '(' {
+		if next := s[len(head)]; next != ' ' && next != '\n' && next != '(' && next != ';' {
 			continue // head is a prefix of another name
 		}
 		for end := 0; ; {

@@ -141,6 +141,7 @@ func (e *Engine) Info() store.Info {
 		JobColumns: store.FileJobColumns(e.version, readOnly),
 		Flow:       !readOnly || e.version >= 5,
 		Recorded:   !readOnly || e.recorded, // Open completes the schema
+		Uncounted:  readOnly && e.version < 6,
 	}
 	if readOnly {
 		info.App = e.db

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// The kept counts of the jobs: litequeue_counts holds, per queue, kind and
+// state, how many jobs there are, kept in the same transaction as every
+// insert, delete and change of state, queue or kind of a job by triggers
+// on litequeue_jobs (schema.sql), whoever writes: a Queue, the app's own
+// transaction, another process or binary. The figures of Stats read them
+// instead of every job. On a server a count is split in shards, one per
+// session that wrote (pg_backend_pid), so that two transactions never wait
+// on one row of it; a read sums the shards. The file has one shard, 0.
+
+// keptByStateSQL sums the kept counts of every state but pending per
+// queue: the number of rows read is that of the groups (and, on a
+// server, of their shards), whatever the number of jobs.
+const keptByStateSQL = `SELECT queue, state, CAST(SUM(n) AS BIGINT) AS n FROM litequeue_counts
+	WHERE state <> 'pending' GROUP BY queue, state HAVING SUM(n) > 0`
+
+// keptPendingSQL reads, per queue and kind that has pending jobs, their
+// kept count, the earliest RunAt among them and how many are not due at
+// now, from litequeue_jobs_next (kind, run_at): the earliest is one probe
+// where the kind is in one queue (where it is in several, the probe steps
+// over the kind's earlier jobs of the other queues), and the count reads
+// the scheduled jobs of the kind only, few where most jobs are due.
+const keptPendingSQL = `SELECT c.queue, c.kind, c.n,
+	(SELECT j.run_at FROM litequeue_jobs j WHERE j.state = 'pending' AND j.kind = c.kind AND j.queue = c.queue
+		ORDER BY j.run_at LIMIT 1) AS oldest,
+	(SELECT COUNT(*) FROM litequeue_jobs j WHERE j.state = 'pending' AND j.kind = c.kind AND j.queue = c.queue
+		AND j.run_at > ?) AS scheduled
+	FROM (SELECT queue, kind, CAST(SUM(n) AS BIGINT) AS n FROM litequeue_counts WHERE state = 'pending'
+		GROUP BY queue, kind HAVING SUM(n) > 0) c`
+
+// keptDueKindsSQL: one probe of litequeue_jobs_next per kind that has
+// pending jobs.
+const keptDueKindsSQL = `SELECT c.kind FROM (SELECT kind FROM litequeue_counts WHERE state = 'pending'
+	GROUP BY kind HAVING SUM(n) > 0) c
+	WHERE EXISTS (SELECT 1 FROM litequeue_jobs j WHERE j.state = 'pending' AND j.kind = c.kind AND j.run_at <= ?)
+	ORDER BY c.kind`
+
+// pendingPair is a row of keptPendingSQL.
+type pendingPair struct {
+	Queue     string        `db:"queue"`
+	Kind      string        `db:"kind"`
+	N         int           `db:"n"`
+	Oldest    sql.NullInt64 `db:"oldest"`
+	Scheduled int           `db:"scheduled"`
+}
+
+// KeptCountByState returns on db what CountByState does, without a scan
+// of the jobs: the counts from litequeue_counts, the split of the pending
+// jobs at now from keptPendingSQL's probes.
+func KeptCountByState(ctx context.Context, db Execer, now int64) ([]StateCount, error) {
+	out, err := selectAll[StateCount](ctx, db, keptByStateSQL)
+	if err != nil {
+		return nil, err
+	}
+	pairs, err := selectAll[pendingPair](ctx, db, keptPendingSQL, now)
+	if err != nil {
+		return nil, err
+	}
+	due := map[string]*StateCount{}
+	scheduled := map[string]*StateCount{}
+	for _, p := range pairs {
+		if p.Scheduled > 0 {
+			group(scheduled, p.Queue, false).N += p.Scheduled
+		}
+		if p.N > p.Scheduled {
+			g := group(due, p.Queue, true)
+			g.N += p.N - p.Scheduled
+			if !g.Oldest.Valid || p.Oldest.Int64 < g.Oldest.Int64 {
+				g.Oldest = p.Oldest
+			}
+		}
+	}
+	for _, groups := range []map[string]*StateCount{due, scheduled} {
+		for _, g := range groups {
+			out = append(out, *g)
+		}
+	}
+	return out, nil
+}
+
+// group returns the pending group of queue in groups, made if new.
+func group(groups map[string]*StateCount, queue string, due bool) *StateCount {
+	g := groups[queue]
+	if g == nil {
+		g = &StateCount{Queue: queue, State: "pending", Due: due}
+		groups[queue] = g
+	}
+	return g
+}
+
+// KeptDueKinds returns on db what DueKinds does, from the kinds that
+// litequeue_counts has pending jobs of, one probe each.
+func KeptDueKinds(ctx context.Context, db Execer, now int64) ([]string, error) {
+	return selectAll[string](ctx, db, keptDueKindsSQL, now)
+}
+
+// JobCount is how many jobs of one queue and kind are in one state.
+type JobCount struct {
+	Queue string `db:"queue"`
+	Kind  string `db:"kind"`
+	State string `db:"state"`
+	N     int    `db:"n"`
+}
+
+// CountDiff is a group whose kept count differs from a recount.
+type CountDiff struct {
+	JobCount     // the recount
+	Kept     int // the kept count
+}
+
+const (
+	keptCountsSQL = `SELECT queue, kind, state, CAST(SUM(n) AS BIGINT) AS n FROM litequeue_counts
+		GROUP BY queue, kind, state HAVING SUM(n) <> 0`
+	recountSQL = `SELECT queue, kind, state, COUNT(*) AS n FROM litequeue_jobs GROUP BY queue, kind, state`
+	// lockJobsSQL makes the writers of litequeue_jobs on a server wait
+	// until the transaction ends, and waits for those at work: what a
+	// recount reads is then what the counts must hold at its commit.
+	lockJobsSQL      = `LOCK TABLE litequeue_jobs IN SHARE ROW EXCLUSIVE MODE`
+	clearCountsSQL   = `DELETE FROM litequeue_counts`
+	rewriteCountsSQL = `INSERT INTO litequeue_counts (queue, kind, state, shard, n)
+		SELECT queue, kind, state, 0, COUNT(*) FROM litequeue_jobs GROUP BY queue, kind, state`
+)
+
+// CheckCounts recounts the jobs on db with one scan and returns the
+// groups whose kept count differs, in no order; db should be one
+// snapshot (a read transaction).
+func CheckCounts(ctx context.Context, db Execer) ([]CountDiff, error) {
+	kept, err := selectAll[JobCount](ctx, db, keptCountsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("read the kept counts: %w", err)
+	}
+	counted, err := selectAll[JobCount](ctx, db, recountSQL)
+	if err != nil {
+		return nil, fmt.Errorf("recount the jobs: %w", err)
+	}
+	return diffCounts(kept, counted), nil
+}
+
+// diffCounts returns the groups of counted whose count in kept differs,
+// and those of kept that counted has none of (with N 0).
+func diffCounts(kept, counted []JobCount) []CountDiff {
+	type key struct{ queue, kind, state string }
+	held := make(map[key]int, len(kept))
+	for _, c := range kept {
+		held[key{c.Queue, c.Kind, c.State}] = c.N
+	}
+	var diffs []CountDiff
+	for _, c := range counted {
+		k := key{c.Queue, c.Kind, c.State}
+		if held[k] != c.N {
+			diffs = append(diffs, CountDiff{JobCount: c, Kept: held[k]})
+		}
+		delete(held, k)
+	}
+	for k, n := range held {
+		diffs = append(diffs, CountDiff{JobCount: JobCount{Queue: k.queue, Kind: k.kind, State: k.state}, Kept: n})
+	}
+	return diffs
+}
+
+// RepairCounts recounts the jobs in tx, a write transaction, and where
+// any kept count differs rewrites them all from the recount, in one shard
+// (0); it returns the groups that differed. Where the engine's writers do
+// not take turns (not serial), it first locks litequeue_jobs against the
+// other writers (lockJobsSQL), so that no change goes uncounted between
+// the recount and the rewrite.
+func RepairCounts(ctx context.Context, tx Execer, serial bool) ([]CountDiff, error) {
+	if !serial {
+		if _, err := tx.ExecContext(ctx, lockJobsSQL); err != nil {
+			return nil, fmt.Errorf("lock the jobs: %w", err)
+		}
+	}
+	diffs, err := CheckCounts(ctx, tx)
+	if err != nil || len(diffs) == 0 {
+		return diffs, err
+	}
+	if err := RewriteCounts(ctx, tx); err != nil {
+		return nil, err
+	}
+	return diffs, nil
+}
+
+// RewriteCounts replaces the kept counts in tx with a recount of the
+// jobs, in one shard (0): the fill of a migration, which holds the
+// writers off as a repair does.
+func RewriteCounts(ctx context.Context, tx Execer) error {
+	if _, err := tx.ExecContext(ctx, clearCountsSQL); err != nil {
+		return fmt.Errorf("clear the counts: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, rewriteCountsSQL); err != nil {
+		return fmt.Errorf("rewrite the counts: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/litequeue/litequeue/internal/store"
+)
+
+// The suite's cases of the kept counts of the jobs (store/counts.go).
+
+// checkCounts fails the test unless the kept counts of the jobs equal a
+// recount, and the figures read from them (KeptCountByState,
+// KeptDueKinds) equal those of a scan of every job (CountByState,
+// DueKinds) at now; step names the moment.
+func checkCounts(t *testing.T, f *Fixture, step string, now int64) {
+	t.Helper()
+	ctx := t.Context()
+	err := f.Reads.Snapshot(ctx, func(tx store.Execer) error {
+		diffs, err := store.CheckCounts(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if len(diffs) > 0 {
+			t.Errorf("%s: the kept counts differ from a recount: %+v", step, diffs)
+		}
+		scanned, err := store.CountByState(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		kept, err := store.KeptCountByState(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		if got, want := stateCounts(kept), stateCounts(scanned); !slices.Equal(got, want) {
+			t.Errorf("%s: KeptCountByState:\n got %q\nwant %q", step, got, want)
+		}
+		scannedKinds, err := store.DueKinds(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		keptKinds, err := store.KeptDueKinds(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(keptKinds, scannedKinds) {
+			t.Errorf("%s: KeptDueKinds = %q, DueKinds = %q", step, keptKinds, scannedKinds)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// stateCounts words the groups, sorted; the earliest RunAt only of a due
+// group, the one the figures show.
+func stateCounts(groups []store.StateCount) []string {
+	var out []string
+	for _, g := range groups {
+		oldest := "-"
+		if g.Due {
+			oldest = strconv.FormatInt(g.Oldest.Int64, 10)
+		}
+		out = append(out, fmt.Sprintf("%s %s due=%v n=%d oldest=%s", g.Queue, g.State, g.Due, g.N, oldest))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// testKeptCounts: the counts that the triggers keep equal a recount after
+// every kind of write to the jobs — inserts of one and of many, updates of
+// state, queue and kind of one and of many rows, one that changes none,
+// deletes, a transaction rolled back — and the figures read from them
+// equal those of a scan.
+func testKeptCounts(t *testing.T, f *Fixture) {
+	ctx := t.Context()
+	exec := func(step, query string, args ...any) {
+		t.Helper()
+		if err := f.Write(ctx, func(tx store.Execer) error {
+			_, err := tx.ExecContext(ctx, query, args...)
+			return err
+		}); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		checkCounts(t, f, step, 150)
+	}
+	checkCounts(t, f, "empty", 150)
+	putJob(t, f, "q1", "k1", inState("pending", 100))
+	putJob(t, f, "q1", "k1", inState("pending", 120))
+	putJob(t, f, "q1", "k2", inState("pending", 200))
+	putJob(t, f, "q1", "k1", finished("dead", 10, "boom"))
+	putJob(t, f, "q2", "k3", inState("pending", 50))
+	putJob(t, f, "q2", "k1", inState("pending", 300))
+	checkCounts(t, f, "one at a time", 150)
+	ids := insertJobs(t, f, 50) // queue q, kind k, pending at 0
+	checkCounts(t, f, "fifty in one statement", 150)
+	exec("claim of many", `UPDATE litequeue_jobs SET state = 'running' WHERE id IN (?, ?, ?, ?)`, ids[0], ids[1], ids[2], ids[3])
+	exec("ends of many", `UPDATE litequeue_jobs SET state = CASE WHEN id = ? THEN 'completed' WHEN id = ? THEN 'pending' ELSE 'dead' END,
+		finished_at = 100 WHERE state = 'running' AND queue = 'q'`, ids[0], ids[1])
+	exec("renewal, no change of state", `UPDATE litequeue_jobs SET lease_until = 9000 WHERE state = 'pending'`)
+	exec("a move to another queue and kind", `UPDATE litequeue_jobs SET queue = 'q3', kind = 'k9' WHERE id IN (?, ?)`, ids[10], ids[11])
+	exec("a move of the queue only, state too", `UPDATE litequeue_jobs SET queue = 'q4', state = 'cancelled', finished_at = 1 WHERE id = ?`, ids[12])
+	exec("a scheduled retry", `UPDATE litequeue_jobs SET run_at = 500 WHERE id IN (?, ?)`, ids[20], ids[21])
+	exec("delete of many", `DELETE FROM litequeue_jobs WHERE id IN (?, ?, ?, ?)`, ids[0], ids[2], ids[30], ids[31])
+	exec("delete of none", `DELETE FROM litequeue_jobs WHERE id = -1`)
+	rolledBack := errors.New("rolled back")
+	err := f.Write(ctx, func(tx store.Execer) error {
+		if _, err := f.Engine.InsertJobs(ctx, tx, &store.NewJobs{Queue: "q", Kind: "k", Payloads: make([][]byte, 7), MaxTries: 3}); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM litequeue_jobs WHERE queue = 'q1'`); err != nil {
+			return err
+		}
+		return rolledBack
+	})
+	if !errors.Is(err, rolledBack) {
+		t.Fatalf("the write = %v, want it rolled back", err)
+	}
+	checkCounts(t, f, "a transaction rolled back", 150)
+	exec("every job deleted", `DELETE FROM litequeue_jobs`)
+}
+
+// testRepairCounts: CheckCounts reports each group whose kept count
+// differs from a recount (one too many, one missing, one of no job);
+// RepairCounts rewrites them and returns the same groups, after which
+// they hold, and a second repair finds nothing to do.
+func testRepairCounts(t *testing.T, f *Fixture) {
+	ctx := t.Context()
+	putJob(t, f, "q1", "k1", inState("pending", 100))
+	putJob(t, f, "q1", "k1", inState("pending", 100))
+	putJob(t, f, "q1", "k2", finished("dead", 10, "boom"))
+	for _, q := range []string{
+		`UPDATE litequeue_counts SET n = n + 5 WHERE queue = 'q1' AND kind = 'k1'`,
+		`DELETE FROM litequeue_counts WHERE kind = 'k2'`,
+		`INSERT INTO litequeue_counts (queue, kind, state, shard, n) VALUES ('q9', 'k9', 'running', 3, 2)`,
+	} {
+		if _, err := f.Reads.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diffs, err := store.CheckCounts(ctx, f.Reads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"q1 k1 pending: kept 7, counted 2", "q1 k2 dead: kept 0, counted 1", "q9 k9 running: kept 2, counted 0"}
+	if got := diffWords(diffs); !slices.Equal(got, want) {
+		t.Errorf("CheckCounts:\n got %q\nwant %q", got, want)
+	}
+	var repaired []store.CountDiff
+	if err := f.Write(ctx, func(tx store.Execer) (err error) {
+		repaired, err = store.RepairCounts(ctx, tx, f.Engine.Serial())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := diffWords(repaired); !slices.Equal(got, want) {
+		t.Errorf("RepairCounts:\n got %q\nwant %q", got, want)
+	}
+	checkCounts(t, f, "repaired", 150)
+	if err := f.Write(ctx, func(tx store.Execer) (err error) {
+		repaired, err = store.RepairCounts(ctx, tx, f.Engine.Serial())
+		return err
+	}); err != nil || len(repaired) != 0 {
+		t.Errorf("a second repair = %v, %v; want nothing to do", repaired, err)
+	}
+}
+
+// diffWords words the differences, sorted.
+func diffWords(diffs []store.CountDiff) []string {
+	var out []string
+	for _, d := range diffs {
+		out = append(out, fmt.Sprintf("%s %s %s: kept %d, counted %d", d.Queue, d.Kind, d.State, d.Kept, d.N))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// testCountsBesideWriters: two writers (two processes' on a file, which
+// take turns; side by side on a server) that insert, move and delete jobs
+// at once leave the kept counts equal to a recount, and a repair run
+// meanwhile loses none of their changes.
+func testCountsBesideWriters(t *testing.T, f *Fixture) {
+	ctx := t.Context()
+	writers := []*store.Writer[struct{}]{f.Writer, f.OtherWriter(t)}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(writers)+1)
+	for i, w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				errs <- w.Do(&store.Op[struct{}]{Ctx: ctx, Fn: func(tx store.Execer) error {
+					if _, err := f.Engine.InsertJobs(ctx, tx, &store.NewJobs{Queue: "q", Kind: "k" + strconv.Itoa(i), Payloads: make([][]byte, 3), MaxTries: 3}); err != nil {
+						return err
+					}
+					if _, err := tx.ExecContext(ctx, `UPDATE litequeue_jobs SET state = 'running'
+						WHERE id = (SELECT MIN(id) FROM litequeue_jobs WHERE state = 'pending' AND kind = ?)`, "k"+strconv.Itoa(i)); err != nil {
+						return err
+					}
+					_, err := tx.ExecContext(ctx, `DELETE FROM litequeue_jobs
+						WHERE id = (SELECT MIN(id) FROM litequeue_jobs WHERE state = 'running' AND kind = ?)`, "k"+strconv.Itoa(i))
+					return err
+				}})
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		repairer := f.OtherWriter(t)
+		for range 5 {
+			errs <- repairer.Do(&store.Op[struct{}]{Ctx: ctx, Fn: func(tx store.Execer) error {
+				_, err := store.RepairCounts(ctx, tx, f.Engine.Serial())
+				return err
+			}})
+		}
+	}()
+	go func() { wg.Wait(); close(errs) }()
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkCounts(t, f, "after the writers", 150)
+}
