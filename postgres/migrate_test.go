@@ -393,7 +393,8 @@ END $$`, `CREATE OR REPLACE TRIGGER litequeue_jobs_notify
 	EXECUTE FUNCTION litequeue_notify()`, `DROP TRIGGER litequeue_jobs_notify_update ON litequeue_jobs`}
 
 // version6Tables drops the tables that version 6 added.
-var version6Tables = []string{`DROP TABLE litequeue_policies`, `DROP TABLE litequeue_throughput`, `DROP TABLE litequeue_workers`}
+var version6Tables = []string{`DROP TABLE litequeue_policies`, `DROP TABLE litequeue_throughput`, `DROP TABLE litequeue_workers`,
+	`DROP FUNCTION litequeue_count() CASCADE`, `DROP TABLE litequeue_counts`}
 
 // version5Tables makes tables of version 5 in a new database, with one
 // pending job of kind k in them, whose ID it returns: with version 5's row trigger, as a
