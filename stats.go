@@ -54,7 +54,8 @@ type ErrorCount struct {
 // the jobs, not a scan of them: the work grows with the number of queues,
 // kinds and states, not of jobs; the split of the pending jobs into due
 // and scheduled, with the oldest due, reads the scheduled jobs and one
-// probe per queue and kind with pending jobs (see doc.go, Monitoring).
+// probe per queue and kind with due jobs (see Monitoring in the package
+// doc).
 // A file of version 5 or older opened with [OpenReadOnly] keeps no counts:
 // there Stats reads every job.
 func (q *Queue) Stats(ctx context.Context) (Stats, error) {
