@@ -177,11 +177,12 @@ func fillMixed(b *testing.B, q *litequeue.Queue, n int) {
 	b.Helper()
 	now := time.Now().UnixMilli()
 	for from := 0; from < n; from += 100_000 {
-		_, err := q.DB().Exec(q.DB().Rebind(`WITH RECURSIVE i(x) AS (SELECT ? UNION ALL SELECT x + 1 FROM i WHERE x < ?)
+		_, err := q.DB().Exec(q.DB().Rebind(`WITH RECURSIVE i(x) AS (SELECT CAST(? AS BIGINT) UNION ALL SELECT x + 1 FROM i WHERE x < CAST(? AS BIGINT))
 		INSERT INTO litequeue_jobs (queue, kind, payload, state, max_tries, run_at, created_at, finished_at)
 		SELECT 'q' || (x % 3), 'k' || (x % 5), ?,
 			CASE x % 7 WHEN 0 THEN 'completed' WHEN 1 THEN 'dead' WHEN 2 THEN 'running' WHEN 3 THEN 'cancelled' ELSE 'pending' END,
-			8, ? + CASE WHEN x % 100 = 0 THEN 3600000 ELSE -x END, ?, CASE WHEN x % 7 IN (0, 1, 3) THEN ? END
+			8, CAST(? AS BIGINT) + CASE WHEN x % 100 = 0 THEN 3600000 ELSE -x END, CAST(? AS BIGINT),
+			CASE WHEN x % 7 IN (0, 1, 3) THEN CAST(? AS BIGINT) END
 		FROM i`), from+1, min(from+100_000, n), []byte(`{}`), now, now, now)
 		if err != nil {
 			b.Fatal(err)
