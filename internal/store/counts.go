@@ -207,3 +207,33 @@ func RewriteCounts(ctx context.Context, tx Execer) error {
 	}
 	return nil
 }
+
+// foldCountsSQL moves the kept counts of the shards of the sessions that
+// are gone (their pg_backend_pid no longer in pg_stat_activity) into
+// shard 0, so that the rows a read sums stay those of the sessions at
+// work, not of every session that ever wrote. It skips the rows another
+// fold holds, and waits for no writer: a session at work is not folded,
+// and one that starts with the pid of one gone waits for the fold's
+// commit, then makes its row anew.
+const foldCountsSQL = `WITH gone AS (DELETE FROM litequeue_counts WHERE ctid IN (SELECT ctid FROM litequeue_counts
+		WHERE shard <> 0 AND shard NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)
+		FOR UPDATE SKIP LOCKED)
+		RETURNING queue, kind, state, n)
+	INSERT INTO litequeue_counts AS c (queue, kind, state, shard, n)
+	SELECT queue, kind, state, 0, SUM(n) FROM gone GROUP BY queue, kind, state ORDER BY queue, kind, state
+	ON CONFLICT (queue, kind, state, shard) DO UPDATE SET n = c.n + excluded.n`
+
+// FoldCounts folds, in a transaction of write, the kept counts of the
+// sessions gone into one shard (foldCountsSQL), where the engine's writers
+// run side by side and so keep a shard each; the janitor calls it at each
+// sweep. Where the writers take turns (serial) there is one shard, and it
+// does nothing.
+func FoldCounts(ctx context.Context, eng Engine, write func(context.Context, func(Execer) error) error) error {
+	if eng.Serial() {
+		return nil
+	}
+	return write(ctx, func(tx Execer) error {
+		_, err := tx.ExecContext(ctx, foldCountsSQL)
+		return err
+	})
+}

@@ -1,12 +1,16 @@
 package storetest
 
 import (
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/litequeue/litequeue/internal/store"
 )
@@ -227,4 +231,75 @@ func testCountsBesideWriters(t *testing.T, f *Fixture) {
 		}
 	}
 	checkCounts(t, f, "after the writers", 150)
+}
+
+// testFoldCounts: on an engine whose writers run side by side, the jobs
+// another session wrote are counted in its own shard, which FoldCounts
+// moves into shard 0 once that session is gone, keeping every count; on
+// one whose writers take turns there is one shard, and it does nothing.
+func testFoldCounts(t *testing.T, f *Fixture) {
+	ctx := t.Context()
+	insertJobs(t, f, 3)
+	info := f.Engine.Info()
+	conn, err := info.App.Connx(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, info.Dialect.SQL(`INSERT INTO litequeue_jobs (queue, kind, payload, state, max_tries, run_at, created_at)
+		VALUES ('q', 'k', ?, 'pending', 3, 0, 0)`), []byte{}); err != nil {
+		t.Fatal(err)
+	}
+	rows := func(where string, args ...any) (n int) {
+		t.Helper()
+		if err := f.Reads.GetContext(ctx, &n, `SELECT COUNT(*) FROM litequeue_counts WHERE `+where, args...); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if f.Engine.Serial() {
+		conn.Close()
+		if got := rows("shard <> 0"); got != 0 {
+			t.Errorf("%d rows of the counts outside shard 0 where the writers take turns, want none", got)
+		}
+	} else {
+		pid := endSession(t, f, conn)
+		if got := rows("shard = ?", pid); got != 1 {
+			t.Errorf("%d rows of the counts in the shard of the session that wrote one job, want 1", got)
+		}
+		if err := store.FoldCounts(ctx, f.Engine, f.Write); err != nil {
+			t.Fatal(err)
+		}
+		if got := rows("shard = ?", pid); got != 0 {
+			t.Errorf("%d rows of the counts in the shard of the session gone after the fold, want 0", got)
+		}
+	}
+	if err := store.FoldCounts(ctx, f.Engine, f.Write); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, f, "folded", 150)
+}
+
+// endSession closes conn, which ends its session on the server, and
+// returns the session's pid once the server no longer lists it.
+func endSession(t *testing.T, f *Fixture, conn *sqlx.Conn) (pid int) {
+	t.Helper()
+	ctx := t.Context()
+	if err := conn.GetContext(ctx, &pid, `SELECT pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Raw(func(any) error { return driver.ErrBadConn }) // the pool closes it: the session ends
+	conn.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var alive bool
+		if err := f.Reads.GetContext(ctx, &alive, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ?)`, pid); err != nil {
+			t.Fatal(err)
+		}
+		if !alive {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %d still listed 10s after its end", pid)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the server's list of sessions, not a schedule
+	}
 }

@@ -87,6 +87,7 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"KeptCounts":       testKeptCounts,
 		"RepairCounts":     testRepairCounts,
 		"CountsBeside":     testCountsBesideWriters,
+		"FoldCounts":       testFoldCounts,
 		"Failures":         testFailures,
 		"RegisterSchedule": testRegisterSchedule,
 		"ClaimSlot":        testClaimSlot,
