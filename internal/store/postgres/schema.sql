@@ -268,9 +268,10 @@ CREATE TABLE IF NOT EXISTS litequeue_workers (
 -- transaction at a time, so two transactions never wait on one row of
 -- it, and never deadlock over two (with pid % 16, two sessions of one
 -- shard would lock the pending and running rows of a claim and of a
--- settle in turn, and could); a read sums the shards. A repair
--- (litequeue check --repair) rewrites them into shard 0, which no
--- session has.
+-- settle in turn, and could); a read sums the shards. The janitor
+-- folds the shards of the sessions gone into shard 0, which no session
+-- has (store.FoldCounts), and a repair (litequeue check --repair)
+-- rewrites them all into it.
 CREATE TABLE IF NOT EXISTS litequeue_counts (
 	queue TEXT    NOT NULL,
 	kind  TEXT    NOT NULL,
