@@ -281,7 +281,7 @@ func TestOpen_Refuses(t *testing.T) {
 			}
 			q.Close()
 			sqliteFile(t, path, `UPDATE litequeue_meta SET value = '99' WHERE name = 'schema_version'`)
-		}, "has litequeue schema version 99, newer than this binary's 5"},
+		}, "has litequeue schema version 99, newer than this binary's 6"},
 		{"a truncated file", func(t *testing.T, path string) {
 			sqliteFile(t, path, `CREATE TABLE notes (body TEXT)`, `INSERT INTO notes VALUES (zeroblob(100000))`)
 			b := readFile(t, path)
