@@ -47,10 +47,16 @@ func TestOpen_UpgradeVersion5Counts(t *testing.T) {
 		}
 		opened := make(chan *litequeue.Queue, 1)
 		go func() { opened <- open(t, dsn, clk) }()
+		waitFor(t, "the upgrade to wait for the jobs' lock", func() bool {
+			var waiting bool
+			err := admin.QueryRow(`SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting)
+			return err == nil && waiting
+		})
 		select {
 		case <-opened:
 			t.Fatalf("stepped %v: the upgrade did not wait for the transaction open on the jobs", stepped)
-		case <-time.After(300 * time.Millisecond): // a moment for Open to reach the lock
+		default:
 		}
 		if err := holder.Commit(); err != nil {
 			t.Fatal(err)
