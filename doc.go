@@ -418,7 +418,8 @@
 // them, and Stats does not read every job. What changes with the clock
 // rather than with a write is read through the index of pending jobs by
 // kind: the pending jobs not yet due, one by one (few, where most pending
-// jobs are due), and, per queue and kind with due jobs, the oldest one,
+// jobs are due; in the index alone for a kind in one queue), and, per
+// queue and kind with due jobs, the oldest one,
 // one probe each (a kind in several queues steps over the earlier jobs of
 // the other queues). [Queue.Health] recounts the jobs and reports a count
 // that differs; [Queue.RecountJobs] rewrites them, as "litequeue check

@@ -21,22 +21,28 @@ import (
 const keptByStateSQL = `SELECT queue, state, CAST(SUM(n) AS BIGINT) AS n FROM litequeue_counts
 	WHERE state <> 'pending' GROUP BY queue, state HAVING SUM(n) > 0`
 
-// keptPendingSQL reads, per queue and kind that has pending jobs, their
-// kept count, how many of them are not due at now, and, where some are,
-// the earliest RunAt of those that are, from litequeue_jobs_next (kind,
-// run_at). The scheduled jobs are counted one by one, in one pass per
-// kind (s): few, where most pending jobs are due. The earliest is one
-// probe per queue and kind where the kind is in one queue; where it is in
-// several, the probe steps over the kind's earlier jobs of the other
-// queues.
-const keptPendingSQL = `WITH s AS MATERIALIZED (SELECT j.queue, j.kind, COUNT(*) AS n
-		FROM (SELECT kind FROM litequeue_counts WHERE state = 'pending' GROUP BY kind HAVING SUM(n) > 0) k
-		JOIN litequeue_jobs j ON j.state = 'pending' AND j.kind = k.kind AND j.run_at > ?
+// keptPendingSQL reads, per queue and kind that has pending jobs (c),
+// their kept count, how many of them are not due at now, and, where some
+// are, the earliest RunAt of those that are, from litequeue_jobs_next
+// (kind, run_at). The scheduled jobs are counted one by one (s): of a kind
+// in one queue, the common case, in the index alone; of a kind in several,
+// in one pass that reads each job's queue (CROSS JOIN: SQLite keeps the
+// kinds outside, and reads the jobs of each through the index). They are
+// few where most pending jobs are due. The earliest is one probe per queue and kind where the
+// kind is in one queue; where it is in several, the probe steps over the
+// kind's earlier jobs of the other queues.
+const keptPendingSQL = `WITH c AS MATERIALIZED (SELECT queue, kind, CAST(SUM(n) AS BIGINT) AS n
+		FROM litequeue_counts WHERE state = 'pending' GROUP BY queue, kind HAVING SUM(n) > 0),
+	k AS MATERIALIZED (SELECT kind, MIN(queue) AS queue, COUNT(*) AS queues FROM c GROUP BY kind),
+	s AS MATERIALIZED (SELECT k.queue, k.kind, (SELECT COUNT(*) FROM litequeue_jobs j
+			WHERE j.state = 'pending' AND j.kind = k.kind AND j.run_at > ?) AS n
+		FROM k WHERE k.queues = 1
+		UNION ALL
+		SELECT j.queue, j.kind, COUNT(*) AS n FROM k CROSS JOIN litequeue_jobs j
+		WHERE k.queues > 1 AND j.state = 'pending' AND j.kind = k.kind AND j.run_at > ?
 		GROUP BY j.queue, j.kind),
 	p AS MATERIALIZED (SELECT c.queue, c.kind, c.n, COALESCE(s.n, 0) AS scheduled
-		FROM (SELECT queue, kind, CAST(SUM(n) AS BIGINT) AS n FROM litequeue_counts WHERE state = 'pending'
-			GROUP BY queue, kind HAVING SUM(n) > 0) c
-		LEFT JOIN s ON s.queue = c.queue AND s.kind = c.kind)
+		FROM c LEFT JOIN s ON s.queue = c.queue AND s.kind = c.kind)
 	SELECT p.queue, p.kind, p.n, p.scheduled,
 	CASE WHEN p.n > p.scheduled THEN (SELECT j.run_at FROM litequeue_jobs j
 		WHERE j.state = 'pending' AND j.kind = p.kind AND j.queue = p.queue AND j.run_at <= ?
@@ -67,7 +73,7 @@ func KeptCountByState(ctx context.Context, db Execer, now int64) ([]StateCount, 
 	if err != nil {
 		return nil, err
 	}
-	pairs, err := selectAll[pendingPair](ctx, db, keptPendingSQL, now, now)
+	pairs, err := selectAll[pendingPair](ctx, db, keptPendingSQL, now, now, now)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func TestQueryPlans_KeptCounts(t *testing.T) {
 		store.KeptDueKindsSQL: {"INDEX litequeue_jobs_next (kind=? AND run_at<?)"},
 		store.KeptByStateSQL:  nil,
 	} {
-		p := storetest.PlanOf(t, db, query, 0, 0)
+		p := storetest.PlanOf(t, db, query, 0, 0, 0)
 		for _, s := range searches {
 			if !strings.Contains(p, s) {
 				t.Errorf("the plan does not read %s:\n%s\nplan: %s", s, query, p)
