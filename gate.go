@@ -67,10 +67,13 @@ type admission struct {
 func (g *gate) admit(ctx context.Context, tx store.Execer, kinds []string, now time.Time, claiming, paused bool) (*admission, error) {
 	a := &admission{kinds: kinds, anyPaused: paused}
 	if claiming && !g.st.eng.Serial() {
-		if err := g.lockKinds(ctx, tx, a, now); err != nil {
+		locked, err := g.lockKinds(ctx, tx, a, now)
+		if err != nil {
 			return nil, err
 		}
-		a.anyPaused = true
+		// A pause may have committed while the claim waited for a lock;
+		// without a wait, the claim began before it (see PauseQueue).
+		a.anyPaused = a.anyPaused || locked > 0
 	}
 	for _, part := range [...]func(context.Context, store.Execer, *admission, time.Time, bool) error{
 		g.pauseGate, g.limitGate, g.breakerGate,
@@ -89,9 +92,10 @@ func (g *gate) admit(ctx context.Context, tx store.Execer, kinds []string, now t
 // runs the claim counts (see store.Engine.LockKey): the kinds with a limit, and
 // those whose breaker, read just before, may let a probe through. It
 // takes them in one pass, in the order of their names, so that two claims
-// never wait for each other. The file's writers take turns: there the
-// gate locks nothing, and reads nothing more for it.
-func (g *gate) lockKinds(ctx context.Context, tx store.Execer, a *admission, now time.Time) error {
+// never wait for each other, and returns how many it locked. The file's
+// writers take turns: there the gate locks nothing, and reads nothing more
+// for it.
+func (g *gate) lockKinds(ctx context.Context, tx store.Execer, a *admission, now time.Time) (int, error) {
 	var limited []string
 	for _, kind := range a.kinds {
 		if h := g.reg.get(kind); h != nil && h.limits.limited() {
@@ -100,15 +104,16 @@ func (g *gate) lockKinds(ctx context.Context, tx store.Execer, a *admission, now
 	}
 	probes, err := g.breakerProbes(ctx, tx, a, now)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	for _, kind := range lockOrder(limited, probes) {
+	kinds := lockOrder(limited, probes)
+	for _, kind := range kinds {
 		if err := g.st.eng.LockKey(ctx, tx, "kind", kind); err != nil {
-			return fmt.Errorf("lock kind %q: %w", kind, err)
+			return 0, fmt.Errorf("lock kind %q: %w", kind, err)
 		}
 	}
 	a.locked = true
-	return nil
+	return len(kinds), nil
 }
 
 // lockOrder returns the kinds of every set, each once, in the one order

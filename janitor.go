@@ -296,7 +296,8 @@ func (j *janitor) expireSweep(ctx context.Context) (int, error) {
 const keepThroughput = 25 * time.Hour
 
 // throughputBatch bounds the minutes of counts that one transaction of
-// the janitor deletes: at most 16 shards' six outcomes in each.
+// the janitor deletes: six outcomes in each, times the writers that
+// counted in it.
 const throughputBatch = 10
 
 // purgeThroughput deletes the counts older than keepThroughput, a few

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/litequeue/litequeue/internal/store"
@@ -221,18 +223,64 @@ func kindValueOf(hd *handler) kindValue {
 
 // millis is a duration written in JSON as milliseconds: a whole number
 // where it is one, with the fraction where it is not (1.5 for 1500µs),
-// so that every duration comes back as it was.
+// in decimal digits, not through a float, so that every duration comes
+// back as it was, to the nanosecond and up to the longest a Duration holds.
 type millis time.Duration
 
 func (m millis) MarshalJSON() ([]byte, error) {
-	return json.Marshal(float64(m) / float64(time.Millisecond))
+	d := time.Duration(m)
+	whole, frac := d/time.Millisecond, d%time.Millisecond
+	sign := ""
+	if d < 0 {
+		sign, whole, frac = "-", -whole, -frac
+	}
+	s := sign + strconv.FormatInt(int64(whole), 10)
+	if frac != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%06d", int64(frac)), "0")
+	}
+	return []byte(s), nil
 }
 
 func (m *millis) UnmarshalJSON(b []byte) error {
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
 		return err
 	}
-	*m = millis(math.Round(f * float64(time.Millisecond)))
-	return nil
+	d, err := parseMillis(n.String())
+	*m = millis(d)
+	return err
+}
+
+// parseMillis reads a number of milliseconds, as millis writes it, to the
+// nanosecond; one written otherwise (an exponent, digits past the
+// nanosecond) is read as a float. Beyond the range of a Duration it
+// saturates.
+func parseMillis(s string) (time.Duration, error) {
+	digits, neg := strings.CutPrefix(s, "-")
+	whole, frac, _ := strings.Cut(digits, ".")
+	ms, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || len(frac) > 6 || strings.ContainsAny(frac, "eE+-") {
+		f, err := strconv.ParseFloat(s, 64)
+		return saturate(f * float64(time.Millisecond)), err
+	}
+	ns, _ := strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64) // "" is 0
+	if ms > (math.MaxInt64-ns)/int64(time.Millisecond) {
+		ms, ns = math.MaxInt64/int64(time.Millisecond), math.MaxInt64%int64(time.Millisecond)
+	}
+	d := time.Duration(ms)*time.Millisecond + time.Duration(ns)
+	if neg {
+		d = -d
+	}
+	return d, nil
+}
+
+// saturate is ns as a Duration, the nearest one beyond its range.
+func saturate(ns float64) time.Duration {
+	switch {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	}
+	return time.Duration(math.Round(ns))
 }

@@ -1,6 +1,7 @@
 package litequeue_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -142,5 +143,29 @@ func TestOpenReadOnly_BeforeRecords(t *testing.T) {
 	if want := (litequeue.BreakerStats{Failures: 1, Window: time.Minute}); err != nil ||
 		b["sync"].State != "open" || b["sync"].Failures != want.Failures || b["sync"].Threshold != 0 || b["sync"].Window != want.Window {
 		t.Errorf("Breakers = %+v, %v; want sync open, 1 failure in the default window, no threshold", b, err)
+	}
+}
+
+// TestQueue_RecordedPolicies_LongDurations: durations that a float of
+// milliseconds cannot hold to the nanosecond — the longest a Duration
+// holds, a timeout meant as "never"; a year and a nanosecond — come back
+// as they were given, not negative or rounded.
+func TestQueue_RecordedPolicies_LongDurations(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{Clock: newMock()})
+	forever, year := time.Duration(math.MaxInt64), 365*24*time.Hour+time.Nanosecond
+	q.Handle("long", ok, litequeue.WithTimeout(forever), litequeue.WithExpiry(year))
+	runDue(t, q)
+	var got *litequeue.RecordedPolicy
+	for _, p := range recorded(t, q) {
+		if p.Scope == "kind" && p.Name == "long" {
+			got = &p
+		}
+	}
+	if got == nil {
+		t.Fatal("kind long not recorded")
+	}
+	if got.Timeout != forever || got.Kind.ExpireAfter != year {
+		t.Errorf("recorded timeout %v and expiry %v, want %v and %v", got.Timeout, got.Kind.ExpireAfter, forever, year)
 	}
 }

@@ -106,6 +106,7 @@ func (rn *runner) work(ctx context.Context, opts WorkerOptions) error {
 	p := &pool{
 		rn:       rn,
 		opts:     opts,
+		self:     &claimer{queues: opts.Queues, worker: opts.Name},
 		slots:    make(chan struct{}, opts.Concurrency),
 		done:     make(chan struct{}, opts.Concurrency*leaseFactor),
 		grow:     make(chan struct{}, 1),
@@ -146,6 +147,7 @@ const (
 type pool struct {
 	rn       *runner
 	opts     WorkerOptions
+	self     *claimer      // every run of the pool claims as it: its ends share one claim (see runner.Claim)
 	running  atomic.Int64  // runs started whose end the loop has not yet taken from done
 	slots    chan struct{} // one token per handler running
 	watch    store.Changes
@@ -348,12 +350,11 @@ func (p *pool) fill(ctx context.Context, free int) (started int, next time.Time,
 			return 0, p.next, nil
 		}
 	}
-	self := &claimer{queues: p.opts.Queues, worker: p.opts.Name}
-	leases, err := rn.claim(ctx, *self, free)
+	leases, err := rn.claim(ctx, *p.self, free)
 	p.busy = len(leases) == free
 	for _, l := range leases {
 		p.running.Add(1)
-		go p.run(ctx, l, self)
+		go p.run(ctx, l, p.self)
 	}
 	return len(leases), time.Time{}, err
 }

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -153,39 +152,14 @@ func agoTicks(columns, every int, unit string) []tick {
 	return ticks
 }
 
-// Limits of the policies page's simulation.
-const (
-	maxSimJobs   = 100_000
-	maxSimOutage = 30 * 24 * time.Hour
-	simColumns   = 60
-)
+// simColumns is how many columns the chart of a simulation has.
+const simColumns = 60
 
 // simulation is what the policies page simulates: Jobs jobs that fail
 // together while a dependency is down for Outage.
 type simulation struct {
 	Jobs   int
 	Outage time.Duration
-}
-
-// parseSim reads ?jobs= and ?outage=; 1000 jobs and 30s without them.
-func parseSim(r *http.Request) (simulation, error) {
-	sim := simulation{Jobs: 1000, Outage: 30 * time.Second}
-	v := r.URL.Query()
-	if s := v.Get("jobs"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxSimJobs {
-			return sim, badRequest("jobs=%q is outside 1…%d", s, maxSimJobs)
-		}
-		sim.Jobs = n
-	}
-	if s := v.Get("outage"); s != "" {
-		d, err := litequeue.ParseDuration(s)
-		if err != nil || d <= 0 || d > maxSimOutage {
-			return sim, badRequest("outage=%q is not a duration over 0 and up to %s", s, litequeue.FormatDuration(maxSimOutage))
-		}
-		sim.Outage = d
-	}
-	return sim, nil
 }
 
 // chart simulates the jobs under p and under p without jitter (or with

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/litequeue/litequeue"
@@ -85,4 +86,31 @@ func (h *handler) policies(w http.ResponseWriter, r *http.Request) {
 // recordedBy says who recorded rp and when, as the page shows it.
 func recordedBy(rp litequeue.RecordedPolicy, now time.Time) string {
 	return fmt.Sprintf("Recorded by %s pid %d at %s.", rp.Host, rp.PID, showWhen(rp.RecordedAt, now))
+}
+
+// Limits of the policies page's simulation.
+const (
+	maxSimJobs   = 100_000
+	maxSimOutage = 30 * 24 * time.Hour
+)
+
+// parseSim reads ?jobs= and ?outage=; 1000 jobs and 30s without them.
+func parseSim(r *http.Request) (simulation, error) {
+	sim := simulation{Jobs: 1000, Outage: 30 * time.Second}
+	v := r.URL.Query()
+	if s := v.Get("jobs"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxSimJobs {
+			return sim, badRequest("jobs=%q is outside 1…%d", s, maxSimJobs)
+		}
+		sim.Jobs = n
+	}
+	if s := v.Get("outage"); s != "" {
+		d, err := litequeue.ParseDuration(s)
+		if err != nil || d <= 0 || d > maxSimOutage {
+			return sim, badRequest("outage=%q is not a duration over 0 and up to %s", s, litequeue.FormatDuration(maxSimOutage))
+		}
+		sim.Outage = d
+	}
+	return sim, nil
 }

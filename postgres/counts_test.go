@@ -21,16 +21,20 @@ func moreJobsSQL(at int64) string {
 	FROM generate_series(1, 3000) AS x`, at, at, at)
 }
 
-// TestOpen_UpgradeVersion5Counts upgrades tables of version 5 with jobs
-// in every state, and those of an upgrade killed after its step: Open
+// TestOpen_UpgradeCounts upgrades tables of versions 5 and 6 with jobs
+// in every state, and those of an upgrade killed after its steps: Open
 // counts every job, its Stats equal those that a scan of the jobs finds
 // (the counts' figures, taken apart by a recount, hold), and a writer that
 // holds a transaction open on the jobs while the upgrade begins has its
 // job counted too: the upgrade waits for it.
-func TestOpen_UpgradeVersion5Counts(t *testing.T) {
+func TestOpen_UpgradeCounts(t *testing.T) {
 	t.Parallel()
-	for _, stepped := range []bool{false, true} {
-		dsn, _ := version5Tables(t, stepped)
+	for _, c := range []struct {
+		version int
+		stepped bool
+	}{{5, false}, {5, true}, {6, false}, {6, true}} {
+		version, stepped := c.version, c.stepped
+		dsn, _ := versionTables(t, version, stepped)
 		clk := clock.NewMock()
 		clk.Set(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 		admin := adminDB(t, dsn)
@@ -55,7 +59,7 @@ func TestOpen_UpgradeVersion5Counts(t *testing.T) {
 		})
 		select {
 		case <-opened:
-			t.Fatalf("stepped %v: the upgrade did not wait for the transaction open on the jobs", stepped)
+			t.Fatalf("version %d, stepped %v: the upgrade did not wait for the transaction open on the jobs", version, stepped)
 		default:
 		}
 		if err := holder.Commit(); err != nil {
@@ -63,7 +67,7 @@ func TestOpen_UpgradeVersion5Counts(t *testing.T) {
 		}
 		q := <-opened
 		if changed, err := q.RecountJobs(t.Context()); err != nil || changed != 0 {
-			t.Errorf("stepped %v: RecountJobs after the upgrade = %d, %v; want every count right", stepped, changed, err)
+			t.Errorf("version %d, stepped %v: RecountJobs after the upgrade = %d, %v; want every count right", version, stepped, changed, err)
 		}
 		s, err := q.Stats(t.Context())
 		if err != nil {
@@ -94,9 +98,9 @@ func TestOpen_UpgradeVersion5Counts(t *testing.T) {
 			}
 			want[fmt.Sprintf("q%d", x%3)] = qs
 		}
-		want["default"] = litequeue.QueueStats{Due: 1, OldestDue: s.Queues["default"].OldestDue} // enqueued by version5Tables' own clock
+		want["default"] = litequeue.QueueStats{Due: 1, OldestDue: s.Queues["default"].OldestDue} // enqueued by versionTables' own clock
 		if diff := cmp.Diff(want, s.Queues); diff != "" {
-			t.Errorf("stepped %v: Stats after the upgrade (-want +got):\n%s", stepped, diff)
+			t.Errorf("version %d, stepped %v: Stats after the upgrade (-want +got):\n%s", version, stepped, diff)
 		}
 	}
 }

@@ -123,7 +123,7 @@ func OpenDB(ctx context.Context, db *sql.DB, opts litequeue.Options) (*litequeue
 }
 
 func open(ctx context.Context, db *sql.DB, pg backend.Postgres, opts litequeue.Options) (*litequeue.Queue, error) {
-	pg.Listen, pg.Lost = listen(db), lost
+	pg.Listen, pg.Lost, pg.Script = listen(db), lost, script
 	q, err := backend.OpenQueue(ctx, opts, func(logger *slog.Logger) (store.Engine, error) {
 		return pgstore.Open(ctx, pg, logger)
 	})
@@ -169,6 +169,27 @@ func (l *listener) Close() error {
 }
 
 // lost reports whether err says that its connection is gone.
+// script runs the statements of s in one round trip, by the simple query
+// protocol, on a connection of pgx's database/sql driver, and returns the
+// first column of the first row of the last one's result ("" for none).
+func script(ctx context.Context, driverConn any, s string) (string, error) {
+	c, ok := driverConn.(*stdlib.Conn)
+	if !ok {
+		return "", fmt.Errorf("a connection of pgx's database/sql driver is needed, not %T", driverConn)
+	}
+	results, err := c.Conn().PgConn().Exec(ctx, s).ReadAll()
+	if err != nil {
+		return "", err
+	}
+	if len(results) == 0 {
+		return "", nil
+	}
+	if last := results[len(results)-1]; len(last.Rows) > 0 && len(last.Rows[0]) > 0 {
+		return string(last.Rows[0][0]), nil
+	}
+	return "", nil
+}
+
 func lost(err error) bool {
 	if err == nil {
 		return false

@@ -405,7 +405,7 @@ func TestHealth_OnServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !h.OK() || h.SchemaVersion != 6 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
+	if !h.OK() || h.SchemaVersion != 7 || h.Jobs[litequeue.Pending] != 1 || h.HistoryRows != 0 || h.Keys != 0 || h.Integrity != nil {
 		t.Fatalf("Health = %+v, want OK, version 6, one pending job, no file figures", h)
 	}
 }
@@ -471,8 +471,8 @@ func TestOpen_MigratesVersion2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.SchemaVersion != 6 || h.Jobs[litequeue.Pending] != 1 {
-		t.Errorf("Health = %+v, want version 6 and the one pending job", h)
+	if h.SchemaVersion != 7 || h.Jobs[litequeue.Pending] != 1 {
+		t.Errorf("Health = %+v, want version 7 and the one pending job", h)
 	}
 }
 

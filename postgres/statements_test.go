@@ -105,11 +105,18 @@ func tracedQueue(t *testing.T, dsn string, st *statements, opts litequeue.Option
 }
 
 // TestDrain_Statements drains 3,000 jobs with 16 workers and counts the
-// statements sent: the ends of a writer batch are settled in one UPDATE
-// of every row (FROM unnest) and one INSERT of every history row, so no
-// statement writes one job's row alone (there is no lost lease to decide
-// again), and there are no more history INSERTs than settles. The counts
-// are logged (go test -v).
+// statements sent, and so the round trips of the writer's transactions:
+// the ends of a writer batch are settled in one statement (an UPDATE of
+// every row FROM unnest, and an INSERT of their history rows, in one
+// WITH), so no statement writes one job's row alone (there is no lost
+// lease to decide again) nor adds history apart; the pool's runs ask for
+// their next jobs in one claim per transaction, which reads no pauses
+// (nothing is paused, and no limit's lock was waited for); a durable
+// batch begins and reads its transaction's ID in one round trip that the
+// tracer does not see, and reads no ID before its COMMIT. A transaction
+// takes at most 6 round trips: BEGIN, the settle, what comes before the
+// claim, the claim, its lease, COMMIT (and 3 more when Work's own claim
+// shares it). The counts are logged (go test -v).
 func TestDrain_Statements(t *testing.T) {
 	t.Parallel()
 	const jobs = 3000
@@ -132,10 +139,30 @@ func TestDrain_Statements(t *testing.T) {
 		return err == nil && n == jobs
 	})
 	t.Logf("statements of a drain of %d jobs:\n%s", jobs, st)
-	settles, alone := st.count("UPDATE litequeue_jobs AS j SET state = v.state"), st.count("UPDATE litequeue_jobs SET state = $1")
+	commits, begins := st.count("COMMIT"), st.count("BEGIN")
+	settles, alone := st.count("WITH v AS ( SELECT * FROM unnest"), st.count("UPDATE litequeue_jobs SET state = $1")
 	history := st.count("INSERT INTO litequeue_attempts")
-	if settles == 0 || alone != 0 || history > settles {
-		t.Errorf("%d settles of a batch, %d writes of one job's row, %d history INSERTs; want some, none, at most as many as settles",
+	xids := st.count("SELECT CAST(pg_current_xact_id_if_assigned() AS text)")
+	claims, leases := st.count("SELECT id, queue, kind, payload"), st.count("UPDATE litequeue_jobs AS j SET state = 'running'")
+	before, pauses := st.count("SELECT EXISTS (SELECT id FROM litequeue_jobs"), st.count("SELECT scope, name, since FROM litequeue_paused")
+	if settles == 0 || alone != 0 || history != 0 {
+		t.Errorf("%d settles of a batch, %d writes of one job's row, %d history INSERTs apart; want some, none, none",
 			settles, alone, history)
+	}
+	if light := commits - settles; begins > light || xids > light {
+		t.Errorf("%d BEGINs and %d reads of the transaction's ID sent alone in %d transactions, of which %d settled ends; want at most %d",
+			begins, xids, commits, settles, light)
+	}
+	// The chained claims of a batch are one; Work's own claim of its free
+	// places may share the batch's transaction now and then.
+	extra := max(0, claims-commits)
+	if extra > commits/4 || leases > claims || pauses != 0 {
+		t.Errorf("%d claims, %d leases, %d reads of pauses in %d transactions; want about a claim per transaction, a lease at most per claim, no pauses read",
+			claims, leases, pauses, commits)
+	}
+	// A transaction begins once, traced or not, and commits once; an
+	// extra claim costs its 3.
+	if trips := 2*commits + settles + xids + before + claims + leases; trips > 6*commits+3*extra {
+		t.Errorf("%d round trips in %d transactions with %d extra claims; want at most 6 each, and 3 an extra claim", trips, commits, extra)
 	}
 }

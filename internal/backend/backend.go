@@ -28,6 +28,12 @@ type Postgres struct {
 	// Lost reports whether err says that the connection it came from is
 	// gone (the server closed it, the network failed).
 	Lost func(err error) bool
+	// Script runs the statements of script, which take no parameters,
+	// in one round trip on driverConn, a connection of DB's driver (see
+	// sql.Conn.Raw), and returns the first column of the first row of
+	// the last statement's result ("" for none); nil: the engine sends
+	// one statement at a time.
+	Script func(ctx context.Context, driverConn any, script string) (string, error)
 }
 
 // A Listener waits for notifications on the channel it listens on.

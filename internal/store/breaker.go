@@ -57,6 +57,16 @@ func Breaker(ctx context.Context, ex Execer, kind string) (*BreakerRow, error) {
 // in this order.
 const FailedSQL = `(outcome = 'failed' OR outcome = 'panicked' OR outcome = 'timed_out' OR outcome = 'lease_expired')`
 
+// Failed reports whether a run of outcome failed, as FailedSQL says of a
+// history row: the same outcomes, for code that holds the row.
+func Failed(outcome string) bool {
+	switch outcome {
+	case "failed", "panicked", "timed_out", "lease_expired":
+		return true
+	}
+	return false
+}
+
 // failedSinceSQL counts the failed runs of a kind since a moment, through
 // litequeue_attempts_breaker (on PostgreSQL, litequeue_attempts_failed).
 const failedSinceSQL = `SELECT COUNT(*) FROM litequeue_attempts

@@ -19,7 +19,8 @@ import (
 // in the same statement, InsertJobs an INSERT … SELECT FROM unnest(…)
 // WITH ORDINALITY, a unique key an INSERT … ON CONFLICT DO NOTHING, Watch
 // LISTEN/NOTIFY; Lock takes nothing (row locks order the writers), Begin
-// a plain BEGIN, and Retry reports serialization failures.
+// a BEGIN that, for a durable batch, reads the transaction's ID in the
+// same round trip (for Commit), and Retry reports serialization failures.
 type Engine interface {
 	// Lock takes the lock that orders litequeue's writers across
 	// processes, before a write transaction begins; Unlock releases it

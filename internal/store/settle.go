@@ -40,35 +40,42 @@ func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, e
 
 // A Settler stores the ends of a batch of runs, in the statements that
 // suit its database best: a server's in one statement for the rows and
-// one for the history; a file's in a statement per row, as one UPDATE
-// FROM VALUES for many rows is no faster there (BenchmarkSettle in
+// their history (one round trip); a file's in a statement per row, as one
+// UPDATE FROM VALUES for many rows is no faster there (BenchmarkSettle in
 // store/sqlite), and its history in chunks (AddHistory).
 type Settler interface {
-	// SetHeldRows is SetHeldRow for each of rows, in tx; it reports, for
-	// each, whether its fence held and its row is written.
+	// SetHeldRows is SetHeldRow for each of rows, in tx, adding the
+	// history row of each whose fence held; it reports, for each, whether
+	// its fence held and its row and history are written.
 	SetHeldRows(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error)
 	// AddHistory adds the history rows, in their order.
 	AddHistory(ctx context.Context, tx Execer, rows []*HistoryRow) error
 }
 
 // A HeldRow is a job's row after a run, to write fenced by the lease of
-// the row as claimed (see SetHeldRow).
+// the row as claimed (see SetHeldRow), with its history row.
 type HeldRow struct {
 	Claimed *JobRow // its token and created_at fence the write
 	After   *JobRow
+	History *HistoryRow // added if the fence holds; nil: none
 }
 
-// SetHeldRowEach is SetHeldRow for each of rows, a statement each.
+// SetHeldRowEach is SetHeldRow for each of rows, a statement each, and
+// then AddHistory of the history rows of those whose fence held.
 func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error) {
 	held := make([]bool, len(rows))
+	var history []*HistoryRow
 	for i, r := range rows {
 		ok, err := SetHeldRow(ctx, tx, r.Claimed, r.After)
 		if err != nil {
 			return nil, err
 		}
 		held[i] = ok
+		if ok && r.History != nil {
+			history = append(history, r.History)
+		}
 	}
-	return held, nil
+	return held, AddHistory(ctx, tx, history)
 }
 
 // A RunEnd is how a run ended, as decided: the job's row after it and its
@@ -116,51 +123,34 @@ type Steps[N any] interface {
 }
 
 // settle stores the run ends of a batch in tx: the jobs' rows, each
-// fenced by its run's lease, all at once (Settler.SetHeldRows); an end
-// whose fence does not hold is decided again on the row as it is, alone
-// (Steps.Redecide); then the history rows of the stored ends, all at
-// once (Settler.AddHistory), then the steps of the machinery: the gate's
-// bookkeeping of the gated ends, and the chained claims. A job made
-// pending again (a retry, a release) wakes this process's idle loops at
-// the commit.
+// fenced by its run's lease, and the history rows of those whose fence
+// held, all at once (Settler.SetHeldRows); an end whose fence does not
+// hold is decided again on the row as it is, alone (Steps.Redecide), and
+// the history rows of those stored so, all at once (Settler.AddHistory);
+// then the throughput of every stored end (CountEnds), and the steps of
+// the machinery: the gate's bookkeeping of the gated ends, and the
+// chained claims. A job made pending again (a retry, a release) wakes
+// this process's idle loops at the commit.
 func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) error {
-	held, err := w.Engine.SetHeldRows(ctx, tx, heldRows(ends))
+	s, err := w.setRows(ctx, tx, ends)
 	if err != nil {
 		return err
 	}
-	var history []*HistoryRow
-	var gated, next []*RunEnd[N]
-	for i, e := range ends {
+	if err := w.Engine.AddHistory(ctx, tx, s.redecided); err != nil {
+		return err
+	}
+	if err := CountEnds(ctx, tx, w.Shard, s.history); err != nil { // the throughput of the stored ends
+		return err
+	}
+	if len(s.gated) > 0 {
+		if err := w.Steps.Ran(ctx, tx, s.gated); err != nil {
+			return err
+		}
+	}
+	var next []*RunEnd[N]
+	for _, e := range ends {
 		if e.Next {
 			next = append(next, e)
-		}
-		if held[i] {
-			e.Stored = true
-		} else if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
-			return err
-		}
-		if !e.Stored {
-			continue
-		}
-		if e.History != nil {
-			history = append(history, e.History)
-		}
-		if e.After.State == "pending" {
-			w.WakeOwn()
-		}
-		if e.Gated {
-			gated = append(gated, e)
-		}
-	}
-	if err := w.Engine.AddHistory(ctx, tx, history); err != nil {
-		return err
-	}
-	if err := CountEnds(ctx, tx, w.Shard, history); err != nil { // the throughput of the stored ends
-		return err
-	}
-	if len(gated) > 0 {
-		if err := w.Steps.Ran(ctx, tx, gated); err != nil {
-			return err
 		}
 	}
 	if len(next) == 0 {
@@ -169,11 +159,59 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 	return w.Steps.Claim(ctx, tx, next)
 }
 
-// heldRows are the rows of the ends to write, each fenced by its lease.
+// stored is what setRows stored of a batch's ends: the history rows of
+// every stored end, those of the ends decided again (which SetHeldRows
+// did not add), and the stored ends that the gate counts.
+type stored[N any] struct {
+	history, redecided []*HistoryRow
+	gated              []*RunEnd[N]
+}
+
+// setRows writes the jobs' rows of the ends in tx, each fenced by its
+// run's lease, and the history rows of those whose fence held, all at
+// once, and decides again alone each end whose fence does not hold; it
+// sets each end's Stored.
+func (w *Writer[N]) setRows(ctx context.Context, tx Execer, ends []*RunEnd[N]) (s stored[N], err error) {
+	held, err := w.Engine.SetHeldRows(ctx, tx, heldRows(ends))
+	if err != nil {
+		return s, err
+	}
+	for i, e := range ends {
+		if e.Stored = held[i]; !e.Stored {
+			if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
+				return s, err
+			}
+			s.redecided = storedHistory(s.redecided, e)
+		}
+		if !e.Stored {
+			continue
+		}
+		s.history = storedHistory(s.history, e)
+		if e.After.State == "pending" {
+			w.WakeOwn()
+		}
+		if e.Gated {
+			s.gated = append(s.gated, e)
+		}
+	}
+	return s, nil
+}
+
+// storedHistory appends the history row of e, if it has one and is
+// stored.
+func storedHistory[N any](history []*HistoryRow, e *RunEnd[N]) []*HistoryRow {
+	if !e.Stored || e.History == nil {
+		return history
+	}
+	return append(history, e.History)
+}
+
+// heldRows are the rows of the ends to write, each fenced by its lease,
+// with their history.
 func heldRows[N any](ends []*RunEnd[N]) []HeldRow {
 	rows := make([]HeldRow, len(ends))
 	for i, e := range ends {
-		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After}
+		rows[i] = HeldRow{Claimed: e.Claimed, After: &e.After, History: e.History}
 	}
 	return rows
 }

@@ -142,6 +142,9 @@ type Conn struct {
 	// is NORMAL, for a light batch, where FULL is configured. A renewed
 	// connection starts unrelaxed.
 	Relaxed bool
+	// Xact is the engine's to keep too: the server's ID of the
+	// transaction that runs, where its BEGIN read it ("": not read).
+	Xact string
 }
 
 // NewConn takes a connection of db for the writer, running litequeue's
@@ -178,6 +181,11 @@ func (c *Conn) Exec(query string) error {
 	_, err := c.ExecContext(context.Background(), query)
 	return err
 }
+
+// Raw runs fn with the driver's own connection (see sql.Conn.Raw), for
+// an engine that speaks its database's protocol where database/sql
+// cannot: fn must not keep it.
+func (c *Conn) Raw(fn func(driverConn any) error) error { return c.conn.Raw(fn) }
 
 // Rollback ends a failed transaction. SQLite may have rolled it back
 // already (after an I/O error, say), so its error is of no interest.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -28,18 +29,22 @@ const (
 	EndExpired   = "expired"   // the job expired before it started
 )
 
-// ThroughputShards is how many shards a server's writers spread their
-// counts over (see ShardFor).
-const ThroughputShards = 16
-
 // ShardFor returns the shard of litequeue_throughput for a new writer on
-// eng: 0 where the writers take turns anyway (a file), else one drawn at
-// random, so that two processes' writers rarely add to the same rows.
+// eng: 0 where the writers take turns anyway (a file), else one of its
+// own, drawn at random from 1 to 2³¹−1, so that no two processes' writers
+// add to the same rows (unless two drew the same number). A writer's
+// transactions take turns on its one connection, so they never wait on
+// another's row lock until its commit, and never deadlock on one: their
+// counts of a settle and a claim's expiries lock rows in no set order
+// across statements, and a shard shared by two processes would let two
+// transactions lock the same two rows in opposite orders. A minute has a
+// row per writer that counted in it, which the janitor deletes after 25
+// hours with the others.
 func ShardFor(eng Engine) int {
 	if eng.Serial() {
 		return 0
 	}
-	return rand.IntN(ThroughputShards)
+	return 1 + rand.IntN(math.MaxInt32-1)
 }
 
 // EndOf returns what litequeue_throughput counts for the run or act that
@@ -51,8 +56,7 @@ func EndOf(h *HistoryRow) string {
 	case EndCompleted, EndDead, EndDiscarded, EndCancelled, EndExpired:
 		return h.Next
 	case "pending":
-		switch h.Outcome {
-		case "failed", "panicked", "timed_out", "lease_expired": // as FailedSQL
+		if Failed(h.Outcome) {
 			return EndRetried
 		}
 	}

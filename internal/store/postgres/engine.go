@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	_ "embed"
@@ -39,7 +40,7 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 6 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement, litequeue_policies, litequeue_throughput, litequeue_workers
+const pgSchemaVersion = 7 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement, litequeue_policies, litequeue_throughput, litequeue_workers; 7: litequeue_counts
 
 // VersionSQL reads the version of litequeue's tables.
 const VersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
@@ -99,9 +100,35 @@ func sqlState(err error) string {
 func (e *Engine) Lock() error { return nil }
 func (e *Engine) Unlock()     {}
 
+// Begin begins a durable batch's transaction with its ID (pgBeginXactSQL),
+// and a light one with a plain BEGIN: a transaction with an ID flushes the
+// server's log at its COMMIT even when it wrote nothing, as a claim that
+// finds no job does.
 func (e *Engine) Begin(c *store.Conn, durable bool) error {
+	c.Xact = ""
+	if durable && e.pg.Script != nil {
+		return e.beginXact(c)
+	}
 	if err := c.Exec(`BEGIN`); err != nil {
 		return fmt.Errorf("begin: %w", err)
+	}
+	return nil
+}
+
+// pgBeginXactSQL begins a transaction and gives it its ID at once, in one
+// round trip (see Commit).
+const pgBeginXactSQL = `BEGIN; SELECT CAST(pg_current_xact_id() AS text)`
+
+// beginXact begins the transaction on c with its ID (pgBeginXactSQL), and
+// keeps the ID in c.Xact.
+func (e *Engine) beginXact(c *store.Conn) error {
+	err := c.Raw(func(dc any) (err error) {
+		c.Xact, err = e.pg.Script(context.Background(), dc, pgBeginXactSQL)
+		return err
+	})
+	if err != nil || c.Xact == "" {
+		c.Rollback() // in case the BEGIN took effect
+		return fmt.Errorf("begin: %w", cmp.Or(err, errors.New("no transaction ID")))
 	}
 	return nil
 }
@@ -114,13 +141,15 @@ const (
 	pgXactStatusSQL = `SELECT pg_xact_status(CAST(? AS xid8))`
 )
 
-// Commit commits, having read the transaction's ID first: if the
-// connection is lost during the COMMIT, the server tells later whether it
-// took effect (a *store.CommitLost).
+// Commit commits, knowing the transaction's ID first, from its BEGIN or
+// read now: if the connection is lost during the COMMIT, the server tells
+// later whether it took effect (a *store.CommitLost).
 func (e *Engine) Commit(c *store.Conn) error {
-	var xid sql.NullString
-	if err := c.GetContext(context.Background(), &xid, pgXactSQL); err != nil {
-		return err // before the COMMIT: the transaction rolls back
+	xid := sql.NullString{String: c.Xact, Valid: c.Xact != ""}
+	if !xid.Valid {
+		if err := c.GetContext(context.Background(), &xid, pgXactSQL); err != nil {
+			return err // before the COMMIT: the transaction rolls back
+		}
 	}
 	err := c.Exec(`COMMIT`)
 	switch {

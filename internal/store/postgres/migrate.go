@@ -61,7 +61,8 @@ var pgSteps = map[int]pgStep{
 	5: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_policies", "CREATE TABLE IF NOT EXISTS litequeue_throughput",
 		"CREATE TABLE IF NOT EXISTS litequeue_workers",
 		"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE OR REPLACE TRIGGER litequeue_jobs_notify",
-		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update",
+		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update"}},
+	6: {tx: []string{
 		// The counts: the table, its triggers and the count of the jobs
 		// already there, in this one transaction under the jobs' SHARE
 		// ROW EXCLUSIVE lock, taken first (see schema.sql): no write

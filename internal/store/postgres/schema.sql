@@ -234,8 +234,9 @@ CREATE TABLE IF NOT EXISTS litequeue_policies (
 -- Throughput (throughput.go).
 
 -- Version 6: the ends of runs and jobs counted per minute, outcome and
--- the writer's shard (one of 16, drawn when a Queue opens, so that two
--- processes' settles rarely wait on one row's lock), as in schema.sql.
+-- the writer's shard (drawn when a Queue opens from 2^31-1 numbers, so
+-- that two processes' transactions never wait on one row's lock, nor
+-- deadlock over two), as in schema.sql.
 CREATE TABLE IF NOT EXISTS litequeue_throughput (
 	minute  BIGINT  NOT NULL,
 	outcome TEXT    NOT NULL,
@@ -261,7 +262,7 @@ CREATE TABLE IF NOT EXISTS litequeue_workers (
 
 -- Counts (internal/store/counts.go).
 
--- Version 6: the jobs per queue, kind and state, as in schema.sql, kept
+-- Version 7: the jobs per queue, kind and state, as in schema.sql, kept
 -- by the triggers below in the same transaction as every insert, delete
 -- and change of a job's state, queue or kind, whoever writes. shard is
 -- the pg_backend_pid() of the session that wrote: a session runs one

@@ -7,53 +7,74 @@ import (
 	"github.com/litequeue/litequeue/internal/store"
 )
 
-// pgSetHeldRowsSQL is store.SetHeldRow for every row of a batch in one
-// statement: its arrays hold, for each row, its fence (id, token,
-// created_at) and its values after the run. It returns the fence of each
-// row it wrote: a job may have two ends in one batch (a run that lost its
-// lease, and the run that claimed the job again), of which one holds.
-const pgSetHeldRowsSQL = `UPDATE litequeue_jobs AS j
+// pgSetHeldRowsSQL is store.SetHeldRow for every row of a batch, and the
+// history rows of those it wrote, in one statement: one round trip for a
+// batch of run ends. Its first arrays hold, for each row, its fence (id,
+// token, created_at) and its values after the run; the history's arrays
+// (pgHistoryArrays, after the number of the row each belongs to) are
+// added for the rows written, in the order of the arrays, which the
+// identity column numbers them in. It returns the number (from 1) of each
+// row it wrote: a job may have two ends in one batch, of which one holds
+// (a run that lost its lease and the run that claimed the job again, or
+// the runs of the job before and after a restore gave its ID to a job of
+// another created_at, under the same token), and only the row's number
+// tells them apart.
+const pgSetHeldRowsSQL = `WITH v AS (
+	SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
+	     WITH ORDINALITY AS v(id, token, created_at, state, attempt, run_at, finished_at, last_error, n)
+), s AS (
+	UPDATE litequeue_jobs AS j
 	SET state = v.state, attempt = v.attempt, run_at = v.run_at, finished_at = v.finished_at,
 	    last_error = v.last_error, lease_until = 0, cancel = 0
-	FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
-	     AS v(id, token, created_at, state, attempt, run_at, finished_at, last_error)
+	FROM v
 	WHERE j.id = v.id AND j.token = v.token AND j.created_at = v.created_at
 	  AND j.state = 'running' AND j.cancel = 0
-	RETURNING j.id, v.token`
+	RETURNING v.n
+), added AS (
+	INSERT INTO litequeue_attempts
+	(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state)
+	SELECT h.job_id, h.attempt, h.started_at, h.finished_at, h.outcome, h.error, h.error_class,
+	       h.delay, h.worker, h.kind, h.next_state
+	FROM ` + pgHistoryArrays + ` JOIN s ON s.n = h.row_n
+	ORDER BY h.n
+)
+SELECT n FROM s`
 
-// fence is a row's fence, as pgSetHeldRowsSQL returns those that held.
-type fence struct {
-	ID    int64 `db:"id"`
-	Token int64 `db:"token"`
-}
+// pgHistoryArrays are the history rows of a batch, as arrays that hold
+// each column's values (historyArgs), numbered n in their order, each
+// with the number of the row of pgSetHeldRowsSQL it belongs to.
+const pgHistoryArrays = `unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[],
+	            ?::bigint[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY
+	     AS h(row_n, job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state, n)`
 
-// SetHeldRows writes every row that its lease still holds in one
-// statement (pgSetHeldRowsSQL): one round trip for a batch of run ends.
+// SetHeldRows writes every row that its lease still holds, and the
+// history rows of those, in one statement (pgSetHeldRowsSQL).
 func (e *Engine) SetHeldRows(ctx context.Context, tx store.Execer, rows []store.HeldRow) ([]bool, error) {
 	n := len(rows)
 	ids, tokens, created := make([]int64, n), make([]int64, n), make([]int64, n)
 	states, errs := make([]string, n), make([]string, n)
 	attempts, runAts, finishedAts := make([]int64, n), make([]*int64, n), make([]*int64, n)
+	var history []*store.HistoryRow
+	var rowOf []int64 // the number of the row of each history row, from 1
 	for i, r := range rows {
 		a := r.After
 		ids[i], tokens[i], created[i] = a.ID, r.Claimed.Token, r.Claimed.CreatedAt
 		states[i], attempts[i], errs[i] = a.State, int64(a.Attempt), store.StorableText(a.LastError)
 		runAts[i], finishedAts[i] = nullable(a.RunAt), nullable(a.FinishedAt)
+		if r.History != nil {
+			history, rowOf = append(history, r.History), append(rowOf, int64(i+1))
+		}
 	}
-	var wrote []fence
-	if err := tx.SelectContext(ctx, &wrote, pgSetHeldRowsSQL,
-		ids, tokens, created, states, attempts, runAts, finishedAts, errs); err != nil {
+	args := append([]any{ids, tokens, created, states, attempts, runAts, finishedAts, errs, rowOf}, historyArgs(history)...)
+	var wrote []int64
+	if err := tx.SelectContext(ctx, &wrote, pgSetHeldRowsSQL, args...); err != nil {
 		return nil, err
 	}
-	held := make(map[fence]bool, len(wrote))
-	for _, f := range wrote {
-		held[f] = true
+	held := make([]bool, n)
+	for _, k := range wrote {
+		held[k-1] = true
 	}
-	out := make([]bool, n)
-	for i := range rows {
-		out[i] = held[fence{ids[i], tokens[i]}]
-	}
-	return out, nil
+	return held, nil
 }
 
 // nullable is v as an array's element: nil for NULL.
@@ -66,13 +87,12 @@ func nullable(v sql.NullInt64) *int64 {
 
 // pgAddHistorySQL adds the history rows of a batch in one statement, in
 // the order of its arrays, which the identity column numbers them in.
+// Their rows' numbers are not needed, and are NULL.
 const pgAddHistorySQL = `INSERT INTO litequeue_attempts
 	(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state)
 	SELECT h.job_id, h.attempt, h.started_at, h.finished_at, h.outcome, h.error, h.error_class,
 	       h.delay, h.worker, h.kind, h.next_state
-	FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[],
-	            ?::bigint[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY
-	     AS h(job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state, n)
+	FROM ` + pgHistoryArrays + `
 	ORDER BY h.n`
 
 // AddHistory adds the rows in one statement (pgAddHistorySQL), whatever
@@ -81,6 +101,13 @@ func (e *Engine) AddHistory(ctx context.Context, tx store.Execer, rows []*store.
 	if len(rows) == 0 {
 		return nil
 	}
+	_, err := tx.ExecContext(ctx, pgAddHistorySQL, append([]any{[]int64(nil)}, historyArgs(rows)...)...)
+	return err
+}
+
+// historyArgs are the arrays of pgHistoryArrays after the rows' numbers:
+// the values of each column of the history rows.
+func historyArgs(rows []*store.HistoryRow) []any {
 	n := len(rows)
 	ints := make([][]int64, 5)   // job_id, attempt, started_at, finished_at, delay
 	texts := make([][]string, 6) // outcome, error, error_class, worker, kind, next_state
@@ -96,7 +123,5 @@ func (e *Engine) AddHistory(ctx context.Context, tx store.Execer, rows []*store.
 			texts[k][i] = store.StorableText(t)
 		}
 	}
-	_, err := tx.ExecContext(ctx, pgAddHistorySQL, ints[0], ints[1], ints[2], ints[3],
-		texts[0], texts[1], texts[2], ints[4], texts[3], texts[4], texts[5])
-	return err
+	return []any{ints[0], ints[1], ints[2], ints[3], texts[0], texts[1], texts[2], ints[4], texts[3], texts[4], texts[5]}
 }

@@ -25,11 +25,12 @@ func running(t *testing.T, f *Fixture, id, token int64) *store.JobRow {
 
 // testSetHeldRows: SetHeldRows writes, in one call, the row of each run
 // end whose lease still holds — completed, retried with its error text
-// (stored as a server's text can hold it), dead — and reports which held;
-// it leaves alone, and reports false for, a row claimed again under
-// another token (also when the batch has the other token's end too, which
-// it writes), a row whose cancel was asked, one no longer running, and
-// one of another created_at (a job of the same ID, after a restore).
+// (stored as a server's text can hold it), dead — and its history row,
+// if it has one, and reports which held; it leaves alone, adding no
+// history, and reports false for, a row claimed again under another token
+// (also when the batch has the other token's end too, which it writes), a
+// row whose cancel was asked, one no longer running, and one of another
+// created_at (a job of the same ID, after a restore).
 func testSetHeldRows(t *testing.T, f *Fixture) {
 	ctx := t.Context()
 	ids := insertJobs(t, f, 7)
@@ -43,7 +44,9 @@ func testSetHeldRows(t *testing.T, f *Fixture) {
 		after.RunAt, after.FinishedAt = store.NullMS(store.FromMS(runAt)), store.NullMS(store.FromMS(finishedAt))
 		after.RunAt.Valid, after.FinishedAt.Valid = runAt != 0, finishedAt != 0
 		after.LeaseUntil, after.Cancel = 0, false
-		return store.HeldRow{Claimed: c, After: &after}
+		h := &store.HistoryRow{AttemptRow: store.AttemptRow{Attempt: 1, StartedAt: 1000, FinishedAt: 3000,
+			Outcome: "failed", Error: text, Worker: state}, JobID: c.ID, Kind: "k", Next: state}
+		return store.HeldRow{Claimed: c, After: &after, History: h}
 	}
 	stale := func(c *store.JobRow, token, created int64) *store.JobRow {
 		s := *c
@@ -62,17 +65,8 @@ func testSetHeldRows(t *testing.T, f *Fixture) {
 		end(stale(claimed[6], 6, claimed[6].CreatedAt), "dead", 0, 3000, "lost"),
 		end(claimed[6], "completed", 0, 4000, ""),
 	}
-	var held []bool
-	err := f.Write(ctx, func(tx store.Execer) (err error) {
-		held, err = f.Engine.SetHeldRows(ctx, tx, rows)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]bool{true, true, false, false, false, false, false, true}, held); diff != "" {
-		t.Errorf("fences held (-want +got):\n%s", diff)
-	}
+	rows[0].History = nil // an end without a history row
+	checkHeld(t, f, rows, true, true, false, false, false, false, false, true)
 	want := []*store.JobRow{rows[0].After, rows[1].After, claimed[2], claimed[3], claimed[4], claimed[5], rows[7].After}
 	want[1].LastError = storable(f, want[1].LastError)
 	want[3].Cancel = true
@@ -86,6 +80,34 @@ func testSetHeldRows(t *testing.T, f *Fixture) {
 			t.Errorf("job %d (-want +got):\n%s", i, diff)
 		}
 	}
+	wantHistory := map[int][]store.AttemptRow{1: {rows[1].History.AttemptRow}, 6: {rows[7].History.AttemptRow}}
+	wantHistory[1][0].Error = storable(f, wantHistory[1][0].Error)
+	for i, id := range ids {
+		got, err := store.History(ctx, f.Reads, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantHistory[i], got); diff != "" {
+			t.Errorf("job %d's history (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+// checkHeld runs SetHeldRows on rows in a write transaction and checks
+// which fences it reports held.
+func checkHeld(t *testing.T, f *Fixture, rows []store.HeldRow, want ...bool) {
+	t.Helper()
+	var held []bool
+	err := f.Write(t.Context(), func(tx store.Execer) (err error) {
+		held, err = f.Engine.SetHeldRows(t.Context(), tx, rows)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, held); diff != "" {
+		t.Errorf("fences held (-want +got):\n%s", diff)
+	}
 }
 
 // storable is text as the fixture's database stores it: a server's text
@@ -95,4 +117,41 @@ func storable(f *Fixture, text string) string {
 		return store.StorableText(text)
 	}
 	return text
+}
+
+// testSetHeldRowsRestored: of two ends in one batch for a job of one ID
+// under one token — the run of the job before a restore gave the ID to a
+// job of another created_at, and the run of the job after it — only the
+// one whose created_at is the row's holds, and only it is reported held:
+// the other's end, whose row was not written, must not be stored.
+func testSetHeldRowsRestored(t *testing.T, f *Fixture) {
+	ctx := t.Context()
+	id := insertJob(t, f)
+	now := running(t, f, id, 7)
+	before := *now
+	before.CreatedAt--
+	after := func(c *store.JobRow, state string) store.HeldRow {
+		a := *c
+		a.State, a.Attempt, a.LeaseUntil = state, 2, 0
+		a.FinishedAt = store.NullMS(store.FromMS(3000))
+		h := &store.HistoryRow{AttemptRow: store.AttemptRow{Attempt: 1, StartedAt: 1000, FinishedAt: 3000,
+			Outcome: state, Worker: state}, JobID: c.ID, Kind: "k", Next: state}
+		return store.HeldRow{Claimed: c, After: &a, History: h}
+	}
+	rows := []store.HeldRow{after(&before, "dead"), after(now, "completed")}
+	checkHeld(t, f, rows, false, true)
+	got, err := store.JobByID(ctx, f.Reads, f.Engine.Info().JobColumns, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rows[1].After, got); diff != "" {
+		t.Errorf("job (-want +got):\n%s", diff)
+	}
+	history, err := store.History(ctx, f.Reads, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]store.AttemptRow{rows[1].History.AttemptRow}, history); diff != "" {
+		t.Errorf("history: only the held end's (-want +got):\n%s", diff)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,5 +267,59 @@ func testDeleteThroughput(t *testing.T, f *Fixture) {
 	checkThroughput(t, f, "left after the delete", time.Minute, []store.ThroughputRow{
 		{Start: minute(3), Outcome: "completed", N: 2},
 		{Start: minute(4), Outcome: "completed", N: 2},
+	})
+}
+
+// testThroughputOwnShards: on an engine whose writers write at once, each
+// writer draws a shard of its own, so that two processes' transactions
+// never add to one row: two transactions that count the same two
+// outcomes in opposite orders, each holding its first row while it
+// writes the second, neither wait on each other nor deadlock (a deadlock
+// would show as a transaction run again).
+func testThroughputOwnShards(t *testing.T, f *Fixture) {
+	if f.Engine.Serial() {
+		t.Skip("the writers of this engine take turns: one shard")
+	}
+	seen := make(map[int]bool)
+	for range 64 {
+		seen[store.ShardFor(f.Engine)] = true
+	}
+	if len(seen) != 64 {
+		t.Fatalf("64 writers drew %d shards, want one each", len(seen))
+	}
+	other := f.OtherWriter(t)
+	f.Writer.Shard, other.Shard = store.ShardFor(f.Engine), store.ShardFor(f.Engine)
+	at := store.MS(minute0)
+	firsts := make(chan struct{}, 2)
+	count := func(w *store.Writer[struct{}], order []string, runs *atomic.Int32) error {
+		return w.Do(&store.Op[struct{}]{Ctx: t.Context(), Fn: func(tx store.Execer) error {
+			runs.Add(1)
+			if err := store.CountEnd(t.Context(), tx, w.Shard, at, order[0], 1); err != nil {
+				return err
+			}
+			select {
+			case firsts <- struct{}{}:
+			default: // a run again, after a deadlock
+			}
+			for deadline := time.Now().Add(10 * time.Second); len(firsts) < 2 && runs.Load() < 2; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					return errors.New("the other transaction did not write its first count in 10s")
+				}
+			}
+			return store.CountEnd(t.Context(), tx, w.Shard, at, order[1], 1)
+		}})
+	}
+	var mine, theirs atomic.Int32
+	var wg sync.WaitGroup
+	var errMine, errTheirs error
+	wg.Go(func() { errMine = count(f.Writer, []string{store.EndCompleted, store.EndExpired}, &mine) })
+	wg.Go(func() { errTheirs = count(other, []string{store.EndExpired, store.EndCompleted}, &theirs) })
+	wg.Wait()
+	if errMine != nil || errTheirs != nil || mine.Load() != 1 || theirs.Load() != 1 {
+		t.Fatalf("transactions: errors %v, %v; run %d and %d times, want once each", errMine, errTheirs, mine.Load(), theirs.Load())
+	}
+	checkThroughput(t, f, "two writers in opposite orders", time.Minute, []store.ThroughputRow{
+		{Start: at, Outcome: "completed", N: 2},
+		{Start: at, Outcome: "expired", N: 2},
 	})
 }
