@@ -16,10 +16,11 @@ import (
 // when every count held. It runs in one write transaction that holds the
 // other writers off, of every process (on a server it locks the jobs'
 // table against writes until it commits), so no change goes uncounted
-// between the recount and the rewrite. The counts are kept by the
-// database itself, in the transaction of every change, so a difference
-// means that something changed the jobs behind litequeue's schema (a
-// trigger dropped, a row edited with the triggers off). It returns
+// between the recount and the rewrite. The counts are kept in the
+// transaction of every change that litequeue makes (on a server, by
+// triggers, of every change), so a difference means that something
+// changed the jobs behind litequeue: on a file, the app's own SQL on
+// litequeue_jobs; on a server, a row edited with the triggers off. It returns
 // [ErrReadOnly] on a Queue from [OpenReadOnly]. [Queue.Health] reports a
 // difference without changing anything; "litequeue check --repair" calls
 // RecountJobs.

@@ -411,11 +411,13 @@
 //
 // # Monitoring
 //
-// [Queue.Stats] reads the jobs per queue, kind and state from counts that
-// the database keeps beside them, in the transaction of every change, by
-// triggers on the jobs' table: every path that writes a job, the app's
-// own transactions and other binaries on the database included, keeps
-// them, and Stats does not read every job. What changes with the clock
+// [Queue.Stats] reads the jobs per queue, kind and state from counts kept
+// beside them, in the transaction of every change, and does not read
+// every job. litequeue keeps them in each of its writes, [Queue.EnqueueTx]
+// and [Queue.CompleteTx] in the app's transaction included; on a
+// PostgreSQL server triggers on the jobs' table keep them, whoever
+// writes. The app's own SQL on the jobs of a file goes uncounted:
+// [Queue.Health] reports the difference and [Queue.RecountJobs] mends it. What changes with the clock
 // rather than with a write is read through the index of pending jobs by
 // kind: the pending jobs not yet due, one by one (few, where most pending
 // jobs are due; in the index alone for a kind in one queue), and, per

@@ -306,14 +306,17 @@ CREATE TABLE IF NOT EXISTS litequeue_workers (
 
 -- Counts (internal/store/counts.go).
 
--- Version 6: the jobs per queue, kind and state, kept by the triggers
--- below in the same transaction as every insert, delete, and change of a
--- job's state, queue or kind, whoever writes (a Queue, the app's own
--- transaction, another binary): Stats and the dashboard read these rows,
--- not every job. shard is always 0 in a file (a server keeps one per
--- session, see its schema.sql); a row may stay at 0. A file of version 5
--- or older is counted once, from one scan, in the migration's transaction
--- (see migrate.go); litequeue check recounts, and with --repair rewrites.
+-- Version 6: the jobs per queue, kind and state, kept in the same
+-- transaction as every insert, delete, and change of a job's state,
+-- queue or kind that litequeue makes: each of its statements adds its
+-- changes in one upsert (store.Deltas). Stats and the dashboard read
+-- these rows, not every job. litequeue_jobs has no triggers for them (a
+-- row trigger costs every job's insert, claim and end), so the app's own
+-- SQL on litequeue_jobs goes uncounted: Health reports the difference and
+-- litequeue check --repair rewrites the counts. shard is always 0 in a
+-- file (a server keeps one per session, see its schema.sql); a row may
+-- stay at 0. A file of version 5 or older is counted once, from one scan,
+-- in the migration's transaction (see migrate.go).
 CREATE TABLE IF NOT EXISTS litequeue_counts (
 	queue TEXT    NOT NULL,
 	kind  TEXT    NOT NULL,
@@ -322,21 +325,3 @@ CREATE TABLE IF NOT EXISTS litequeue_counts (
 	n     INTEGER NOT NULL,
 	PRIMARY KEY (queue, kind, state, shard)
 ) WITHOUT ROWID;
-
-CREATE TRIGGER IF NOT EXISTS litequeue_jobs_count_insert AFTER INSERT ON litequeue_jobs BEGIN
-	INSERT INTO litequeue_counts (queue, kind, state, shard, n) VALUES (new.queue, new.kind, new.state, 0, 1)
-		ON CONFLICT (queue, kind, state, shard) DO UPDATE SET n = n + 1;
-END;
-
-CREATE TRIGGER IF NOT EXISTS litequeue_jobs_count_delete AFTER DELETE ON litequeue_jobs BEGIN
-	UPDATE litequeue_counts SET n = n - 1
-		WHERE queue = old.queue AND kind = old.kind AND state = old.state AND shard = 0;
-END;
-
-CREATE TRIGGER IF NOT EXISTS litequeue_jobs_count_update AFTER UPDATE OF state, queue, kind ON litequeue_jobs
-	WHEN new.state <> old.state OR new.queue <> old.queue OR new.kind <> old.kind BEGIN
-	UPDATE litequeue_counts SET n = n - 1
-		WHERE queue = old.queue AND kind = old.kind AND state = old.state AND shard = 0;
-	INSERT INTO litequeue_counts (queue, kind, state, shard, n) VALUES (new.queue, new.kind, new.state, 0, 1)
-		ON CONFLICT (queue, kind, state, shard) DO UPDATE SET n = n + 1;
-END;

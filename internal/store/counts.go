@@ -8,9 +8,9 @@ import (
 
 // The kept counts of the jobs: litequeue_counts holds, per queue, kind and
 // state, how many jobs there are, kept in the same transaction as every
-// insert, delete and change of state, queue or kind of a job by triggers
-// on litequeue_jobs (schema.sql), whoever writes: a Queue, the app's own
-// transaction, another process or binary. The figures of Stats read them
+// insert, delete and change of state, queue or kind of a job: on a file by
+// this package's operations that write jobs (Deltas), on a server by
+// triggers on litequeue_jobs (its schema.sql), whoever writes. The figures of Stats read them
 // instead of every job. On a server a count is split in shards, one per
 // session that wrote (pg_backend_pid), so that two transactions never wait
 // on one row of it; a read sums the shards. The file has one shard, 0.

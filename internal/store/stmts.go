@@ -157,6 +157,8 @@ func NewConn(ctx context.Context, db *sqlx.DB, d *Dialect) (*Conn, error) {
 	return &Conn{db: db, conn: conn, d: d}, nil
 }
 
+func (c *Conn) dialect() *Dialect { return c.d }
+
 // Renew replaces a lost connection with a new one of the pool, closing
 // the lost one first (it may hold the last place of a bounded pool), and
 // waiting for the new one at most renewWait.

@@ -84,7 +84,7 @@ func (e *Engine) TellsOwn() bool { return true }
 // writer and the app alike, and its schema, which has every column and
 // table.
 func (e *Engine) Info() store.Info {
-	return store.Info{Reads: e.db, Writes: e.db, App: e.db, Dialect: new(store.Dialect),
+	return store.Info{Reads: e.db, Writes: e.db, App: e.db, Dialect: &store.Dialect{KeepsCounts: true},
 		JobColumns: store.JobColumns, Flow: true, Recorded: true, ServerClock: true}
 }
 

@@ -288,8 +288,10 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 		return store.AppendJSONArray(b, len(v), func(b []byte, j int) []byte { return strconv.AppendInt(b, v[j], 10) })
 	})
 	r := &rows[0]
-	_, err = tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values))
-	return err
+	if _, err = tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values)); err != nil {
+		return err
+	}
+	return store.CountClaimed(ctx, tx, rows) // the file has no triggers: see store.Deltas
 }
 
 // LockKey takes nothing: the file's writers take turns.
@@ -321,6 +323,9 @@ func (e *Engine) InsertJobs(ctx context.Context, tx store.Execer, j *store.NewJo
 			j.MaxTries, j.OwnMaxTries, j.RunAt, j.CreatedAt, j.Metadata, j.ExpiresAt, hexArray(j.Payloads))
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := store.CountInserted(ctx, tx, j); err != nil { // the file has no triggers: see store.Deltas
 		return nil, err
 	}
 	return insertedIDs(res, len(j.Payloads))

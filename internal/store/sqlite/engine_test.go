@@ -36,15 +36,13 @@ func TestQueryPlans_Claim(t *testing.T) {
 
 // TestQueryPlans_NoEphemeralPerRow checks that the engine's statements
 // that a job's life writes build no ephemeral table (see the store's test
-// of the same name). The insert of many jobs (insertJobsSQL) does since
-// version 6: SQLite reads the rows of an INSERT … SELECT into a table of
-// its own first whenever the target table has triggers, as
-// litequeue_jobs has for its counts; it is one table per batch, in memory.
+// of the same name).
 func TestQueryPlans_NoEphemeralPerRow(t *testing.T) {
 	t.Parallel()
 	db := openTemp(t, Config{}).Info().Reads
 	for name, query := range map[string]string{
 		"insert a job": insertJobSQL,
+		"insert jobs":  insertJobsSQL,
 	} {
 		if ops := storetest.OpcodesOf(t, db, query); slices.Contains(ops, "OpenEphemeral") {
 			t.Errorf("%s builds an ephemeral table:\n%s\nprogram: %s", name, query, strings.Join(ops, " "))

@@ -115,9 +115,9 @@ func upgrade(ctx context.Context, tx *sqlx.Tx, version int, schemaSQL string) er
 		}
 	}
 	if version < 6 {
-		// Version 6 counts the jobs (litequeue_counts): the triggers
-		// that schema.sql made count what is written from now on, and
-		// the jobs already there are counted once, here.
+		// Version 6 counts the jobs (litequeue_counts): litequeue's
+		// statements count what they write from now on (store.Deltas),
+		// and the jobs already there are counted once, here.
 		if err := store.RewriteCounts(ctx, tx); err != nil {
 			return fmt.Errorf("count the jobs of version %d: %w", version, err)
 		}

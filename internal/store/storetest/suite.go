@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"SilentWorkers":       testSilentWorkers,
 		"CountByState":        testCountByState,
 		"KeptCounts":          testKeptCounts,
+		"CountsOfOtherSQL":    testCountsOfOtherSQL,
 		"RepairCounts":        testRepairCounts,
 		"CountsBeside":        testCountsBesideWriters,
 		"FoldCounts":          testFoldCounts,
