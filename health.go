@@ -45,13 +45,14 @@ var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled,
 // permissions (a warning if users other than the owner may read or write
 // them; a problem if the file's owner may not write its -wal or -shm,
 // which fails every write), the rows of litequeue's tables, and the
-// counts of the jobs that the database keeps for [Queue.Stats] against a
-// recount (a problem for each that differs: see [Queue.RecountJobs]). Each read runs on its own,
+// counts of the jobs kept for [Queue.Stats] against a recount (a problem
+// for each that differs, as the app's own SQL on a file's jobs leaves:
+// see [Queue.RecountJobs]). Each read runs on its own,
 // so that one a damaged file fails is a problem in the report, not the
 // end of it; an error is returned only when the report could not be made
 // (the [Queue] is closed, the file cannot be stat'ed). It only reads, also
 // on a Queue from [OpenReadOnly]. On a server (package postgres) it reads
-// the schema version and the rows only: the rest is a file's (the server
+// the schema version, the rows and the counts only: the rest is a file's (the server
 // checks its own pages).
 func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	leave, err := q.enter(ctx)

@@ -93,6 +93,13 @@ func KeepsCounts(tx Execer) bool {
 	return ok && t.dialect() != nil && t.dialect().KeepsCounts
 }
 
+// jobGroup is the queue, kind and state of a job: the group it counts in.
+type jobGroup struct {
+	Queue string `db:"queue"`
+	Kind  string `db:"kind"`
+	State string `db:"state"`
+}
+
 // countDeleted takes the jobs of groups, just deleted, from the kept
 // counts in tx.
 func countDeleted(ctx context.Context, tx Execer, groups []jobGroup) error {
@@ -103,12 +110,12 @@ func countDeleted(ctx context.Context, tx Execer, groups []jobGroup) error {
 	return d.Flush(ctx, tx)
 }
 
-// CountInserted adds the jobs j, just inserted pending, to the kept
-// counts in tx: an engine's InsertJobs where the database does not count
-// them itself.
-func CountInserted(ctx context.Context, tx Execer, j *NewJobs) error {
+// CountInserted adds n jobs of queue and kind, just inserted pending, to
+// the kept counts in tx: an engine's InsertJobs where the database does
+// not count them itself.
+func CountInserted(ctx context.Context, tx Execer, queue, kind string, n int) error {
 	var d Deltas
-	d.Add(j.Queue, j.Kind, "pending", len(j.Payloads))
+	d.Add(queue, kind, "pending", n)
 	return d.Flush(ctx, tx)
 }
 

@@ -17,13 +17,6 @@ const setHeldRowSQL = setRowSQL + ` AND token = ? AND created_at = ? AND state =
 // jobGroupSQL reads the group of a job's kept count.
 const jobGroupSQL = `SELECT queue, kind, state FROM litequeue_jobs WHERE id = ?`
 
-// jobGroup is the queue, kind and state of a job.
-type jobGroup struct {
-	Queue string `db:"queue"`
-	Kind  string `db:"kind"`
-	State string `db:"state"`
-}
-
 // SetRow writes the job's row as after is: its state, attempt, RunAt,
 // FinishedAt and last error, holding no lease and no cancel request.
 // Where the database does not count the jobs itself, it reads the row's

@@ -325,7 +325,7 @@ func (e *Engine) InsertJobs(ctx context.Context, tx store.Execer, j *store.NewJo
 	if err != nil {
 		return nil, err
 	}
-	if err := store.CountInserted(ctx, tx, j); err != nil { // the file has no triggers: see store.Deltas
+	if err := store.CountInserted(ctx, tx, j.Queue, j.Kind, len(j.Payloads)); err != nil { // the file has no triggers: see store.Deltas
 		return nil, err
 	}
 	return insertedIDs(res, len(j.Payloads))
