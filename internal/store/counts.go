@@ -184,12 +184,16 @@ func diffCounts(kept, counted []JobCount) []CountDiff {
 // (0); it returns the groups that differed. Where the engine's writers do
 // not take turns (not serial), it first locks litequeue_jobs against the
 // other writers (lockJobsSQL), so that no change goes uncounted between
-// the recount and the rewrite.
+// the recount and the rewrite; it writes the changes that its batch's
+// operations before it gathered first (see Conn.gather).
 func RepairCounts(ctx context.Context, tx Execer, serial bool) ([]CountDiff, error) {
 	if !serial {
 		if _, err := tx.ExecContext(ctx, lockJobsSQL); err != nil {
 			return nil, fmt.Errorf("lock the jobs: %w", err)
 		}
+	}
+	if err := writeGathered(tx); err != nil {
+		return nil, err
 	}
 	diffs, err := CheckCounts(ctx, tx)
 	if err != nil || len(diffs) == 0 {

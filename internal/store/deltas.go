@@ -11,9 +11,11 @@ import (
 // insert, claim and end more than the count is worth, and made SQLite
 // stage every INSERT … SELECT into it in a temporary table), so each
 // operation of this package that inserts or deletes jobs, or changes a
-// job's state, queue or kind, adds its changes in one upsert per
-// statement, in the same transaction, from what it knows of the rows it
-// wrote. What other SQL changes behind it goes uncounted: Health reports
+// job's state, queue or kind, adds its changes, in the same transaction,
+// from what it knows of the rows it wrote: in a writer batch, to those
+// the batch gathers, written in one upsert at its end (Conn.gather); in
+// the app's own transaction (EnqueueTx, CompleteTx), in one upsert of
+// its own. What other SQL changes behind it goes uncounted: Health reports
 // the difference, and RepairCounts mends it. A server's statement
 // triggers count every write, whoever makes it (its Dialect says so:
 // Dialect.KeepsCounts), and there the operations add nothing.
@@ -75,12 +77,49 @@ func (d *Deltas) Flush(ctx context.Context, tx Execer) error {
 	if len(groups) == 0 || KeepsCounts(tx) {
 		return nil
 	}
+	if c, ok := tx.(*Conn); ok && c.gathering {
+		for _, g := range groups {
+			c.counts.Add(g.queue, g.kind, g.state, g.n)
+		}
+		return nil
+	}
 	args := make([]any, 0, 4*len(groups))
 	for _, g := range groups {
 		args = append(args, g.queue, g.kind, g.state, g.n)
 	}
 	_, err := tx.ExecContext(ctx, addCountsSQL+strings.Repeat(addCountsRow, len(groups)-1)+addCountsEnd, args...)
 	return err
+}
+
+// gather makes the operations of the writer batch that begins on c add
+// their changes to the kept counts to c's own Deltas, if on, for
+// flushGathered to write in one statement at the batch's end: a batch of
+// many enqueues then writes one upsert, not one each. Off (a batch whose
+// operations run each in a savepoint, which may roll back), they write
+// their own.
+func (c *Conn) gather(on bool) {
+	c.counts.groups = c.counts.groups[:0]
+	c.gathering = on
+}
+
+// flushGathered writes the changes that c gathered so far; it gathers on
+// as before.
+func (c *Conn) flushGathered() error {
+	on := c.gathering
+	c.gathering = false
+	err := c.counts.Flush(context.Background(), c)
+	c.gathering = on
+	return err
+}
+
+// writeGathered writes the changes to the kept counts that the operations
+// before it in tx's writer batch gathered (see Conn.gather), for a read
+// of the counts in tx that must see them (a repair).
+func writeGathered(tx Execer) error {
+	if c, ok := tx.(*Conn); ok {
+		return c.flushGathered()
+	}
+	return nil
 }
 
 // KeepsCounts reports whether the database that tx runs on keeps the

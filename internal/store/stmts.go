@@ -145,6 +145,10 @@ type Conn struct {
 	// Xact is the engine's to keep too: the server's ID of the
 	// transaction that runs, where its BEGIN read it ("": not read).
 	Xact string
+	// counts gathers the changes to the kept counts of the operations of
+	// the batch that runs, while gathering (see Conn.gather).
+	counts    Deltas
+	gathering bool
 }
 
 // NewConn takes a connection of db for the writer, running litequeue's

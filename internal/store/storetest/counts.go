@@ -219,7 +219,8 @@ func testCountsOfOtherSQL(t *testing.T, f *Fixture) {
 // testRepairCounts: CheckCounts reports each group whose kept count
 // differs from a recount (one too many, one missing, one of no job);
 // RepairCounts rewrites them and returns the same groups, after which
-// they hold, and a second repair finds nothing to do.
+// they hold, and a second repair finds nothing to do, also after an
+// insert in its own transaction, whose count it sees.
 func testRepairCounts(t *testing.T, f *Fixture) {
 	ctx := t.Context()
 	putJob(t, f, "q1", "k1", inState("pending", 100))
@@ -259,6 +260,16 @@ func testRepairCounts(t *testing.T, f *Fixture) {
 	}); err != nil || len(repaired) != 0 {
 		t.Errorf("a second repair = %v, %v; want nothing to do", repaired, err)
 	}
+	if err := f.Write(ctx, func(tx store.Execer) (err error) {
+		if _, err := f.Engine.InsertJobs(ctx, tx, &store.NewJobs{Queue: "q1", Kind: "k1", Payloads: make([][]byte, 3), MaxTries: 3}); err != nil {
+			return err
+		}
+		repaired, err = store.RepairCounts(ctx, tx, f.Engine.Serial())
+		return err
+	}); err != nil || len(repaired) != 0 {
+		t.Errorf("a repair after an insert in one transaction = %v, %v; want nothing to do", repaired, err)
+	}
+	checkCounts(t, f, "a repair after an insert in one transaction", 150)
 }
 
 // diffWords words the differences, sorted.
