@@ -64,8 +64,9 @@ const (
 )
 
 // Flush adds the changes gathered to the kept counts in tx, in one
-// statement, unless tx's database keeps the counts itself (then the
-// changes are dropped), and empties d.
+// statement, and empties d; unless tx's database keeps the counts itself
+// (then the changes are dropped), or tx is the writer's connection
+// gathering its batch's changes (then they join those, see Conn.gather).
 func (d *Deltas) Flush(ctx context.Context, tx Execer) error {
 	groups := d.groups[:0]
 	for _, g := range d.groups {
