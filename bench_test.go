@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/benbjohnson/clock"
 
@@ -146,4 +147,50 @@ func BenchmarkWorkDrain(b *testing.B) {
 	b.StopTimer()
 	cancel()
 	reportRate(b, b.N)
+}
+
+// BenchmarkStats reads Stats of a database of 1,000, 100,000 and
+// 1,000,000 jobs (a seventh each completed, dead, running and cancelled,
+// the rest pending across three queues and five kinds, 1% of them
+// scheduled, as retries waiting): the figures come from the counts the
+// database keeps, and the split of the pending jobs reads the scheduled
+// ones, so the time grows with those, not with the jobs. The 1,000,000 jobs take a while
+// to write; -benchtime=20x is plenty.
+func BenchmarkStats(b *testing.B) {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			q := benchQueue(b)
+			fillMixed(b, q, n)
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := q.Stats(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// fillMixed writes n jobs in every state with one statement per 100,000,
+// the app's own, and counts them with RecountJobs (a file counts only
+// litequeue's own writes), outside the timer.
+func fillMixed(b *testing.B, q *litequeue.Queue, n int) {
+	b.Helper()
+	now := time.Now().UnixMilli()
+	for from := 0; from < n; from += 100_000 {
+		_, err := q.DB().Exec(q.DB().Rebind(`WITH RECURSIVE i(x) AS (SELECT CAST(? AS BIGINT) UNION ALL SELECT x + 1 FROM i WHERE x < CAST(? AS BIGINT))
+		INSERT INTO litequeue_jobs (queue, kind, payload, state, max_tries, run_at, created_at, finished_at)
+		SELECT 'q' || (x % 3), 'k' || (x % 5), ?,
+			CASE x % 7 WHEN 0 THEN 'completed' WHEN 1 THEN 'dead' WHEN 2 THEN 'running' WHEN 3 THEN 'cancelled' ELSE 'pending' END,
+			8, CAST(? AS BIGINT) + CASE WHEN x % 100 = 0 THEN 3600000 ELSE -x END, CAST(? AS BIGINT),
+			CASE WHEN x % 7 IN (0, 1, 3) THEN CAST(? AS BIGINT) END
+		FROM i`), from+1, min(from+100_000, n), []byte(`{}`), now, now, now)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := q.RecountJobs(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
 }

@@ -436,6 +436,26 @@
 // then come back once their lease ends, counting a try, and a job that
 // finished after that commit runs again.
 //
+// # Monitoring
+//
+// [Queue.Stats] reads the jobs per queue, kind and state from counts kept
+// beside them, in the transaction of every change, and does not read
+// every job. litequeue keeps them in each of its writes, [Queue.EnqueueTx]
+// and [Queue.CompleteTx] in the app's transaction included; on a
+// PostgreSQL server triggers on the jobs' table keep them, whoever
+// writes. The app's own SQL on the jobs of a file goes uncounted:
+// [Queue.Health] reports the difference and [Queue.RecountJobs] mends it. What changes with the clock
+// rather than with a write is read through the index of pending jobs by
+// kind: the pending jobs not yet due, one by one (few, where most pending
+// jobs are due; in the index alone for a kind in one queue), and, per
+// queue and kind with due jobs, the oldest one,
+// one probe each (a kind in several queues steps over the earlier jobs of
+// the other queues). [Queue.Health] recounts the jobs and reports a count
+// that differs; [Queue.RecountJobs] rewrites them, as "litequeue check
+// --repair" does. A file of schema version 5 or older counts its jobs once,
+// in the migration of the first Open that writes to it; one opened with
+// [OpenReadOnly] keeps none, and Stats reads every job of it.
+//
 // # Testing with a fake clock
 //
 // Every time litequeue stores or compares comes from [Options.Clock], and

@@ -44,12 +44,15 @@ var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled,
 // (a warning past 64 MiB: checkpoints are not keeping up), their
 // permissions (a warning if users other than the owner may read or write
 // them; a problem if the file's owner may not write its -wal or -shm,
-// which fails every write), and the rows of litequeue's tables. Each read runs on its own,
+// which fails every write), the rows of litequeue's tables, and the
+// counts of the jobs kept for [Queue.Stats] against a recount (a problem
+// for each that differs, as the app's own SQL on a file's jobs leaves:
+// see [Queue.RecountJobs]). Each read runs on its own,
 // so that one a damaged file fails is a problem in the report, not the
 // end of it; an error is returned only when the report could not be made
 // (the [Queue] is closed, the file cannot be stat'ed). It only reads, also
 // on a Queue from [OpenReadOnly]. On a server (package postgres) it reads
-// the schema version and the rows only: the rest is a file's (the server
+// the schema version, the rows and the counts only: the rest is a file's (the server
 // checks its own pages).
 func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	leave, err := q.enter(ctx)
@@ -68,6 +71,7 @@ func (q *Queue) Health(ctx context.Context) (*Health, error) {
 	// a report is rare, and a server that is away is one of its problems.
 	c := &rowCount{ctx: ctx, db: q.st.info.Reads, h: h, explain: eh.Explain}
 	c.jobs()
+	c.counts(q.st.reads, q.st.info.Uncounted)
 	h.HistoryRows = c.count(store.HistoryRows, "history rows")
 	h.Keys = c.count(store.KeyRows, "idempotency keys")
 	h.Problems = append(h.Problems, eh.FileProblems...)

@@ -57,8 +57,9 @@ func newJanitor(st *storage, clk clock.Clock, events *emitter, worker string, op
 // sweep expires the pending jobs whose expiry has come (see expire.go),
 // of every kind, and purges what retention no longer keeps: dead jobs
 // after DeadTTL, other finished jobs after KeepFinished, expired
-// idempotency keys, and the throughput's counts after keepThroughput.
-// Timed by the Queue's clock, it does nothing while that is too far from
+// idempotency keys, and the throughput's counts after keepThroughput;
+// on a server it folds the job counts of the sessions gone (see
+// store.FoldCounts). Timed by the Queue's clock, it does nothing while that is too far from
 // a server's (see clockCheck).
 func (j *janitor) sweep(ctx context.Context) error {
 	if err := j.skew.check(ctx, j.st.reads); err != nil {
@@ -86,6 +87,9 @@ func (j *janitor) sweep(ctx context.Context) error {
 		j.logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
 	}
 	if err := j.forgetWorkers(ctx); err != nil {
+		return err
+	}
+	if err := store.FoldCounts(ctx, j.st.eng, j.st.write); err != nil {
 		return err
 	}
 	return j.st.eng.Compact(ctx, j.st.write)

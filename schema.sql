@@ -348,3 +348,25 @@ CREATE TABLE IF NOT EXISTS litequeue_progress (
 	total  INTEGER NOT NULL,
 	at     INTEGER NOT NULL
 );
+
+-- Counts (internal/store/counts.go).
+
+-- Version 6: the jobs per queue, kind and state, kept in the same
+-- transaction as every insert, delete, and change of a job's state,
+-- queue or kind that litequeue makes: each of its statements adds its
+-- changes in one upsert (store.Deltas). Stats and the dashboard read
+-- these rows, not every job. litequeue_jobs has no triggers for them (a
+-- row trigger costs every job's insert, claim and end), so the app's own
+-- SQL on litequeue_jobs goes uncounted: Health reports the difference and
+-- litequeue check --repair rewrites the counts. shard is always 0 in a
+-- file (a server keeps one per session, see its schema.sql); a row may
+-- stay at 0. A file of version 5 or older is counted once, from one scan,
+-- in the migration's transaction (see migrate.go).
+CREATE TABLE IF NOT EXISTS litequeue_counts (
+	queue TEXT    NOT NULL,
+	kind  TEXT    NOT NULL,
+	state TEXT    NOT NULL,
+	shard INTEGER NOT NULL,
+	n     INTEGER NOT NULL,
+	PRIMARY KEY (queue, kind, state, shard)
+) WITHOUT ROWID;

@@ -49,8 +49,15 @@ type ErrorCount struct {
 }
 
 // Stats returns the queue's figures at now on the injected clock, read in
-// one snapshot of the file with GROUP BY queries. "The last hour" is the
-// runs that finished after now−1h.
+// one snapshot of the database. "The last hour" is the runs that finished
+// after now−1h. The counts by state are those the database keeps beside
+// the jobs, not a scan of them: the work grows with the number of queues,
+// kinds and states, not of jobs; the split of the pending jobs into due
+// and scheduled, with the oldest due, reads the scheduled jobs and one
+// probe per queue and kind with due jobs (see Monitoring in the package
+// doc).
+// A file of version 5 or older opened with [OpenReadOnly] keeps no counts:
+// there Stats reads every job.
 func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
@@ -60,7 +67,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	var s Stats
 	now := q.now()
 	err = q.st.reads.Snapshot(ctx, func(tx store.Execer) (err error) {
-		s, err = readStats(ctx, tx, now, q.reg, q.gate)
+		s, err = readStats(ctx, tx, now, !q.st.info.Uncounted, q.reg, q.gate)
 		return err
 	})
 	if err != nil {
@@ -69,14 +76,19 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	return s, nil
 }
 
-// readStats reads the figures at now in tx, one snapshot of the database:
-// the kinds without a handler are those that reg has none for, the pauses
-// and breakers those of g.
-func readStats(ctx context.Context, tx store.Execer, now time.Time, reg *registry, g *gate) (s Stats, err error) {
-	if s.Queues, err = queueStats(ctx, tx, now); err != nil {
+// readStats reads the figures at now in tx, one snapshot of the database,
+// from its kept counts if kept, else by a scan of the jobs: the kinds
+// without a handler are those that reg has none for, the pauses and
+// breakers those of g.
+func readStats(ctx context.Context, tx store.Execer, now time.Time, kept bool, reg *registry, g *gate) (s Stats, err error) {
+	countByState, dueKinds := store.CountByState, store.DueKinds
+	if kept {
+		countByState, dueKinds = store.KeptCountByState, store.KeptDueKinds
+	}
+	if s.Queues, err = queueStats(ctx, tx, now, countByState); err != nil {
 		return Stats{}, err
 	}
-	due, err := store.DueKinds(ctx, tx, store.MS(now))
+	due, err := dueKinds(ctx, tx, store.MS(now))
 	if err != nil {
 		return Stats{}, err
 	}
@@ -107,9 +119,10 @@ func readStats(ctx context.Context, tx store.Execer, now time.Time, reg *registr
 	return s, nil
 }
 
-// queueStats counts the jobs of each queue by state at now.
-func queueStats(ctx context.Context, tx store.Execer, now time.Time) (map[string]QueueStats, error) {
-	groups, err := store.CountByState(ctx, tx, store.MS(now))
+// queueStats counts the jobs of each queue by state at now with count.
+func queueStats(ctx context.Context, tx store.Execer, now time.Time,
+	count func(context.Context, store.Execer, int64) ([]store.StateCount, error)) (map[string]QueueStats, error) {
+	groups, err := count(ctx, tx, store.MS(now))
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -328,6 +329,7 @@ func version4Tables(t *testing.T, stepped bool) (dsn string) {
 	admin := adminDB(t, dsn)
 	stmts := []string{`UPDATE litequeue_meta SET value = '4' WHERE name = 'schema_version'`}
 	stmts = append(stmts, version6Tables...)
+	stmts = append(stmts, version7Tables...)
 	if !stepped {
 		stmts = append(stmts, `DROP TABLE litequeue_kinds`)
 	}
@@ -395,12 +397,15 @@ END $$`, `CREATE OR REPLACE TRIGGER litequeue_jobs_notify
 // version6Tables drops the tables that version 6 added.
 var version6Tables = []string{`DROP TABLE litequeue_policies`, `DROP TABLE litequeue_throughput`, `DROP TABLE litequeue_workers`}
 
-// version5Tables makes tables of version 5 in a new database, with one
-// pending job of kind k in them, whose ID it returns: with version 5's row trigger, as a
-// binary of version 5 left them, or, if stepped, with version 6's
-// statement triggers, as an upgrade killed after its step's commit and
-// before it wrote the new version leaves them.
-func version5Tables(t *testing.T, stepped bool) (dsn string, id int64) {
+// version7Tables drops the counts that version 7 added, with their triggers.
+var version7Tables = []string{`DROP FUNCTION litequeue_count() CASCADE`, `DROP TABLE litequeue_counts`}
+
+// versionTables makes tables of version (5 or 6) in a new database, with
+// one pending job of kind k in them, whose ID it returns: as a binary of
+// that version left them (for 5, with its row trigger), or, if stepped,
+// with the later versions' tables and triggers, as an upgrade killed after
+// its steps' commits and before it wrote the new version leaves them.
+func versionTables(t *testing.T, version int, stepped bool) (dsn string, id int64) {
 	t.Helper()
 	dsn = pgtest.DSN(t)
 	q := open(t, dsn, clock.NewMock())
@@ -410,10 +415,13 @@ func version5Tables(t *testing.T, stepped bool) (dsn string, id int64) {
 	}
 	q.Close()
 	admin := adminDB(t, dsn)
-	stmts := []string{`UPDATE litequeue_meta SET value = '5' WHERE name = 'schema_version'`}
-	if !stepped {
+	stmts := []string{fmt.Sprintf(`UPDATE litequeue_meta SET value = '%d' WHERE name = 'schema_version'`, version)}
+	if !stepped && version < 6 {
 		stmts = append(stmts, version5Wakeups...)
 		stmts = append(stmts, version6Tables...)
+	}
+	if !stepped {
+		stmts = append(stmts, version7Tables...)
 	}
 	for _, stmt := range stmts {
 		if _, err := admin.Exec(stmt); err != nil {
@@ -433,7 +441,7 @@ func version5Tables(t *testing.T, stepped bool) (dsn string, id int64) {
 func TestOpen_UpgradeVersion5(t *testing.T) {
 	t.Parallel()
 	for _, stepped := range []bool{false, true} {
-		dsn, kept := version5Tables(t, stepped)
+		dsn, kept := versionTables(t, 5, stepped)
 		checkUpgraded(t, dsn, 1)
 		admin := adminDB(t, dsn)
 		clk := clock.NewMock()
@@ -478,7 +486,7 @@ func TestOpen_UpgradeVersion5(t *testing.T) {
 func TestOpen_UpgradeVersion5Records(t *testing.T) {
 	t.Parallel()
 	for _, stepped := range []bool{false, true} {
-		dsn, _ := version5Tables(t, stepped)
+		dsn, _ := versionTables(t, 5, stepped)
 		checkUpgraded(t, dsn, 1)
 		worker := open(t, dsn, clock.NewMock())
 		worker.Handle("k", func(context.Context, *litequeue.Job) error { return nil })

@@ -17,7 +17,7 @@ import (
 func TestOpen_UpgradeVersion5_Workers(t *testing.T) {
 	t.Parallel()
 	for _, stepped := range []bool{false, true} {
-		dsn, _ := version5Tables(t, stepped)
+		dsn, _ := versionTables(t, 5, stepped)
 		checkUpgraded(t, dsn, 1)
 
 		worker := open(t, dsn, clock.NewMock())

@@ -26,13 +26,21 @@ type checkJSON struct {
 	Jobs        map[string]int `json:"jobs"` // by state, every state present
 	HistoryRows *int           `json:"history_rows"`
 	Keys        *int           `json:"keys"`
+	// Repaired is, with --repair, how many (queue, kind, state) counts
+	// of the jobs differed from the recount and were rewritten.
+	Repaired *int `json:"repaired,omitempty"`
 }
 
 // check defines the flags of "check" and returns the command.
 func (c *cli) check(fs *flagSet) runFunc {
 	asJSON := fs.jsonFlag()
+	repair := fs.Bool("repair", false, "first recount the jobs and rewrite the counts that Stats reads where they differ")
 	return func(ctx context.Context, _ []string) error {
-		q, err := c.openRead()
+		open := c.openRead
+		if *repair {
+			open = c.openWrite
+		}
+		q, err := open()
 		if why := litequeue.ExplainShortRead(err); why != "" {
 			return fmt.Errorf("%w\n%s", err, why)
 		}
@@ -40,11 +48,20 @@ func (c *cli) check(fs *flagSet) runFunc {
 			return err
 		}
 		defer q.Close()
+		var repaired *int
+		if *repair {
+			n, err := q.RecountJobs(ctx)
+			if err != nil {
+				return err
+			}
+			repaired = &n
+		}
 		h, err := q.Health(ctx)
 		if err != nil {
 			return err
 		}
 		r := toCheckJSON(c.dbName(), h)
+		r.Repaired = repaired
 		if *asJSON {
 			err = writeJSON(c.stdout, r)
 		} else {
@@ -110,6 +127,9 @@ func (c *cli) writeCheck(r *checkJSON) {
 	}
 	fmt.Fprintf(tw, "history rows\t%s\n", orDashInt(r.HistoryRows))
 	fmt.Fprintf(tw, "idempotency keys\t%s\n", orDashInt(r.Keys))
+	if r.Repaired != nil {
+		fmt.Fprintf(tw, "counts\t%d rewritten from a recount\n", *r.Repaired)
+	}
 	tw.Flush()
 	for _, w := range r.Warnings {
 		fmt.Fprintf(c.stdout, "warning: %s\n", w)

@@ -188,3 +188,36 @@ func TestCheck_Backup(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck_RepairCounts: check reports a kept count of the jobs that
+// differs from a recount as a problem and changes nothing; check --repair
+// rewrites the counts, says how many differed, and finds the file ok.
+func TestCheck_RepairCounts(t *testing.T) {
+	fx := newFixture(t)
+	db, err := sql.Open("sqlite", fx.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE litequeue_counts SET n = n + 3 WHERE state = 'dead'`); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // check only reads: the second finds the same
+		r := runCLI(t, fx.cli(""), "check")
+		if r.code != exitFailure || !strings.Contains(r.stdout, `the kept count of the dead jobs of kind "email.send" in queue "default" is 4, a recount finds 1`) {
+			t.Fatalf("check of a wrong count: exit %d, want 1, and the count named:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	r := mustRun(t, fx.cli(""), "check", "--repair")
+	if !strings.Contains(r.stdout, "counts            2 rewritten from a recount\n") || !strings.HasSuffix(r.stdout, "\nok\n") {
+		t.Errorf("check --repair:\n%s", r.stdout)
+	}
+	r = mustRun(t, fx.cli(""), "check", "--repair", "--json")
+	var got checkJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v in:\n%s", err, r.stdout)
+	}
+	if !got.OK || got.Repaired == nil || *got.Repaired != 0 {
+		t.Errorf("check --repair --json after a repair: %+v", got)
+	}
+}

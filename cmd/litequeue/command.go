@@ -59,7 +59,7 @@ func commands() []*command {
 		}},
 		{name: "workers", usage: "workers [--json]", group: inspectGroup, setup: (*cli).workers,
 			short: "the Work loops on the database, of every process; silent ones marked"},
-		{name: "check", usage: "check [--json]", group: inspectGroup, setup: (*cli).check,
+		{name: "check", usage: "check [--repair] [--json]", group: inspectGroup, setup: (*cli).check,
 			short: "integrity, schema version, WAL size, counts; exit 1 if wrong"},
 		{name: "policy", usage: "policy [NAME] [--json]", group: inspectGroup, max: 1, setup: (*cli).policy,
 			short: "the worst-case retry schedule of a policy", subs: []*command{

@@ -25,7 +25,8 @@
 //	  periodic list [--name N] [--json]
 //	                          the schedules in the file: spec, last slot and job, next slot
 //	  workers [--json]        the Work loops on the database, of every process; silent ones marked
-//	  check [--json]          integrity, schema version, WAL size, counts; exit 1 if wrong
+//	  check [--repair] [--json]
+//	                          integrity, schema version, WAL size, counts; exit 1 if wrong
 //	  policy [NAME] [--json]  the worst-case retry schedule of a policy
 //	  policy simulate [NAME] [--jobs N] [--outage D] [--svg FILE] [--seed S] [--json]
 //	                          what a dependency sees when N jobs fail together

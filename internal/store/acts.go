@@ -8,7 +8,7 @@ import "context"
 const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND state = 'running'`
 
 const (
-	deleteJobSQL        = `DELETE FROM litequeue_jobs WHERE id = ?`
+	deleteJobSQL        = `DELETE FROM litequeue_jobs WHERE id = ? RETURNING queue, kind, state`
 	deleteJobHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id = ?`
 )
 
@@ -25,7 +25,11 @@ func RequestCancel(ctx context.Context, tx Execer, id int64) error {
 // output, checkpoint and progress, and nothing else: its idempotency keys stay, and no other job ever gets
 // its ID (AUTOINCREMENT on the file, an identity column on a server).
 func DeleteJob(ctx context.Context, tx Execer, id int64) error {
-	if _, err := tx.ExecContext(ctx, deleteJobSQL, id); err != nil {
+	deleted, err := selectAll[jobGroup](ctx, tx, deleteJobSQL, id)
+	if err != nil {
+		return err
+	}
+	if err := countDeleted(ctx, tx, deleted); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, deleteJobHistorySQL, id); err != nil {
@@ -37,6 +41,6 @@ func DeleteJob(ctx context.Context, tx Execer, id int64) error {
 	if err := DeleteCheckpoint(ctx, tx, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, deleteProgressSQL, id)
+	_, err = tx.ExecContext(ctx, deleteProgressSQL, id)
 	return err
 }

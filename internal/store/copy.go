@@ -162,7 +162,12 @@ func InsertCopy(ctx context.Context, tx Execer, r *JobRow) (int64, error) {
 	var id int64
 	err := tx.GetContext(ctx, &id, copyInsertSQL, r.Queue, r.Kind, PayloadColumn(r.Payload), r.State, r.Priority, r.Attempt,
 		r.MaxTries, r.OwnMaxTries, r.RunAt, r.CreatedAt, r.FinishedAt, r.LastError, r.UniqueKey, r.Token, r.Metadata, r.ExpiresAt)
-	return id, err
+	if err != nil {
+		return 0, err
+	}
+	var d Deltas
+	d.Add(r.Queue, r.Kind, r.State, 1)
+	return id, d.Flush(ctx, tx)
 }
 
 // RecordCopy records that the job sourceID of source, whose fingerprint

@@ -26,7 +26,11 @@ import (
 // A Dialect turns litequeue's SQL into an engine's; the nil Dialect is
 // SQLite's, which runs it as written.
 type Dialect struct {
-	cache sync.Map // query as written → as run
+	// KeepsCounts says that the database keeps the counts of its jobs
+	// (litequeue_counts) itself, by triggers on litequeue_jobs, so that
+	// litequeue's statements add nothing to them (see Deltas).
+	KeepsCounts bool
+	cache       sync.Map // query as written → as run
 }
 
 // The parts of litequeue's SQL that PostgreSQL's dialect rewrites.
@@ -203,6 +207,8 @@ func (p *Pool) Snapshot(ctx context.Context, fn func(tx Execer) error) error {
 	return p.again(ctx, nil, once)
 }
 
+func (p *Pool) dialect() *Dialect { return p.d }
+
 // CloseStmts releases the statements the pool prepared; the pool itself
 // is closed by whoever opened it.
 func (p *Pool) CloseStmts() error { return p.stmts.close() }
@@ -217,6 +223,8 @@ type AppTx struct {
 
 // WrapTx is the app's transaction t running litequeue's SQL in dialect d.
 func WrapTx(t *sqlx.Tx, d *Dialect) *AppTx { return &AppTx{t, d} }
+
+func (t *AppTx) dialect() *Dialect { return t.d }
 
 func (t *AppTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return t.Tx.ExecContext(ctx, t.d.SQL(query), t.d.Args(args)...)

@@ -134,6 +134,10 @@ type Info struct {
 	// litequeue_progress): every one but a file opened read-only that no
 	// binary with it has opened for writing since it was made.
 	Composed bool
+	// Uncounted says that the database keeps no counts of its jobs
+	// (litequeue_counts, see KeptCountByState): a file of version 5 or
+	// older opened read-only, whose figures are read by a scan.
+	Uncounted bool
 	// ServerClock says that the database keeps a clock of its own (a
 	// server), which the clocks of the Queues on it must agree with; a
 	// file is shared only by the processes of one machine.

@@ -27,3 +27,10 @@ const FailedSinceSQL = failedSinceSQL
 func (f JobFilter) Query(columns string, ordered bool) (string, []any) {
 	return f.query(columns, ordered)
 }
+
+// The reads of the kept counts, whose plans the tests check.
+const (
+	KeptPendingSQL  = keptPendingSQL
+	KeptDueKindsSQL = keptDueKindsSQL
+	KeptByStateSQL  = keptByStateSQL
+)

@@ -88,7 +88,7 @@ func FinishedJobs(ctx context.Context, db Execer, c Class, states []string, cuto
 }
 
 const deleteJobsSQL = `DELETE FROM litequeue_jobs
-	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id`
+	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id, queue, kind, state`
 
 const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
 
@@ -97,15 +97,26 @@ const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
 // and finished at or before cutoff (a dead job may have been replayed
 // since it was found), and returns how many it deleted.
 func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string, cutoff int64) (int, error) {
-	var deleted []int64
+	var deleted []struct {
+		ID int64 `db:"id"`
+		jobGroup
+	}
 	if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
 		return 0, err
 	}
 	if len(deleted) == 0 {
 		return 0, nil
 	}
+	gone := make([]int64, len(deleted))
+	groups := make([]jobGroup, len(deleted))
+	for i, r := range deleted {
+		gone[i], groups[i] = r.ID, r.jobGroup
+	}
+	if err := countDeleted(ctx, tx, groups); err != nil {
+		return 0, err
+	}
 	for _, query := range []string{deleteHistorySQL, deleteOutputsSQL, deleteCheckpointsSQL, deleteProgressesSQL} {
-		if err := execIn(ctx, tx, query, deleted); err != nil {
+		if err := execIn(ctx, tx, query, gone); err != nil {
 			return 0, err
 		}
 	}

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 const setRowSQL = `UPDATE litequeue_jobs
 	SET state = ?, attempt = ?, run_at = ?, finished_at = ?, last_error = ?,
@@ -11,12 +14,30 @@ const setRowSQL = `UPDATE litequeue_jobs
 // while the holder's token is current and no Cancel came.
 const setHeldRowSQL = setRowSQL + ` AND token = ? AND created_at = ? AND state = 'running' AND cancel = 0`
 
+// jobGroupSQL reads the group of a job's kept count.
+const jobGroupSQL = `SELECT queue, kind, state FROM litequeue_jobs WHERE id = ?`
+
 // SetRow writes the job's row as after is: its state, attempt, RunAt,
 // FinishedAt and last error, holding no lease and no cancel request.
+// Where the database does not count the jobs itself, it reads the row's
+// state first, and moves the job's count from it to after's.
 func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 	a := after
-	_, err := tx.ExecContext(ctx, setRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID)
-	return err
+	var before jobGroup
+	counting := !KeepsCounts(tx)
+	if counting {
+		if err := tx.GetContext(ctx, &before, jobGroupSQL, a.ID); errors.Is(err, ErrNoRows) {
+			return nil // no job: nothing to write
+		} else if err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, setRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID); err != nil || !counting {
+		return err
+	}
+	var d Deltas
+	d.Move(before.Queue, before.Kind, before.State, a.State)
+	return d.Flush(ctx, tx)
 }
 
 // SetHeldRow is SetRow for the holder of the lease on the row as claimed,
@@ -67,12 +88,16 @@ type HeldRow struct {
 func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error) {
 	held := make([]bool, len(rows))
 	var history []*HistoryRow
+	var d Deltas
 	for i, r := range rows {
 		ok, err := SetHeldRow(ctx, tx, r.Claimed, r.After)
 		if err != nil {
 			return nil, err
 		}
 		held[i] = ok
+		if ok {
+			d.Move(r.Claimed.Queue, r.Claimed.Kind, "running", r.After.State) // the fence held: it was running
+		}
 		if ok && r.Output != nil {
 			if err := SetOutput(ctx, tx, r.After.ID, r.Output); err != nil {
 				return nil, err
@@ -81,6 +106,9 @@ func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, err
 		if ok && r.History != nil {
 			history = append(history, r.History)
 		}
+	}
+	if err := d.Flush(ctx, tx); err != nil {
+		return nil, err
 	}
 	return held, AddHistory(ctx, tx, history)
 }

@@ -53,11 +53,12 @@ type StateCount struct {
 	State  string        `db:"state"`
 	Due    bool          `db:"due"` // pending, and due at the time asked
 	N      int           `db:"n"`
-	Oldest sql.NullInt64 `db:"oldest"` // the earliest RunAt of the group
+	Oldest sql.NullInt64 `db:"oldest"` // the earliest RunAt of the group; KeptCountByState reads it of the due groups only
 }
 
 // CountByState counts on db the jobs of each queue in each state, the
-// pending ones split into those due at now and those not.
+// pending ones split into those due at now and those not, with a scan of
+// every job: for a database that keeps no counts (see KeptCountByState).
 func CountByState(ctx context.Context, db Execer, now int64) ([]StateCount, error) {
 	return selectAll[StateCount](ctx, db, countByStateSQL, now)
 }

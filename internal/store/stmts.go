@@ -145,6 +145,10 @@ type Conn struct {
 	// Xact is the engine's to keep too: the server's ID of the
 	// transaction that runs, where its BEGIN read it ("": not read).
 	Xact string
+	// counts gathers the changes to the kept counts of the operations of
+	// the batch that runs, while gathering (see Conn.gather).
+	counts    Deltas
+	gathering bool
 }
 
 // NewConn takes a connection of db for the writer, running litequeue's
@@ -156,6 +160,8 @@ func NewConn(ctx context.Context, db *sqlx.DB, d *Dialect) (*Conn, error) {
 	}
 	return &Conn{db: db, conn: conn, d: d}, nil
 }
+
+func (c *Conn) dialect() *Dialect { return c.d }
 
 // Renew replaces a lost connection with a new one of the pool, closing
 // the lost one first (it may hold the last place of a bounded pool), and

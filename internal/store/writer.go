@@ -228,6 +228,8 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 	if err := w.Engine.Begin(c, durable(batch)); err != nil {
 		return fail(err)
 	}
+	c.gather(!isolate)
+	defer c.gather(false)
 	for _, op := range batch {
 		if isolate {
 			if err := w.runInSavepoint(op); err != nil {
@@ -248,7 +250,7 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 			return false
 		}
 	}
-	if err := w.Engine.Commit(c); err != nil {
+	if err := w.commitTx(c); err != nil {
 		c.Rollback()
 		return fail(err)
 	}
@@ -256,6 +258,15 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 		w.Wake()
 	}
 	return true
+}
+
+// commitTx writes the changes to the kept counts that the batch's
+// operations gathered on c, and commits the transaction.
+func (w *Writer[N]) commitTx(c *Conn) error {
+	if err := c.flushGathered(); err != nil {
+		return err
+	}
+	return w.Engine.Commit(c)
 }
 
 // WakeAtCommit asks that the Queue's idle Work loops wake once the

@@ -62,14 +62,26 @@ var pgSteps = map[int]pgStep{
 		"CREATE TABLE IF NOT EXISTS litequeue_workers",
 		"CREATE OR REPLACE FUNCTION litequeue_notify()", "CREATE OR REPLACE TRIGGER litequeue_jobs_notify",
 		"CREATE OR REPLACE TRIGGER litequeue_jobs_notify_update"}},
-	// New tables, which only this version's processes use; the index of
-	// pending jobs by kind is built beside the two it replaces, which serve
-	// the claims of processes still at work meanwhile, and they are dropped
-	// once it is valid; the index of the history by finished_at goes. A
-	// process of an older binary at work on tables of version 7 claims and
-	// reads NextDue through the new index, sorting its matches.
+	// New tables, which only this version's processes use; the counts;
+	// and the index of pending jobs by kind.
+	//
+	// The counts: the table, its triggers and the count of the jobs
+	// already there, in this one transaction under the jobs' SHARE ROW
+	// EXCLUSIVE lock, taken first (see schema.sql): no write falls between
+	// the count and the triggers. Run again, the count starts over.
+	//
+	// The index of pending jobs by kind is built beside the two it
+	// replaces, which serve the claims of processes still at work
+	// meanwhile, and they are dropped once it is valid; the index of the
+	// history by finished_at goes. A process of an older binary at work on
+	// tables of version 7 claims and reads NextDue through the new index,
+	// sorting its matches.
 	6: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_outputs", "CREATE TABLE IF NOT EXISTS litequeue_checkpoints",
-		"CREATE TABLE IF NOT EXISTS litequeue_progress"},
+		"CREATE TABLE IF NOT EXISTS litequeue_progress",
+		"CREATE TABLE IF NOT EXISTS litequeue_counts", "CREATE OR REPLACE FUNCTION litequeue_count()",
+		"LOCK TABLE litequeue_jobs", "CREATE OR REPLACE TRIGGER litequeue_jobs_count_insert",
+		"CREATE OR REPLACE TRIGGER litequeue_jobs_count_delete", "CREATE OR REPLACE TRIGGER litequeue_jobs_count_update",
+		"DELETE FROM litequeue_counts", "INSERT INTO litequeue_counts"},
 		indexes: []string{"CREATE INDEX IF NOT EXISTS litequeue_jobs_pending"},
 		drop:    []string{"litequeue_jobs_claim", "litequeue_jobs_next", "litequeue_attempts_recent"}},
 }
@@ -276,7 +288,7 @@ func pgStatement(head string) string {
 		}
 		s := pgSchemaSQL[i+j+1:]
 		i += j + 1
-		if next := s[len(head)]; next != ' ' && next != '\n' && next != '(' {
+		if next := s[len(head)]; next != ' ' && next != '\n' && next != '(' && next != ';' {
 			continue // head is a prefix of another name
 		}
 		for end := 0; ; {

@@ -51,14 +51,20 @@ func pgIndexes(t *testing.T, db *sqlx.DB) []string {
 	return defs
 }
 
-// toVersion6 turns db's tables of this version into version 6's: the
-// indexes version 7 replaced or dropped, and not the one it built, unless
-// built, as an upgrade cut short after its build leaves them.
+// toVersion6 turns db's tables of this version into version 6's: without
+// version 7's tables and the counts' triggers, with the indexes version 7
+// replaced or dropped, and not the one it built, unless built, as an
+// upgrade cut short after its build leaves them.
 func toVersion6(t *testing.T, db *sqlx.DB, built bool) {
 	t.Helper()
 	if !built {
 		db.MustExec(`DROP INDEX litequeue_jobs_pending`)
 	}
+	db.MustExec(`DROP TRIGGER IF EXISTS litequeue_jobs_count_insert ON litequeue_jobs;
+		DROP TRIGGER IF EXISTS litequeue_jobs_count_delete ON litequeue_jobs;
+		DROP TRIGGER IF EXISTS litequeue_jobs_count_update ON litequeue_jobs;
+		DROP FUNCTION IF EXISTS litequeue_count();
+		DROP TABLE IF EXISTS litequeue_counts, litequeue_outputs, litequeue_checkpoints, litequeue_progress`)
 	db.MustExec(`CREATE INDEX litequeue_jobs_claim ON litequeue_jobs (priority DESC, run_at, id) WHERE state = 'pending';
 		CREATE INDEX litequeue_jobs_next ON litequeue_jobs (kind, run_at) WHERE state = 'pending';
 		CREATE INDEX litequeue_attempts_recent ON litequeue_attempts (finished_at);
@@ -68,10 +74,13 @@ func toVersion6(t *testing.T, db *sqlx.DB, built bool) {
 // TestMigrate_KilledMidway SIGKILLs a child process in the middle of its
 // upgrade of tables of version 6 to 7 — while it builds
 // litequeue_jobs_pending, and, with the index built, while it drops
-// those it replaces — each time while a transaction that wrote a job
-// holds the step back, and opens the tables afterwards: they have every
-// job and history row, the indexes of new tables, each valid, and
-// version 7.
+// those it replaces, after the step's transaction committed — each time
+// while a transaction that read the jobs in a snapshot of its own holds
+// the step back (a build waits for older snapshots, a drop for every
+// transaction that locked the table; neither lock stops the step's
+// transaction, which takes SHARE ROW EXCLUSIVE), and opens the tables
+// afterwards: they have every job and history row, the indexes of new
+// tables, each valid, and version 7.
 func TestMigrate_KilledMidway(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(childDSN) != "" {
@@ -97,7 +106,8 @@ func TestMigrate_KilledMidway(t *testing.T) {
 	} {
 		toVersion6(t, db, tc.built)
 		holder := db.MustBegin()
-		holder.MustExec(`INSERT INTO litequeue_jobs (queue, kind, payload, state, max_tries, created_at) VALUES ('q', 'held', '', 'pending', 3, 0)`)
+		holder.MustExec(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`)
+		holder.MustExec(`SELECT COUNT(*) FROM litequeue_jobs WHERE id = 1`)
 		killRunning(t, db, dsn, tc.stmt)
 		holder.Rollback()
 		eng := storetest.OpenServer(t, dsn)

@@ -288,3 +288,79 @@ CREATE TABLE IF NOT EXISTS litequeue_progress (
 	total  BIGINT NOT NULL,
 	at     BIGINT NOT NULL
 );
+
+-- Counts (internal/store/counts.go).
+
+-- Version 7: the jobs per queue, kind and state, as in schema.sql, kept
+-- by the triggers below in the same transaction as every insert, delete
+-- and change of a job's state, queue or kind, whoever writes. shard is
+-- the pg_backend_pid() of the session that wrote: a session runs one
+-- transaction at a time, so two transactions never wait on one row of
+-- it, and never deadlock over two (with pid % 16, two sessions of one
+-- shard would lock the pending and running rows of a claim and of a
+-- settle in turn, and could); a read sums the shards. The janitor
+-- folds the shards of the sessions gone into shard 0, which no session
+-- has (store.FoldCounts), and a repair (litequeue check --repair)
+-- rewrites them all into it.
+CREATE TABLE IF NOT EXISTS litequeue_counts (
+	queue TEXT    NOT NULL,
+	kind  TEXT    NOT NULL,
+	state TEXT    NOT NULL,
+	shard INTEGER NOT NULL,
+	n     BIGINT  NOT NULL,
+	PRIMARY KEY (queue, kind, state, shard)
+);
+
+-- The counts' triggers fire once per statement, and add per group in one
+-- upsert from the statement's transition tables: an EnqueueMany of 1,000
+-- jobs writes one row. An update that changes no job's state, queue or
+-- kind (a lease's renewal) writes none. A transition table takes one
+-- event a trigger, hence three.
+CREATE OR REPLACE FUNCTION litequeue_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN
+		INSERT INTO litequeue_counts AS c (queue, kind, state, shard, n)
+			SELECT queue, kind, state, pg_backend_pid(), COUNT(*) FROM litequeue_added
+			GROUP BY queue, kind, state ORDER BY queue, kind, state
+			ON CONFLICT (queue, kind, state, shard) DO UPDATE SET n = c.n + excluded.n;
+	ELSIF TG_OP = 'DELETE' THEN
+		INSERT INTO litequeue_counts AS c (queue, kind, state, shard, n)
+			SELECT queue, kind, state, pg_backend_pid(), -COUNT(*) FROM litequeue_removed
+			GROUP BY queue, kind, state ORDER BY queue, kind, state
+			ON CONFLICT (queue, kind, state, shard) DO UPDATE SET n = c.n + excluded.n;
+	ELSE
+		INSERT INTO litequeue_counts AS c (queue, kind, state, shard, n)
+			SELECT queue, kind, state, pg_backend_pid(), SUM(d) FROM (
+				SELECT queue, kind, state, 1 AS d FROM litequeue_added
+				UNION ALL SELECT queue, kind, state, -1 FROM litequeue_removed) AS t
+			GROUP BY queue, kind, state HAVING SUM(d) <> 0 ORDER BY queue, kind, state
+			ON CONFLICT (queue, kind, state, shard) DO UPDATE SET n = c.n + excluded.n;
+	END IF;
+	RETURN NULL;
+END $$;
+
+-- The jobs there are when the counts begin are counted once, in the
+-- transaction that makes the triggers, under litequeue_jobs' SHARE ROW
+-- EXCLUSIVE lock (which CREATE TRIGGER takes anyway): it waits for the
+-- write transactions at work on the table, of any binary, to end, and
+-- holds every writer off until the commit, so no job is written between
+-- the count and the triggers. Older processes still at work then write
+-- through the triggers too.
+LOCK TABLE litequeue_jobs IN SHARE ROW EXCLUSIVE MODE;
+
+CREATE OR REPLACE TRIGGER litequeue_jobs_count_insert
+	AFTER INSERT ON litequeue_jobs REFERENCING NEW TABLE AS litequeue_added
+	FOR EACH STATEMENT EXECUTE FUNCTION litequeue_count();
+
+CREATE OR REPLACE TRIGGER litequeue_jobs_count_delete
+	AFTER DELETE ON litequeue_jobs REFERENCING OLD TABLE AS litequeue_removed
+	FOR EACH STATEMENT EXECUTE FUNCTION litequeue_count();
+
+CREATE OR REPLACE TRIGGER litequeue_jobs_count_update
+	AFTER UPDATE ON litequeue_jobs REFERENCING OLD TABLE AS litequeue_removed NEW TABLE AS litequeue_added
+	FOR EACH STATEMENT EXECUTE FUNCTION litequeue_count();
+
+DELETE FROM litequeue_counts;
+
+INSERT INTO litequeue_counts (queue, kind, state, shard, n)
+	SELECT queue, kind, state, 0, COUNT(*) FROM litequeue_jobs GROUP BY queue, kind, state;

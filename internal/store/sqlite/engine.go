@@ -146,6 +146,7 @@ func (e *Engine) Info() store.Info {
 		Flow:       !readOnly || e.version >= 5,
 		Recorded:   !readOnly || e.recorded, // Open completes the schema
 		Composed:   !readOnly || e.composed,
+		Uncounted:  readOnly && e.version < 6,
 	}
 	if readOnly {
 		info.App = e.db
@@ -280,6 +281,9 @@ func (e *Engine) Claim(ctx context.Context, tx store.Execer, cq store.ClaimQuery
 	if _, err = tx.ExecContext(ctx, claimUpdateSQL, r.LeaseUntil, r.StartedAt, r.Worker, string(values)); err != nil {
 		return nil, err
 	}
+	if err := store.CountClaimed(ctx, tx, rows); err != nil { // the file has no triggers: see store.Deltas
+		return nil, err
+	}
 	ids := make([]int64, len(rows))
 	for i := range rows {
 		ids[i] = rows[i].ID
@@ -316,6 +320,9 @@ func (e *Engine) InsertJobs(ctx context.Context, tx store.Execer, j *store.NewJo
 			j.MaxTries, j.OwnMaxTries, j.RunAt, j.CreatedAt, j.Metadata, j.ExpiresAt, hexArray(j.Payloads))
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := store.CountInserted(ctx, tx, j.Queue, j.Kind, len(j.Payloads)); err != nil { // the file has no triggers: see store.Deltas
 		return nil, err
 	}
 	return insertedIDs(res, len(j.Payloads))

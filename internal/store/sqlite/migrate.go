@@ -16,8 +16,9 @@ import (
 // an index it replaces (it runs at every Open, so an index or a table
 // added to it needs no new version: see litequeue_jobs_stopped,
 // litequeue_attempts_breaker and litequeue_copied), the one rebuild, that
-// of version 3 (see setAsideJobsSQL), copies every row, and versions 4
-// and 5 add a column each (see addMetadataSQL, addExpiresSQL). A file
+// of version 3 (see setAsideJobsSQL), copies every row, versions 4
+// and 5 add a column each (see addMetadataSQL, addExpiresSQL), and version
+// 6 counts the jobs once (litequeue_counts, store.RewriteCounts). A file
 // without a database ID gets one (addDatabaseID).
 //
 // A new (empty) file is first set to auto_vacuum=INCREMENTAL, which SQLite
@@ -114,6 +115,14 @@ func upgrade(ctx context.Context, tx *sqlx.Tx, version int, schemaSQL string) er
 	if rebuild {
 		if _, err := tx.ExecContext(ctx, moveJobsSQL); err != nil {
 			return fmt.Errorf("copy the jobs of version %d: %w", version, err)
+		}
+	}
+	if version < 6 {
+		// Version 6 counts the jobs (litequeue_counts): litequeue's
+		// statements count what they write from now on (store.Deltas),
+		// and the jobs already there are counted once, here.
+		if err := store.RewriteCounts(ctx, tx); err != nil {
+			return fmt.Errorf("count the jobs of version %d: %w", version, err)
 		}
 	}
 	_, err := tx.ExecContext(ctx,
