@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -116,8 +117,12 @@ func (e *Engine) Begin(c *store.Conn, durable bool) error {
 }
 
 // pgBeginXactSQL begins a transaction and gives it its ID at once, in one
-// round trip (see Commit).
-const pgBeginXactSQL = `BEGIN; SELECT CAST(pg_current_xact_id() AS text)`
+// round trip, with the server's start time (see Commit).
+const pgBeginXactSQL = `BEGIN; SELECT CAST(pg_current_xact_id() AS text) || ' ' || ` + pgStartedSQL
+
+// pgStartedSQL is when the server started, as text: a crash and restart
+// changes it.
+const pgStartedSQL = `CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) * 1000000 AS bigint)`
 
 // beginXact begins the transaction on c with its ID (pgBeginXactSQL), and
 // keeps the ID in c.Xact.
@@ -133,13 +138,46 @@ func (e *Engine) beginXact(c *store.Conn) error {
 	return nil
 }
 
-// pgXactSQL names the transaction that is about to commit, if it wrote:
-// should the connection be lost during its COMMIT, pgXactStatusSQL tells,
-// once the server is back, whether the COMMIT took effect.
+// pgXactSQL names the transaction that is about to commit, if it wrote,
+// and when the server started: should the connection be lost during its
+// COMMIT, pgXactStatusSQL tells, once the server is back, whether the
+// COMMIT took effect.
+//
+// pg_xact_status alone would say so wrongly after a crash of the server.
+// A transaction's ID reaches the server's log with its first change, and
+// the log is flushed at the latest by the COMMIT; if the server crashed
+// before the log of a transaction whose COMMIT was cut off was flushed,
+// the server, restarted, knows nothing of its ID and gives it again, to a
+// new transaction, whose status pg_xact_status then tells: "committed" of
+// a COMMIT that never took effect (an enqueue acknowledged and lost). So,
+// once the server has restarted since the transaction began (its start
+// time differs): an ID not given since is of a transaction that did not
+// commit, and so is one that is "in progress" or "aborted" (its own, or a
+// new one's, which it could only be given if its own never reached the
+// log); "committed" may be either, and is "unknown" (ErrCommitUnknown).
 const (
-	pgXactSQL       = `SELECT CAST(pg_current_xact_id_if_assigned() AS text)`
-	pgXactStatusSQL = `SELECT pg_xact_status(CAST(? AS xid8))`
+	pgXactSQL       = `SELECT CAST(pg_current_xact_id_if_assigned() AS text) || ' ' || ` + pgStartedSQL
+	pgXactStatusSQL = `SELECT CASE
+		WHEN CAST(` + pgStartedSQL + ` AS text) = ? THEN pg_xact_status(x)
+		WHEN x >= pg_snapshot_xmax(pg_current_snapshot()) THEN 'aborted'
+		WHEN pg_xact_status(x) = 'committed' THEN 'unknown'
+		ELSE 'aborted' END
+	FROM (SELECT CAST(? AS xid8) AS x) AS t`
 )
+
+// xactStatus tells, on db, whether the transaction that xact names (an ID
+// and a start time of the server, from pgBeginXactSQL or pgXactSQL)
+// committed: "committed", "aborted", "in progress" or "unknown" (see
+// pgXactSQL).
+func xactStatus(ctx context.Context, db *sqlx.DB, xact string) (string, error) {
+	xid, started, ok := strings.Cut(xact, " ")
+	if !ok {
+		return "", fmt.Errorf("transaction %q: no start time of the server", xact)
+	}
+	var status sql.NullString
+	err := db.GetContext(ctx, &status, db.Rebind(pgXactStatusSQL), started, xid)
+	return status.String, err
+}
 
 // Commit commits, knowing the transaction's ID first, from its BEGIN or
 // read now: if the connection is lost during the COMMIT, the server tells
@@ -161,9 +199,7 @@ func (e *Engine) Commit(c *store.Conn) error {
 		return err // it wrote nothing: as good as rolled back
 	}
 	return &store.CommitLost{Err: err, Ask: func(ctx context.Context) (string, error) {
-		var status sql.NullString
-		err := e.db.GetContext(ctx, &status, e.db.Rebind(pgXactStatusSQL), xid.String)
-		return status.String, err
+		return xactStatus(ctx, e.db, xid.String)
 	}}
 }
 

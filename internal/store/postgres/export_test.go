@@ -7,3 +7,9 @@ const ClaimSQL = pgClaimSQL
 
 // Dialect is the server's dialect.
 var Dialect = &store.Dialect{}
+
+// XactSQL names the transaction that runs and the server's start time;
+// XactStatus tells whether the transaction it names committed.
+const XactSQL = pgXactSQL
+
+var XactStatus = xactStatus
