@@ -97,16 +97,7 @@ func TestEngine_WriterHoldsNotifiers(t *testing.T) {
 	}
 	e := openTemp(t, Config{})
 	info := e.Info()
-	conn, err := store.NewConn(t.Context(), info.Writes, info.Dialect)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	w := &store.Writer[struct{}]{Conn: conn, Engine: e, Wake: func() {}}
-	watch, err := e.Watch(store.NewWaker(func() {}, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, watch := writerAndWatch(t, e)
 	listed := func() []*notifier {
 		e.notifiers.mu.Lock()
 		defer e.notifiers.mu.Unlock()
@@ -152,6 +143,24 @@ func TestEngine_WriterHoldsNotifiers(t *testing.T) {
 	}
 }
 
+// writerAndWatch returns a writer of e's and a watch of its file, the
+// watch closed when the test ends unless the test closed it.
+func writerAndWatch(t *testing.T, e *Engine) (*store.Writer[struct{}], store.Changes) {
+	t.Helper()
+	info := e.Info()
+	conn, err := store.NewConn(t.Context(), info.Writes, info.Dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	watch, err := e.Watch(store.NewWaker(func() {}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { watch.Close() })
+	return &store.Writer[struct{}]{Conn: conn, Engine: e, Wake: func() {}}, watch
+}
+
 // TestEngine_OwnWritesIdle: a write of the Queue's own writer makes an
 // idle loop look every store.PollInterval for afterRelease, in case another
 // connection committed as the writer let go of the file, and then every
@@ -165,18 +174,7 @@ func TestEngine_OwnWritesIdle(t *testing.T) {
 		t.Skip("no file notifications here")
 	}
 	e := openTemp(t, Config{})
-	info := e.Info()
-	conn, err := store.NewConn(t.Context(), info.Writes, info.Dialect)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	w := &store.Writer[struct{}]{Conn: conn, Engine: e, Wake: func() {}}
-	watch, err := e.Watch(store.NewWaker(func() {}, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close()
+	w, watch := writerAndWatch(t, e)
 	write := func(ex store.Execer) error {
 		_, err := ex.ExecContext(t.Context(), `INSERT INTO litequeue_meta (name, value) VALUES ('idle', 1)
 			ON CONFLICT (name) DO UPDATE SET value = value + 1`)
