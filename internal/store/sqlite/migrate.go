@@ -96,15 +96,8 @@ func upgrade(ctx context.Context, tx *sqlx.Tx, version int, schemaSQL string) er
 			return fmt.Errorf("set aside the jobs table of version %d: %w", version, err)
 		}
 	}
-	if version == 3 {
-		if _, err := tx.ExecContext(ctx, addMetadataSQL); err != nil {
-			return fmt.Errorf("add the metadata column to version 3: %w", err)
-		}
-	}
-	if version == 3 || version == 4 {
-		if _, err := tx.ExecContext(ctx, addExpiresSQL); err != nil {
-			return fmt.Errorf("add the expires_at column to version %d: %w", version, err)
-		}
+	if err := upgradeColumns(ctx, tx, version); err != nil {
+		return err
 	}
 	if err := upgradeIndexes(ctx, tx, version); err != nil {
 		return err
@@ -203,6 +196,22 @@ DROP TABLE litequeue_jobs_old;`
 const dropIndexesSQL = `DROP INDEX IF EXISTS litequeue_jobs_claim;
 DROP INDEX IF EXISTS litequeue_jobs_next;
 DROP INDEX IF EXISTS litequeue_attempts_recent;`
+
+// upgradeColumns adds to litequeue_jobs of version 3 or 4 the columns
+// that later versions added (a table of version 1 or 2 is rebuilt whole).
+func upgradeColumns(ctx context.Context, tx *sqlx.Tx, version int) error {
+	if version == 3 {
+		if _, err := tx.ExecContext(ctx, addMetadataSQL); err != nil {
+			return fmt.Errorf("add the metadata column to version 3: %w", err)
+		}
+	}
+	if version == 3 || version == 4 {
+		if _, err := tx.ExecContext(ctx, addExpiresSQL); err != nil {
+			return fmt.Errorf("add the expires_at column to version %d: %w", version, err)
+		}
+	}
+	return nil
+}
 
 // upgradeIndexes drops, in a file of a version before 6, the indexes that
 // version 6 changed or dropped.
