@@ -3,12 +3,9 @@ package litequeue_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/litequeue/litequeue"
 )
@@ -142,45 +139,6 @@ func TestCheckpoint_Replay(t *testing.T) {
 	query := q.DB().Rebind(`SELECT count(*) FROM litequeue_checkpoints WHERE job_id = ?`)
 	if err := q.DB().GetContext(t.Context(), &n, query, kept.ID); err != nil || n != 0 {
 		t.Fatalf("%d checkpoints of the deleted job left (%v), want 0", n, err)
-	}
-}
-
-// TestProcess_CheckpointSurvivesKill: a process saves checkpoints and is
-// killed with SIGKILL mid-run; once its lease expired, the job's next run,
-// in another Queue, starts from the last checkpoint the killed process
-// was told was saved.
-func TestProcess_CheckpointSurvivesKill(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "q.db")
-	clk := newMock()
-	q := openAt(t, path, litequeue.Options{Clock: clk, Retry: fixedPolicy})
-	j := enqueue(t, q, "upload", nil)
-	cmd, stdout, _ := startProc(t, "checkpoint", path)
-	waitFor(t, "the process to save its third checkpoint", func() bool { return strings.Contains(stdout.String(), "saved 3") })
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	if got := stdout.String(); got != "resume none\nsaved 1\nsaved 2\nsaved 3\n" {
-		t.Fatalf("the process printed %q", got)
-	}
-
-	resumed := make(chan []byte, 1)
-	q.Handle("upload", func(ctx context.Context, job *litequeue.Job) error {
-		resumed <- job.Checkpoint
-		return nil
-	})
-	clk.Set(time.Now().Add(time.Minute)) // the killed process's lease, of 1s on its real clock, has expired
-	runDue(t, q)                         // rescues it: due again after the policy's wait
-	clk.Add(fixedPolicy.Base)
-	if n := runDue(t, q); n != 1 {
-		t.Fatalf("ran %d, want the rescued job", n)
-	}
-	if got := <-resumed; string(got) != "3" {
-		t.Fatalf("the run after the kill resumed from %q, want 3", got)
-	}
-	if diff := cmp.Diff([]litequeue.Outcome{litequeue.OutcomeLeaseExpired, litequeue.OutcomeCompleted}, outcomes(history(t, q, j.ID))); diff != "" {
-		t.Fatalf("history outcomes (-want +got):\n%s", diff)
 	}
 }
 
