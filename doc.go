@@ -382,9 +382,7 @@
 // [ErrServerGone]. A write whose COMMIT was cut off runs again only once
 // the server, back, says that the COMMIT did not take effect; if it
 // cannot say, the error is [ErrCommitUnknown] as well, and the write may
-// have taken effect — so it is for a write that committed just before the
-// server crashed, which the server, restarted, cannot tell from a new
-// transaction given the same ID.
+// have taken effect.
 //
 // Every process times the leases it takes and ends, and its janitor's
 // purges, by its own clock, so the clocks of the machines that share a

@@ -105,6 +105,7 @@ func flowWorkers(t *testing.T, ctx context.Context, f *flow, url string) {
 	t.Helper()
 	work(t, f.q, litequeue.WorkerOptions{Queues: []string{"archive"}, Concurrency: 2, Name: "archiver"})
 	work(t, f.q, litequeue.WorkerOptions{Queues: []string{"backfill"}, Concurrency: 5, Name: "backfiller"})
+	(&crew{q: f.q}).await(t, "both loops recorded", func(ws []litequeue.WorkerInfo) bool { return len(ws) == 2 })
 	visit(t, ctx, "open the workers", chromedp.Navigate(url+"/workers"), chromedp.WaitVisible(chromedp.CSS("tr.worker")))
 	names := read(t, ctx, "read the workers", chromedp.Evaluate[string](
 		`Array.from(document.querySelectorAll("tr.worker td:first-child")).map(td => td.textContent).sort().join(" ")`))

@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -116,19 +119,17 @@ func (e *Engine) Begin(c *store.Conn, durable bool) error {
 	return nil
 }
 
-// pgBeginXactSQL begins a transaction and gives it its ID at once, in one
-// round trip, with the server's start time (see Commit).
-const pgBeginXactSQL = `BEGIN; SELECT CAST(pg_current_xact_id() AS text) || ' ' || ` + pgStartedSQL
-
-// pgStartedSQL is when the server started, as text: a crash and restart
-// changes it.
-const pgStartedSQL = `CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) * 1000000 AS bigint)`
+// pgBeginXactSQL begins a durable batch's transaction, writes its commit
+// marker (%d, a random number) and reads its ID, in one round trip (see
+// Commit).
+const pgBeginXactSQL = `BEGIN; INSERT INTO litequeue_commits (token) VALUES (%d); SELECT CAST(pg_current_xact_id() AS text) || ' ' || '%d'`
 
 // beginXact begins the transaction on c with its ID (pgBeginXactSQL), and
 // keeps the ID in c.Xact.
 func (e *Engine) beginXact(c *store.Conn) error {
+	token := rand.Int64N(math.MaxInt64) + 1
 	err := c.Raw(func(dc any) (err error) {
-		c.Xact, err = e.pg.Script(context.Background(), dc, pgBeginXactSQL)
+		c.Xact, err = e.pg.Script(context.Background(), dc, fmt.Sprintf(pgBeginXactSQL, token, token))
 		return err
 	})
 	if err != nil || c.Xact == "" {
@@ -138,46 +139,57 @@ func (e *Engine) beginXact(c *store.Conn) error {
 	return nil
 }
 
-// pgXactSQL names the transaction that is about to commit, if it wrote,
-// and when the server started: should the connection be lost during its
-// COMMIT, pgXactStatusSQL tells, once the server is back, whether the
-// COMMIT took effect.
+// pgXactSQL names the transaction that is about to commit, if it wrote:
+// should the connection be lost during its COMMIT, pgXactStatusSQL tells,
+// once the server is back, whether the COMMIT took effect.
 //
-// pg_xact_status alone would say so wrongly after a crash of the server.
-// A transaction's ID reaches the server's log with its first change, and
-// the log is flushed at the latest by the COMMIT; if the server crashed
-// before the log of a transaction whose COMMIT was cut off was flushed,
-// the server, restarted, knows nothing of its ID and gives it again, to a
-// new transaction, whose status pg_xact_status then tells: "committed" of
-// a COMMIT that never took effect (an enqueue acknowledged and lost). So,
-// once the server has restarted since the transaction began (its start
-// time differs): an ID not given since is of a transaction that did not
-// commit, and so is one that is "in progress" or "aborted" (its own, or a
-// new one's, which it could only be given if its own never reached the
-// log); "committed" may be either, and is "unknown" (ErrCommitUnknown).
+// pg_xact_status of the transaction's ID alone would tell wrongly after a
+// crash of the server (a restart, or a backend's crash, after which the
+// server recovers in place). An ID reaches the server's log with the
+// transaction's first change, and the log is flushed at the latest by its
+// COMMIT; if the server crashed before the log of a transaction whose
+// COMMIT was cut off was flushed, it knows nothing of that ID once
+// recovered and gives it again, to a new transaction, whose status it
+// then tells: "committed" of a COMMIT that never took effect, an enqueue
+// acknowledged and lost. So a durable batch writes a marker of its own
+// in its transaction (litequeue_commits, pgBeginXactSQL), which is there
+// if and only if it committed. Of its ID, only "in progress" is asked, to
+// wait for a COMMIT that may still take effect: a new transaction given
+// the ID again is waited for too, harmlessly. A light batch (a claim, a
+// renewal: see store.Op.Light) has no marker: "aborted", and an ID not
+// given yet (at or past the one the ask is given), say it did not commit,
+// which an ID given again cannot make wrong (it is given again only if the
+// first never reached the log); "committed" is "unknown"
+// (ErrCommitUnknown): a claim of unknown outcome leaves its jobs to come
+// back when their leases expire.
 const (
-	pgXactSQL       = `SELECT CAST(pg_current_xact_id_if_assigned() AS text) || ' ' || ` + pgStartedSQL
+	pgXactSQL       = `SELECT CAST(pg_current_xact_id_if_assigned() AS text)`
 	pgXactStatusSQL = `SELECT CASE
-		WHEN CAST(` + pgStartedSQL + ` AS text) = ? THEN pg_xact_status(x)
-		WHEN x >= pg_snapshot_xmax(pg_current_snapshot()) THEN 'aborted'
-		WHEN pg_xact_status(x) = 'committed' THEN 'unknown'
-		ELSE 'aborted' END
+		WHEN CAST(? AS bigint) <> 0 AND EXISTS (SELECT 1 FROM litequeue_commits WHERE token = CAST(? AS bigint)) THEN 'committed'
+		WHEN x >= pg_current_xact_id() THEN 'aborted'
+		WHEN pg_xact_status(x) = 'in progress' THEN 'in progress'
+		WHEN CAST(? AS bigint) <> 0 OR pg_xact_status(x) = 'aborted' THEN 'aborted'
+		ELSE 'unknown' END
 	FROM (SELECT CAST(? AS xid8) AS x) AS t`
 )
 
-// xactStatus tells, on db, whether the transaction that xact names (an ID
-// and a start time of the server, from pgBeginXactSQL or pgXactSQL)
-// committed: "committed", "aborted", "in progress" or "unknown" (see
-// pgXactSQL).
+// xactStatus tells, on db, whether the transaction that xact names (its
+// ID, and its marker if it wrote one: see pgBeginXactSQL) committed:
+// "committed", "aborted", "in progress" or "unknown" (see pgXactSQL).
 func xactStatus(ctx context.Context, db *sqlx.DB, xact string) (string, error) {
-	xid, started, ok := strings.Cut(xact, " ")
-	if !ok {
-		return "", fmt.Errorf("transaction %q: no start time of the server", xact)
+	xid, marker, _ := strings.Cut(xact, " ")
+	token, err := strconv.ParseInt(cmp.Or(marker, "0"), 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("transaction %q: %w", xact, err)
 	}
 	var status sql.NullString
-	err := db.GetContext(ctx, &status, db.Rebind(pgXactStatusSQL), started, xid)
+	err = db.GetContext(ctx, &status, db.Rebind(pgXactStatusSQL), token, token, token, xid)
 	return status.String, err
 }
+
+// pgCommitsKept is how long a commit marker is kept: far longer than a
+// write waits for the server to tell it (store.ServerRetry).
+const pgCommitsKept = `1 hour`
 
 // Commit commits, knowing the transaction's ID first, from its BEGIN or
 // read now: if the connection is lost during the COMMIT, the server tells
@@ -338,10 +350,14 @@ func (e *Engine) InsertJobs(ctx context.Context, tx store.Execer, j *store.NewJo
 	return ids, nil
 }
 
-// Compact has nothing to do: the server's autovacuum gives the room of
-// purged rows back.
-func (e *Engine) Compact(context.Context, func(context.Context, func(store.Execer) error) error) error {
-	return nil
+// Compact deletes the commit markers older than pgCommitsKept (see
+// pgXactSQL), by the server's clock, in a transaction of write; the
+// server's autovacuum gives the room of purged rows back.
+func (e *Engine) Compact(ctx context.Context, write func(context.Context, func(store.Execer) error) error) error {
+	return write(ctx, func(tx store.Execer) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM litequeue_commits WHERE created < now() - interval '`+pgCommitsKept+`'`)
+		return err
+	})
 }
 
 // Health reads the schema version of litequeue's tables: the rest of a

@@ -77,7 +77,7 @@ var pgSteps = map[int]pgStep{
 	// tables of version 7 claims and reads NextDue through the new index,
 	// sorting its matches.
 	6: {tx: []string{"CREATE TABLE IF NOT EXISTS litequeue_outputs", "CREATE TABLE IF NOT EXISTS litequeue_checkpoints",
-		"CREATE TABLE IF NOT EXISTS litequeue_progress",
+		"CREATE TABLE IF NOT EXISTS litequeue_progress", "CREATE TABLE IF NOT EXISTS litequeue_commits",
 		"CREATE TABLE IF NOT EXISTS litequeue_counts", "CREATE OR REPLACE FUNCTION litequeue_count()",
 		"LOCK TABLE litequeue_jobs", "CREATE OR REPLACE TRIGGER litequeue_jobs_count_insert",
 		"CREATE OR REPLACE TRIGGER litequeue_jobs_count_delete", "CREATE OR REPLACE TRIGGER litequeue_jobs_count_update",

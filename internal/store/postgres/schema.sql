@@ -364,3 +364,14 @@ DELETE FROM litequeue_counts;
 
 INSERT INTO litequeue_counts (queue, kind, state, shard, n)
 	SELECT queue, kind, state, 0, COUNT(*) FROM litequeue_jobs GROUP BY queue, kind, state;
+
+-- Version 7: a marker row per durable transaction of a Queue's writer,
+-- written in it, so that a COMMIT the loss of the connection cut off is
+-- known to have taken effect if and only if its marker is there (see
+-- pgXactSQL in engine.go: the transaction's ID alone can be given again
+-- after a crash of the server). Deleted an hour on by the janitor
+-- (Engine.Compact).
+CREATE TABLE IF NOT EXISTS litequeue_commits (
+	token   BIGINT      PRIMARY KEY,
+	created TIMESTAMPTZ NOT NULL DEFAULT now()
+);
