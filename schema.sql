@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS litequeue_jobs (
 );
 
 -- Claim: each kind's due pending jobs in priority, then RunAt, then ID
--- order, one ordered probe per kind handled (see claimSQL); NextDue: a
+-- order, one ordered probe per kind handled and priority its jobs have
+-- (see internal/store/sqlite/claim.go); NextDue: a
 -- kind's earliest RunAt, one probe per priority its pending jobs have
 -- (see nextPendingSQL). Version 6: it was (priority DESC, run_at, id),
 -- beside litequeue_jobs_next (kind, run_at), two index writes per job

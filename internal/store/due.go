@@ -15,7 +15,8 @@ import (
 // (kind, priority DESC, run_at, id): it walks the kind's priorities, one
 // probe each, and reads the first RunAt of each, where the queue filter
 // goes (nextPendingEnd). Its work is bounded by the number of priorities
-// the kind's pending jobs have, not by their number.
+// the kind's pending jobs have, not by their number — but for a queue
+// filter, which steps over the kind's earlier jobs of other queues.
 const nextPendingSQL = `WITH RECURSIVE p(priority) AS (
 	SELECT (SELECT priority FROM litequeue_jobs WHERE state = 'pending' AND kind = ? ORDER BY priority DESC LIMIT 1)
 	UNION ALL

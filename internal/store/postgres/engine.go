@@ -237,7 +237,8 @@ func (e *Engine) ServerNow(ctx context.Context, ex store.Execer) (time.Time, err
 // the limit; the outer ORDER BY sorts those rows only. Its work is
 // bounded by the limit times the kinds and their priorities, not by the
 // jobs pending, due or not, also on a table the server has no statistics
-// of yet. A probe locks the rows it reads: of a claim of several kinds or
+// of yet — but for a queue filter or paused queues, which step over the
+// kind's due jobs of other queues (the queue is not in the index). A probe locks the rows it reads: of a claim of several kinds or
 // priorities, those it does not take stay locked, and skipped by other
 // claims, until it commits.
 const pgClaimSQL = `SELECT ` + store.JobColumns + ` FROM unnest(?::text[]) AS k(name)

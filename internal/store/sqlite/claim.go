@@ -13,7 +13,9 @@ import (
 // DESC, run_at, id): of each kind and priority, the due jobs are a range
 // of the index, which a claim reads in order up to its limit. Its work is
 // bounded by the limit times the kinds and their priorities, whatever the
-// number of pending jobs, due or not, of these kinds and others. It leaves
+// number of pending jobs, due or not, of these kinds and others — unless
+// it names queues or some are paused: the queue is not in the index, so a
+// range steps over the kind's due jobs of the other queues. It leaves
 // alone a job whose expiry has come, which the claim's expiry step (see
 // expire.go) did not get to. INDEXED BY is SQLite's: without statistics
 // its planner may prefer another partial index of pending jobs.

@@ -12,8 +12,8 @@ import (
 // tables. It does so in one write transaction that reads the version again
 // once it holds the lock, so that when several processes open an old file
 // at once one of them migrates it and the others find it done. Opening
-// never destroys data: schema.sql adds tables and indexes, and drops only
-// an index it replaces (it runs at every Open, so an index or a table
+// never destroys data: schema.sql adds tables and indexes, version 6
+// drops the indexes it replaced or no longer needs (see upgradeIndexes; it runs at every Open, so an index or a table
 // added to it needs no new version: see litequeue_jobs_stopped,
 // litequeue_attempts_breaker and litequeue_copied), the one rebuild, that
 // of version 3 (see setAsideJobsSQL), copies every row, versions 4
