@@ -7,10 +7,7 @@ import "context"
 
 const requestCancelSQL = `UPDATE litequeue_jobs SET cancel = 1 WHERE id = ? AND state = 'running'`
 
-const (
-	deleteJobSQL        = `DELETE FROM litequeue_jobs WHERE id = ? RETURNING queue, kind, state`
-	deleteJobHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id = ?`
-)
+const deleteJobSQL = `DELETE FROM litequeue_jobs WHERE id = ? RETURNING queue, kind, state`
 
 // RequestCancel records in tx that the running job with the given ID is
 // asked to stop; its holder sees the request at its next lease renewal
@@ -21,9 +18,10 @@ func RequestCancel(ctx context.Context, tx Execer, id int64) error {
 	return err
 }
 
-// DeleteJob deletes in tx the job with the given ID, its history, its
-// output, checkpoint and progress, and nothing else: its idempotency keys stay, and no other job ever gets
-// its ID (AUTOINCREMENT on the file, an identity column on a server).
+// DeleteJob deletes in tx the job with the given ID, and what is kept of
+// it (deleteWithJobs: its history, output, checkpoint and progress), and
+// nothing else: its idempotency keys stay, and no other job ever gets its
+// ID (AUTOINCREMENT on the file, an identity column on a server).
 func DeleteJob(ctx context.Context, tx Execer, id int64) error {
 	deleted, err := selectAll[jobGroup](ctx, tx, deleteJobSQL, id)
 	if err != nil {
@@ -32,15 +30,5 @@ func DeleteJob(ctx context.Context, tx Execer, id int64) error {
 	if err := countDeleted(ctx, tx, deleted); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, deleteJobHistorySQL, id); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, deleteOutputSQL, id); err != nil {
-		return err
-	}
-	if err := DeleteCheckpoint(ctx, tx, id); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, deleteProgressSQL, id)
-	return err
+	return deleteWithJobs(ctx, tx, []int64{id})
 }

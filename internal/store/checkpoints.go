@@ -21,7 +21,7 @@ const (
 	jobCheckpointSQL    = `SELECT checkpoint FROM litequeue_checkpoints WHERE job_id = ?`
 	jobsCheckpointsSQL  = `SELECT job_id, checkpoint FROM litequeue_checkpoints WHERE job_id IN (?)`
 	deleteCheckpointSQL = `DELETE FROM litequeue_checkpoints WHERE job_id = ?`
-	// deleteCheckpointsSQL deletes those of DeleteFinished's jobs.
+	// deleteCheckpointsSQL deletes those of jobs deleted (deleteWithJobs).
 	deleteCheckpointsSQL = `DELETE FROM litequeue_checkpoints WHERE job_id IN (?)`
 )
 
@@ -29,12 +29,7 @@ const (
 // claimed, claimed, while its lease holds; it reports false, having
 // written nothing, when it does not.
 func SetCheckpoint(ctx context.Context, tx Execer, claimed *JobRow, checkpoint []byte) (bool, error) {
-	res, err := tx.ExecContext(ctx, setCheckpointSQL, checkpoint, claimed.ID, claimed.Token, claimed.CreatedAt)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return wroteOne(tx.ExecContext(ctx, setCheckpointSQL, checkpoint, claimed.ID, claimed.Token, claimed.CreatedAt))
 }
 
 // JobCheckpoint reads the checkpoint of the job with the given ID on db;

@@ -16,10 +16,8 @@ const setOutputSQL = `INSERT INTO litequeue_outputs (job_id, output) VALUES (?, 
 
 const jobOutputSQL = `SELECT output FROM litequeue_outputs WHERE job_id = ?`
 
-const (
-	deleteOutputSQL  = `DELETE FROM litequeue_outputs WHERE job_id = ?`
-	deleteOutputsSQL = `DELETE FROM litequeue_outputs WHERE job_id IN (?)`
-)
+// deleteOutputsSQL deletes the outputs of jobs deleted (deleteWithJobs).
+const deleteOutputsSQL = `DELETE FROM litequeue_outputs WHERE job_id IN (?)`
 
 // SetOutput writes in tx the output of the job with the given ID,
 // replacing the one it had. The caller holds the job's lease in tx (the

@@ -15,8 +15,9 @@ const setProgressSQL = `INSERT INTO litequeue_progress (job_id, done, total, at)
 	ON CONFLICT (job_id) DO UPDATE SET done = excluded.done, total = excluded.total, at = excluded.at`
 
 const (
-	jobsProgressSQL     = `SELECT job_id, done, total, at FROM litequeue_progress WHERE job_id IN (?)`
-	deleteProgressSQL   = `DELETE FROM litequeue_progress WHERE job_id = ?`
+	jobsProgressSQL = `SELECT job_id, done, total, at FROM litequeue_progress WHERE job_id IN (?)`
+	// deleteProgressesSQL deletes the progress of jobs deleted
+	// (deleteWithJobs).
 	deleteProgressesSQL = `DELETE FROM litequeue_progress WHERE job_id IN (?)`
 )
 
@@ -33,12 +34,7 @@ type ProgressRow struct {
 // claimed, claimed, while its lease holds; it reports false, having
 // written nothing, when it does not.
 func SetProgress(ctx context.Context, tx Execer, claimed *JobRow, p ProgressRow) (bool, error) {
-	res, err := tx.ExecContext(ctx, setProgressSQL, p.Done, p.Total, p.At, claimed.ID, claimed.Token, claimed.CreatedAt)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return wroteOne(tx.ExecContext(ctx, setProgressSQL, p.Done, p.Total, p.At, claimed.ID, claimed.Token, claimed.CreatedAt))
 }
 
 // JobsProgress reads, in one statement, the progress of those of the

@@ -90,7 +90,21 @@ func FinishedJobs(ctx context.Context, db Execer, c Class, states []string, cuto
 const deleteJobsSQL = `DELETE FROM litequeue_jobs
 	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id, queue, kind, state`
 
-const deleteHistorySQL = `DELETE FROM litequeue_attempts WHERE job_id IN (?)`
+// deleteWithJobsSQL delete what is kept of jobs beside their rows: their
+// history, outputs, checkpoints and progress.
+var deleteWithJobsSQL = []string{`DELETE FROM litequeue_attempts WHERE job_id IN (?)`,
+	deleteOutputsSQL, deleteCheckpointsSQL, deleteProgressesSQL}
+
+// deleteWithJobs deletes in tx what is kept of the jobs ids beside their
+// rows (deleteWithJobsSQL), when their rows are deleted.
+func deleteWithJobs(ctx context.Context, tx Execer, ids []int64) error {
+	for _, query := range deleteWithJobsSQL {
+		if err := execIn(ctx, tx, query, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // DeleteFinished deletes in tx, with their history, outputs, checkpoints
 // and progress, those of the jobs ids that are still in one of the states
@@ -115,12 +129,7 @@ func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string
 	if err := countDeleted(ctx, tx, groups); err != nil {
 		return 0, err
 	}
-	for _, query := range []string{deleteHistorySQL, deleteOutputsSQL, deleteCheckpointsSQL, deleteProgressesSQL} {
-		if err := execIn(ctx, tx, query, gone); err != nil {
-			return 0, err
-		}
-	}
-	return len(deleted), nil
+	return len(deleted), deleteWithJobs(ctx, tx, gone)
 }
 
 const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`

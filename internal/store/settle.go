@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 )
 
@@ -45,8 +46,13 @@ func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 // false, having changed nothing, when it does not.
 func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, error) {
 	a := after
-	res, err := tx.ExecContext(ctx, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
-		a.ID, claimed.Token, claimed.CreatedAt)
+	return wroteOne(tx.ExecContext(ctx, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
+		a.ID, claimed.Token, claimed.CreatedAt))
+}
+
+// wroteOne reports whether the statement that res answers wrote its row:
+// of a write fenced by a lease, whether the fence held.
+func wroteOne(res sql.Result, err error) (bool, error) {
 	if err != nil {
 		return false, err
 	}
