@@ -43,7 +43,7 @@ func Checkpoint(ctx context.Context, v any) error {
 	}
 	stored, err := r.stored(v, savedValue{"checkpoint", checkpointKind, MaxCheckpoint, "MaxCheckpoint"})
 	if err != nil {
-		return fmt.Errorf("litequeue: checkpoint job %d: %w", r.id, err)
+		return fmt.Errorf("litequeue: checkpoint job %d: %w", r.claimed.ID, err)
 	}
 	var held bool
 	err = r.st.write(ctx, func(tx store.Execer) (err error) {
@@ -52,9 +52,9 @@ func Checkpoint(ctx context.Context, v any) error {
 	})
 	switch {
 	case err != nil:
-		return fmt.Errorf("litequeue: checkpoint job %d: %w", r.id, err)
+		return fmt.Errorf("litequeue: checkpoint job %d: %w", r.claimed.ID, err)
 	case !held:
-		return fmt.Errorf("litequeue: checkpoint job %d: %w", r.id, ErrLeaseLost)
+		return fmt.Errorf("litequeue: checkpoint job %d: %w", r.claimed.ID, ErrLeaseLost)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/litequeue/litequeue/internal/store"
@@ -113,10 +112,10 @@ func (rn *runner) claimTx(ctx context.Context, tx store.Execer, c claimer, limit
 		return nil, nil, err
 	}
 	var leases []*lease
-	var checkpoints map[int64][]byte
 	for len(leases) < limit && len(g.kinds) > 0 {
 		capped := false
 		cq := store.ClaimQuery{Kinds: g.kinds, Queues: c.queues, Paused: g.paused, Limit: limit - len(leases), Now: now}
+		claimed := len(leases)
 		saved, err := rn.st.eng.Claim(ctx, tx, cq, func(row *store.JobRow) bool {
 			if !g.take(row.Kind) {
 				capped = true
@@ -128,11 +127,7 @@ func (rn *runner) claimTx(ctx context.Context, tx store.Execer, c claimer, limit
 		if err != nil {
 			return nil, nil, err
 		}
-		if checkpoints == nil {
-			checkpoints = saved
-		} else {
-			maps.Copy(checkpoints, saved)
-		}
+		rn.openCheckpoints(leases[claimed:], saved)
 		if !capped || !g.spent() {
 			break
 		}
@@ -140,7 +135,6 @@ func (rn *runner) claimTx(ctx context.Context, tx store.Execer, c claimer, limit
 	if err := rn.gate.claimed(ctx, tx, g, leases, now); err != nil {
 		return nil, nil, err
 	}
-	rn.openCheckpoints(leases, checkpoints)
 	return leases, expired, nil
 }
 

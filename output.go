@@ -38,7 +38,7 @@ func RecordOutput(ctx context.Context, v any) error {
 	}
 	stored, err := r.stored(v, savedValue{"output", outputKind, r.maxOutput, "Options.MaxOutput"})
 	if err != nil {
-		return fmt.Errorf("litequeue: record output of job %d: %w", r.id, err)
+		return fmt.Errorf("litequeue: record output of job %d: %w", r.claimed.ID, err)
 	}
 	r.mu.Lock()
 	r.output = stored
@@ -69,7 +69,7 @@ func (r *runValue) stored(v any, sv savedValue) ([]byte, error) {
 	if data == nil {
 		data = []byte{}
 	}
-	return r.seal.seal(r.queue, r.kind+sv.suffix, [][]byte{data})[0], nil
+	return r.seal.seal(r.claimed.Queue, r.claimed.Kind+sv.suffix, [][]byte{data})[0], nil
 }
 
 // recorded returns the output recorded in the run, as stored; nil: none.

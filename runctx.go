@@ -22,12 +22,10 @@ type runKey struct{}
 // that fences every write of the run, and what the run keeps for its end. It is safe for concurrent use by the handler's goroutines and
 // the runner.
 type runValue struct {
-	id          int64
-	claimed     *store.JobRow // the job's row as claimed: its token and created_at fence the run's writes
-	queue, kind string
-	maxOutput   int      // Options.MaxOutput
-	seal        *sealer  // seals the output as payloads are sealed
-	st          *storage // writes the checkpoints
+	claimed   *store.JobRow // the job's row as claimed: its token and created_at fence the run's writes
+	maxOutput int           // Options.MaxOutput
+	seal      *sealer       // seals the output as payloads are sealed
+	st        *storage      // writes the checkpoints
 
 	clock clock.Clock // times the progress reports
 
@@ -40,8 +38,7 @@ type runValue struct {
 
 // newRunValue returns the runValue of the lease l's run, for a runner.
 func (rn *runner) newRunValue(l *lease) *runValue {
-	return &runValue{id: l.row.ID, claimed: &l.row, queue: l.row.Queue, kind: l.row.Kind,
-		maxOutput: rn.maxOutput, seal: rn.seal, st: rn.st, clock: rn.clock}
+	return &runValue{claimed: &l.row, maxOutput: rn.maxOutput, seal: rn.seal, st: rn.st, clock: rn.clock}
 }
 
 // withRun returns ctx carrying the run v.
