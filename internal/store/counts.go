@@ -22,9 +22,9 @@ const keptByStateSQL = `SELECT queue, state, CAST(SUM(n) AS BIGINT) AS n FROM li
 	WHERE state <> 'pending' GROUP BY queue, state HAVING SUM(n) > 0`
 
 // pendingPriorities is the recursive part of the reads of the pending
-// jobs below: pr holds, for each kind of k, the priorities its pending
+// jobs below and of NextPending's (due.go): pr holds, for each kind of k, the priorities its pending
 // jobs have, one probe of the claim index (kind, priority DESC, run_at,
-// id) each, as NextPending walks them (due.go).
+// id) each.
 const pendingPriorities = `pr(kind, v) AS MATERIALIZED (
 		SELECT k.kind, (SELECT priority FROM litequeue_jobs WHERE state = 'pending' AND kind = k.kind
 			ORDER BY priority DESC LIMIT 1) FROM k

@@ -12,20 +12,18 @@ import (
 // may take the root decides (its gate).
 
 // nextPendingSQL reads a kind's earliest RunAt through the claim index
-// (kind, priority DESC, run_at, id): it walks the kind's priorities, one
-// probe each, and reads the first RunAt of each, where the queue filter
-// goes (nextPendingEnd). Its work is bounded by the number of priorities
-// the kind's pending jobs have, not by their number — but for a queue
-// filter, which steps over the kind's earlier jobs of other queues.
-const nextPendingSQL = `WITH RECURSIVE p(priority) AS (
-	SELECT (SELECT priority FROM litequeue_jobs WHERE state = 'pending' AND kind = ? ORDER BY priority DESC LIMIT 1)
-	UNION ALL
-	SELECT (SELECT priority FROM litequeue_jobs WHERE state = 'pending' AND kind = ? AND priority < p.priority
-		ORDER BY priority DESC LIMIT 1) FROM p WHERE p.priority IS NOT NULL)
-	SELECT MIN(t) FROM (SELECT (SELECT run_at FROM litequeue_jobs
-		WHERE state = 'pending' AND kind = ? AND priority = p.priority`
+// (kind, priority DESC, run_at, id): it walks the kind's priorities
+// (pendingPriorities, as Stats does), one probe each, and reads the first
+// RunAt of each, where the queue filter goes (nextPendingEnd). Its work
+// is bounded by the number of priorities the kind's pending jobs have,
+// not by their number — but for a queue filter, which steps over the
+// kind's earlier jobs of other queues.
+const nextPendingSQL = `WITH RECURSIVE k(kind) AS (SELECT CAST(? AS text)),
+	` + pendingPriorities + `
+	SELECT MIN((SELECT run_at FROM litequeue_jobs
+		WHERE state = 'pending' AND kind = pr.kind AND priority = pr.v`
 
-const nextPendingEnd = ` ORDER BY run_at LIMIT 1) AS t FROM p WHERE p.priority IS NOT NULL) AS f`
+const nextPendingEnd = ` ORDER BY run_at LIMIT 1)) FROM pr WHERE pr.v IS NOT NULL`
 
 // nextLeaseSQL reads the earliest and latest lease expiry, and whether
 // anything is paused; nextLeaseOnlySQL, for a file of an older schema
@@ -65,7 +63,7 @@ func ReadLeaseTimes(ctx context.Context, db Execer, flow bool) (LeaseTimes, erro
 // jobs.
 func NextPending(ctx context.Context, db Execer, kind string, queues, paused []string) (sql.NullInt64, error) {
 	var t sql.NullInt64
-	query, args := nextPendingSQL, []any{kind, kind, kind}
+	query, args := nextPendingSQL, []any{kind}
 	if len(queues) > 0 {
 		query, args = query+` AND queue IN (?)`, append(args, queues)
 	}
@@ -73,7 +71,7 @@ func NextPending(ctx context.Context, db Execer, kind string, queues, paused []s
 		query, args = query+` AND queue NOT IN (?)`, append(args, paused)
 	}
 	query += nextPendingEnd
-	if len(args) > 3 {
+	if len(args) > 1 {
 		var err error
 		if query, args, err = sqlx.In(query, args...); err != nil {
 			return t, err

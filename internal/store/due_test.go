@@ -15,7 +15,7 @@ func TestQueryPlans_DueTimes(t *testing.T) {
 	t.Parallel()
 	db := openSchema(t)
 	storetest.ReadsIndex(t, db, "leases and pauses", "litequeue_jobs_lease", store.NextLeaseSQL)
-	storetest.ReadsIndex(t, db, "a kind's next pending job", "litequeue_jobs_claim", store.NextPendingSQL, "k", "k", "k")
+	storetest.ReadsIndex(t, db, "a kind's next pending job", "litequeue_jobs_claim", store.NextPendingSQL, "k")
 	storetest.ReadsIndex(t, db, "the kinds of pending jobs", "litequeue_jobs_claim", store.PendingKindsSQL)
 	storetest.ReadsIndex(t, db, "expired leases", "litequeue_jobs_lease", store.ExpiredSQL, 0, 10)
 }

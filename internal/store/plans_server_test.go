@@ -38,7 +38,7 @@ func TestQueryPlans_DueTimesScheduled(t *testing.T) {
 				if got, err := store.NextPending(t.Context(), store.NewPool(db, &store.Dialect{}, nil), "k2", nil, nil); err != nil || got != (sql.NullInt64{Int64: 100_002, Valid: true}) {
 					t.Errorf("NextPending of k2: %v, %v; want 100002", got, err)
 				}
-				return storetest.ServerBlocks(t, db, what, "litequeue_jobs", "litequeue_jobs_pending", query, "k2", "k2", "k2")
+				return storetest.ServerBlocks(t, db, what, "litequeue_jobs", "litequeue_jobs_pending", query, "k2")
 			})
 		})
 	}
