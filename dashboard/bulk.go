@@ -151,17 +151,27 @@ func (h *handler) confirm(w http.ResponseWriter, r *http.Request, a bulkAction, 
 	a.fields["jobs"] = strconv.Itoa(t.Jobs)
 	a.fields["max"] = strconv.FormatInt(t.MaxID, 10)
 	question, button := a.ask(t.Jobs)
-	h.render(w, status, "confirm", map[string]any{
-		"Title":   a.title,
-		"Action":  a.path,
-		"Changed": changed,
-		"Ask":     question,
-		"Button":  button,
-		"Fields":  a.fields,
-		"None":    t.Jobs == 0,
-		"Writes":  h.opts.AllowWrites,
-		"CSRF":    h.csrf,
-	})
+	h.ask(w, status, confirmPage{Title: a.title, Action: a.path, Changed: changed, Ask: question, Button: button,
+		Fields: a.fields, None: t.Jobs == 0})
+}
+
+// confirmPage is the page that asks before an act that cannot be undone,
+// or acts on many jobs (confirm.html): its form posts Fields and IDs to
+// Action; Back leads away (default: the dead jobs).
+type confirmPage struct {
+	Title, Ask, Button, Action, Back, Changed string
+	Fields                                    map[string]string
+	IDs                                       []string
+	None                                      bool // nothing to do
+	Writes                                    bool
+	CSRF                                      string
+	Refresh                                   bool // the layout's auto-refresh: never, on a question
+}
+
+// ask answers with status and the page p.
+func (h *handler) ask(w http.ResponseWriter, status int, p confirmPage) {
+	p.Writes, p.CSRF = h.opts.AllowWrites, h.csrf
+	h.render(w, status, "confirm", p)
 }
 
 // bulk does a on the jobs the form's tally counted, or, when they are no

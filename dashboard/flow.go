@@ -218,15 +218,13 @@ func (h *handler) confirmDeleteJob(w http.ResponseWriter, r *http.Request, id in
 		return
 	}
 	name := strconv.FormatInt(id, 10)
-	h.render(w, http.StatusOK, "confirm", map[string]any{
-		"Title":  "Delete job " + name,
-		"Ask":    fmt.Sprintf("Delete job %d (%s, %s) and its history for good? This cannot be undone.", id, j.Kind, j.State),
-		"Button": "Delete job " + name,
-		"Action": "/jobs/" + name + "/delete",
-		"Fields": map[string]string{"confirmed": "yes"},
-		"Back":   "/jobs/" + name,
-		"Writes": h.opts.AllowWrites,
-		"CSRF":   h.csrf,
+	h.ask(w, http.StatusOK, confirmPage{
+		Title:  "Delete job " + name,
+		Ask:    fmt.Sprintf("Delete job %d (%s, %s) and its history for good? This cannot be undone.", id, j.Kind, j.State),
+		Button: "Delete job " + name,
+		Action: "/jobs/" + name + "/delete",
+		Fields: map[string]string{"confirmed": "yes"},
+		Back:   "/jobs/" + name,
 	})
 }
 

@@ -98,16 +98,14 @@ func (h *handler) confirmDelete(w http.ResponseWriter, ids []int64) {
 		names[i] = strconv.FormatInt(id, 10)
 	}
 	jobs := plural(len(ids), "job", "jobs")
-	h.render(w, http.StatusOK, "confirm", map[string]any{
-		"Title": "Delete selected jobs",
-		"Ask": fmt.Sprintf("Delete %d selected %s (%s) and their history for good? This cannot be undone. "+
+	h.ask(w, http.StatusOK, confirmPage{
+		Title: "Delete selected jobs",
+		Ask: fmt.Sprintf("Delete %d selected %s (%s) and their history for good? This cannot be undone. "+
 			"Only finished and dead jobs are deleted: a pending or running one is refused.", len(ids), jobs, strings.Join(names, ", ")),
-		"Button": fmt.Sprintf("Delete %d %s", len(ids), jobs),
-		"Action": "/jobs/selected",
-		"Fields": map[string]string{"action": "delete", "confirmed": "yes"},
-		"IDs":    names,
-		"Back":   "/jobs",
-		"Writes": h.opts.AllowWrites,
-		"CSRF":   h.csrf,
+		Button: fmt.Sprintf("Delete %d %s", len(ids), jobs),
+		Action: "/jobs/selected",
+		Fields: map[string]string{"action": "delete", "confirmed": "yes"},
+		IDs:    names,
+		Back:   "/jobs",
 	})
 }
