@@ -104,10 +104,10 @@ func sqlState(err error) string {
 func (e *Engine) Lock() error { return nil }
 func (e *Engine) Unlock()     {}
 
-// Begin begins a durable batch's transaction with its ID (pgBeginXactSQL),
-// and a light one with a plain BEGIN: a transaction with an ID flushes the
-// server's log at its COMMIT even when it wrote nothing, as a claim that
-// finds no job does.
+// Begin begins a durable batch's transaction with its commit marker and
+// its ID (pgBeginXactSQL), and a light one with a plain BEGIN: a
+// transaction with an ID flushes the server's log at its COMMIT even when
+// it wrote nothing, as a claim that finds no job does.
 func (e *Engine) Begin(c *store.Conn, durable bool) error {
 	c.Xact = ""
 	if durable && e.pg.Script != nil {
@@ -124,8 +124,8 @@ func (e *Engine) Begin(c *store.Conn, durable bool) error {
 // Commit).
 const pgBeginXactSQL = `BEGIN; INSERT INTO litequeue_commits (token) VALUES (%d); SELECT CAST(pg_current_xact_id() AS text) || ' ' || '%d'`
 
-// beginXact begins the transaction on c with its ID (pgBeginXactSQL), and
-// keeps the ID in c.Xact.
+// beginXact begins the transaction on c with its marker and its ID
+// (pgBeginXactSQL), and keeps both in c.Xact.
 func (e *Engine) beginXact(c *store.Conn) error {
 	token := rand.Int64N(math.MaxInt64) + 1
 	err := c.Raw(func(dc any) (err error) {
@@ -165,12 +165,12 @@ func (e *Engine) beginXact(c *store.Conn) error {
 const (
 	pgXactSQL       = `SELECT CAST(pg_current_xact_id_if_assigned() AS text)`
 	pgXactStatusSQL = `SELECT CASE
-		WHEN CAST(? AS bigint) <> 0 AND EXISTS (SELECT 1 FROM litequeue_commits WHERE token = CAST(? AS bigint)) THEN 'committed'
+		WHEN token <> 0 AND EXISTS (SELECT 1 FROM litequeue_commits AS c WHERE c.token = t.token) THEN 'committed'
 		WHEN x >= pg_current_xact_id() THEN 'aborted'
 		WHEN pg_xact_status(x) = 'in progress' THEN 'in progress'
-		WHEN CAST(? AS bigint) <> 0 OR pg_xact_status(x) = 'aborted' THEN 'aborted'
+		WHEN token <> 0 OR pg_xact_status(x) = 'aborted' THEN 'aborted'
 		ELSE 'unknown' END
-	FROM (SELECT CAST(? AS xid8) AS x) AS t`
+	FROM (SELECT CAST(? AS bigint) AS token, CAST(? AS xid8) AS x) AS t`
 )
 
 // xactStatus tells, on db, whether the transaction that xact names (its
@@ -183,7 +183,7 @@ func xactStatus(ctx context.Context, db *sqlx.DB, xact string) (string, error) {
 		return "", fmt.Errorf("transaction %q: %w", xact, err)
 	}
 	var status sql.NullString
-	err = db.GetContext(ctx, &status, db.Rebind(pgXactStatusSQL), token, token, token, xid)
+	err = db.GetContext(ctx, &status, db.Rebind(pgXactStatusSQL), token, xid)
 	return status.String, err
 }
 
