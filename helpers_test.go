@@ -441,3 +441,18 @@ func (o *output) String() string {
 	defer o.mu.Unlock()
 	return o.buf.String()
 }
+
+// completeInAppTx completes job in a transaction of the app's own
+// (CompleteTx), committed, as a handler does that stores its result with
+// the job's completion.
+func completeInAppTx(ctx context.Context, q *litequeue.Queue, job *litequeue.Job) error {
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := q.CompleteTx(ctx, tx, job); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

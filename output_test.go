@@ -269,15 +269,7 @@ func TestRecordOutput_CompleteTx(t *testing.T) {
 		if err := litequeue.RecordOutput(ctx, "in the commit"); err != nil {
 			return err
 		}
-		tx, err := q.DB().BeginTxx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		if err := q.CompleteTx(ctx, tx, job); err != nil {
-			return err
-		}
-		if err := tx.Commit(); err != nil {
+		if err := completeInAppTx(ctx, q, job); err != nil {
 			return err
 		}
 		return errors.New("after the commit")

@@ -115,15 +115,7 @@ func TestQueue_ThroughputCountsEachEndOnce(t *testing.T) {
 		t.Parallel()
 		q, _ := openQueue(t, litequeue.Options{})
 		q.Handle("k", func(ctx context.Context, job *litequeue.Job) error {
-			tx, err := q.DB().BeginTxx(ctx, nil)
-			if err != nil {
-				return err
-			}
-			defer tx.Rollback()
-			if err := q.CompleteTx(ctx, tx, job); err != nil {
-				return err
-			}
-			if err := tx.Commit(); err != nil {
+			if err := completeInAppTx(ctx, q, job); err != nil {
 				return err
 			}
 			return errors.New("late")
