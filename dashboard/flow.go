@@ -208,13 +208,8 @@ func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) {
 // confirmDeleteJob asks before the delete of job id, as the delete of
 // selected jobs does (see confirmDelete), naming its kind and state.
 func (h *handler) confirmDeleteJob(w http.ResponseWriter, r *http.Request, id int64) {
-	j, err := h.q.Get(r.Context(), id)
-	if errors.Is(err, litequeue.ErrNotFound) {
-		h.problem(w, notFound("no job %d (it may have been purged)", id))
-		return
-	}
-	if err != nil {
-		h.fail(w, err)
+	j, ok := h.getJob(w, r, id)
+	if !ok {
 		return
 	}
 	name := strconv.FormatInt(id, 10)

@@ -186,6 +186,21 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 var states = []litequeue.State{litequeue.Pending, litequeue.Running, litequeue.Dead,
 	litequeue.Completed, litequeue.Discarded, litequeue.Cancelled, litequeue.Expired}
 
+// getJob reads job id for a page; it answers 404 for a job that is not
+// there, 500 for a read that failed, and reports false then.
+func (h *handler) getJob(w http.ResponseWriter, r *http.Request, id int64) (*litequeue.Job, bool) {
+	job, err := h.q.Get(r.Context(), id)
+	if errors.Is(err, litequeue.ErrNotFound) {
+		h.problem(w, notFound("no job %d (it may have been purged)", id))
+		return nil, false
+	}
+	if err != nil {
+		h.fail(w, err)
+		return nil, false
+	}
+	return job, true
+}
+
 // job serves GET /jobs/{id}: the job, its payload and its whole history.
 func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -193,13 +208,8 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, notFound("no job %q: a job's ID is a whole number", r.PathValue("id")))
 		return
 	}
-	job, err := h.q.Get(r.Context(), id)
-	if errors.Is(err, litequeue.ErrNotFound) {
-		h.problem(w, notFound("no job %d (it may have been purged)", id))
-		return
-	}
-	if err != nil {
-		h.fail(w, err)
+	job, ok := h.getJob(w, r, id)
+	if !ok {
 		return
 	}
 	history, err := h.q.History(r.Context(), id)
