@@ -8,8 +8,9 @@ import (
 )
 
 // Cancel stops a job for good. A pending job — also one scheduled or
-// waiting to retry — becomes cancelled at once, with no history row, and
-// fires job.cancelled. For a running job Cancel records the request and
+// waiting to retry — and a job waiting for its dependencies become
+// cancelled at once, with no history row, and fire job.cancelled; the
+// jobs that depend on it then follow their rules ([DependsOnRule]). For a running job Cancel records the request and
 // returns nil: its holder cancels the handler's context at its next lease
 // renewal and records the run as cancelled whatever the handler returns,
 // unless the handler already committed [Queue.CompleteTx]; job.cancelled
@@ -42,7 +43,7 @@ func cancelAct(ctx context.Context, st *storage, running *[]int64) func(store.Ex
 		case Running:
 			*running = append(*running, row.ID)
 			return Event{}, store.RequestCancel(ctx, tx, row.ID)
-		case Pending:
+		case Pending, Waiting:
 			d := cancelPending(row, now)
 			err := storeDecision(ctx, tx, &d)
 			if err == nil {

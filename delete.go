@@ -31,6 +31,6 @@ func deleteAct(ctx context.Context) func(store.Execer, *store.JobRow, time.Time)
 		if !State(row.State).terminal() {
 			return Event{}, &stateError{op: "delete", id: row.ID, state: State(row.State), hint: "cancel it first"}
 		}
-		return Event{Type: eventDeleted, Job: viewOf(row), At: now}, store.DeleteJob(ctx, tx, row.ID)
+		return Event{Type: eventDeleted, Job: viewOf(row), At: now}, store.DeleteJob(ctx, tx, row.ID, store.MS(now))
 	}
 }

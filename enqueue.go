@@ -31,6 +31,8 @@ type enqueueConfig struct {
 	metadata    store.Metadata
 	expireAfter time.Duration // used when expireSet; else the handler's WithExpiry, if any
 	expireSet   bool
+	deps        []dependency   // DependsOn, DependsOnRule
+	depRule     DependencyRule // IfDependencyFails; "": CancelIfFailed
 }
 
 // OnQueue puts the job on the named queue. Default: "default".
@@ -103,6 +105,7 @@ type enqueueBatch struct {
 	eng      store.Engine     // inserts many rows at once
 	seal     *sealer          // seals the payloads as stored (see stored)
 	sealed   [][]byte         // the payloads as stored, once stored ran
+	deps     []store.Dep      // the jobs each of the batch's depends on, sorted
 }
 
 // An enqueuer makes the batches of jobs that Enqueue, EnqueueTx,
@@ -141,7 +144,11 @@ func (e *enqueuer) batch(kind string, payloads []any, opts []EnqueueOption) (*en
 	if err := checkMetadata(cfg.metadata); err != nil {
 		return fail("%w", err)
 	}
-	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: e.eng, seal: e.seal}
+	deps, err := cfg.storedDeps()
+	if err != nil {
+		return fail("%w", err)
+	}
+	b := &enqueueBatch{kind: kind, cfg: cfg, payloads: make([][]byte, len(payloads)), eng: e.eng, seal: e.seal, deps: deps}
 	for i, p := range payloads {
 		data, err := encodePayload(p)
 		if err != nil {
@@ -231,7 +238,8 @@ func (b *enqueueBatch) insert(ctx context.Context, tx store.Execer, now time.Tim
 			return nil, err
 		}
 		if len(ids) > 0 {
-			return b.jobs(ids, runAt, now), nil
+			jobs := b.jobs(ids, runAt, now)
+			return jobs, b.depend(ctx, tx, jobs, now)
 		}
 	}
 	return nil, fmt.Errorf("unique key %q: the live job holding it kept changing", b.cfg.uniqueKey)

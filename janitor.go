@@ -160,7 +160,7 @@ func (j *janitor) purgeClass(ctx context.Context, states []string, age time.Dura
 func (j *janitor) deleteBatch(ctx context.Context, ids []int64, states []string, cutoff int64) (int, error) {
 	var deleted int
 	err := j.st.write(ctx, func(tx store.Execer) (err error) {
-		deleted, err = store.DeleteFinished(ctx, tx, ids, states, cutoff)
+		deleted, err = store.DeleteFinished(ctx, tx, ids, states, cutoff, store.MS(j.clock.Now()))
 		return err
 	})
 	return deleted, err

@@ -23,11 +23,18 @@ import (
 // waiting to retry. A [Queue.Cancel] moves a pending job straight to
 // cancelled, and a pending job not started by its expiry (see
 // [ExpireAfter]) becomes expired.
+//
+// A job enqueued with [DependsOn] starts waiting, never claimed, until
+// its dependencies have completed:
+//
+//	waiting ──the last dependency completes──► pending
+//	waiting ──a dependency fails (rule CancelIfFailed), or Cancel──► cancelled
 type State string
 
 // The states of a job.
 const (
 	Pending   State = "pending"
+	Waiting   State = "waiting" // for its dependencies to complete: see [DependsOn]
 	Running   State = "running"
 	Completed State = "completed"
 	Dead      State = "dead"

@@ -1,4 +1,4 @@
--- litequeue schema, version 6. Times are Unix milliseconds from the
+-- litequeue schema, version 7. Times are Unix milliseconds from the
 -- injected clock (a mock clock may well stand at 0, so "unset" is NULL in
 -- the columns that a Job shows, and 0 only in internal ones). Written to
 -- run on PostgreSQL too with three substitutions: INTEGER PRIMARY KEY
@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS litequeue_jobs (
 	retry_delay   INTEGER NOT NULL DEFAULT 0, -- ms to wait if the current run fails or is lost
 	cancel        INTEGER NOT NULL DEFAULT 0, -- 1: Cancel asked the running holder to stop
 	metadata      TEXT,                       -- Job.Metadata as a JSON object; NULL: none (version 4)
-	expires_at    INTEGER                     -- ExpireAfter: not started by then, the job expires; NULL: never (version 5)
+	expires_at    INTEGER,                    -- ExpireAfter: not started by then, the job expires; NULL: never (version 5)
+	dependents    INTEGER NOT NULL DEFAULT 0  -- edges of litequeue_deps into this job (version 7)
 );
 
 -- Claim: each kind's due pending jobs in priority, then RunAt, then ID
@@ -371,3 +372,28 @@ CREATE TABLE IF NOT EXISTS litequeue_counts (
 	n     INTEGER NOT NULL,
 	PRIMARY KEY (queue, kind, state, shard)
 ) WITHOUT ROWID;
+
+-- Dependencies (depends.go; internal/store/deps.go). Version 7.
+
+-- An edge per job and job it depends on: rule, what the dependency's
+-- failure does to the job ('cancel', 'wait' or 'run'); state, 'open'
+-- until the dependency's end decides it, then 'met' or 'failed'. Kept
+-- until the job is deleted; the dependency may be gone before.
+CREATE TABLE IF NOT EXISTS litequeue_deps (
+	job_id     INTEGER NOT NULL,
+	depends_on INTEGER NOT NULL,
+	rule       TEXT    NOT NULL,
+	state      TEXT    NOT NULL,
+	PRIMARY KEY (job_id, depends_on)
+);
+
+-- A job's end: the edges into it; Dependents.
+CREATE INDEX IF NOT EXISTS litequeue_deps_on
+	ON litequeue_deps (depends_on, job_id);
+
+-- A row per job waiting on dependencies: how many of its edges are open.
+-- The last end to take it to 0 makes the job pending.
+CREATE TABLE IF NOT EXISTS litequeue_waits (
+	job_id    INTEGER PRIMARY KEY,
+	remaining INTEGER NOT NULL
+);

@@ -39,6 +39,7 @@ type Stats struct {
 type QueueStats struct {
 	Due, Scheduled, Running, Dead, Completed, Discarded, Cancelled int
 	Expired                                                        int // not started by their expiry: see [ExpireAfter]
+	Waiting                                                        int // for their dependencies: see [DependsOn]
 	OldestDue                                                      time.Duration
 }
 
@@ -155,6 +156,8 @@ func (qs *QueueStats) add(g store.StateCount, now time.Time) {
 		qs.Cancelled = g.N
 	case state == Expired:
 		qs.Expired = g.N
+	case state == Waiting:
+		qs.Waiting = g.N
 	}
 }
 

@@ -134,6 +134,10 @@ type Info struct {
 	// litequeue_progress): every one but a file opened read-only that no
 	// binary with it has opened for writing since it was made.
 	Composed bool
+	// Dependencies says that the database has the tables of dependencies
+	// (litequeue_deps, litequeue_waits): every one but a file of version 6
+	// or older opened read-only.
+	Dependencies bool
 	// Uncounted says that the database keeps no counts of its jobs
 	// (litequeue_counts, see KeptCountByState): a file of version 5 or
 	// older opened read-only, whose figures are read by a scan.

@@ -88,12 +88,49 @@ func FinishedJobs(ctx context.Context, db Execer, c Class, states []string, cuto
 }
 
 const deleteJobsSQL = `DELETE FROM litequeue_jobs
-	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id, queue, kind, state`
+	WHERE id IN (?) AND state IN (?) AND finished_at <= ? RETURNING id, queue, kind, state, dependents`
 
 // deleteWithJobsSQL delete what is kept of jobs beside their rows: their
-// history, outputs, checkpoints and progress.
+// history, outputs, checkpoints and progress, their edges to the jobs
+// they depend on and their count of open ones (the edges into them stay
+// with the jobs that depend on them, which show that they are gone).
 var deleteWithJobsSQL = []string{`DELETE FROM litequeue_attempts WHERE job_id IN (?)`,
-	deleteOutputsSQL, deleteCheckpointsSQL, deleteProgressesSQL}
+	deleteOutputsSQL, deleteCheckpointsSQL, deleteProgressesSQL,
+	`DELETE FROM litequeue_deps WHERE job_id IN (?)`, `DELETE FROM litequeue_waits WHERE job_id IN (?)`}
+
+// A deletedJob is a job's row as a DELETE … RETURNING returns it: what
+// the kept counts and its dependents need to know.
+type deletedJob struct {
+	ID int64 `db:"id"`
+	jobGroup
+	Dependents int `db:"dependents"`
+}
+
+// endDeleted finishes, in tx at now, the delete of the jobs whose rows
+// were just deleted: it takes them from the kept counts, tells their
+// dependents that they will never complete (Resolve), and deletes what
+// is kept of them beside their rows (deleteWithJobs).
+func endDeleted(ctx context.Context, tx Execer, deleted []deletedJob, now int64) error {
+	if len(deleted) == 0 {
+		return nil
+	}
+	gone := make([]int64, len(deleted))
+	groups := make([]jobGroup, len(deleted))
+	var ended []Ended
+	for i, r := range deleted {
+		gone[i], groups[i] = r.ID, r.jobGroup
+		if r.Dependents > 0 {
+			ended = append(ended, Ended{ID: r.ID, State: Deleted, At: now})
+		}
+	}
+	if err := countDeleted(ctx, tx, groups); err != nil {
+		return err
+	}
+	if _, err := Resolve(ctx, tx, ended); err != nil {
+		return err
+	}
+	return deleteWithJobs(ctx, tx, gone)
+}
 
 // deleteWithJobs deletes in tx what is kept of the jobs ids beside their
 // rows (deleteWithJobsSQL), when their rows are deleted.
@@ -106,30 +143,17 @@ func deleteWithJobs(ctx context.Context, tx Execer, ids []int64) error {
 	return nil
 }
 
-// DeleteFinished deletes in tx, with their history, outputs, checkpoints
-// and progress, those of the jobs ids that are still in one of the states
-// and finished at or before cutoff (a dead job may have been replayed
-// since it was found), and returns how many it deleted.
-func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string, cutoff int64) (int, error) {
-	var deleted []struct {
-		ID int64 `db:"id"`
-		jobGroup
-	}
+// DeleteFinished deletes in tx, with what is kept of them beside their
+// rows (see endDeleted), those of the jobs ids that are still in one of
+// the states and finished at or before cutoff (a dead job may have been
+// replayed since it was found), and returns how many it deleted. Their
+// dependents learn of it at now.
+func DeleteFinished(ctx context.Context, tx Execer, ids []int64, states []string, cutoff, now int64) (int, error) {
+	var deleted []deletedJob
 	if err := selectIn(ctx, tx, &deleted, deleteJobsSQL, ids, states, cutoff); err != nil {
 		return 0, err
 	}
-	if len(deleted) == 0 {
-		return 0, nil
-	}
-	gone := make([]int64, len(deleted))
-	groups := make([]jobGroup, len(deleted))
-	for i, r := range deleted {
-		gone[i], groups[i] = r.ID, r.jobGroup
-	}
-	if err := countDeleted(ctx, tx, groups); err != nil {
-		return 0, err
-	}
-	return len(deleted), deleteWithJobs(ctx, tx, gone)
+	return len(deleted), endDeleted(ctx, tx, deleted, now)
 }
 
 const expiredKeysSQL = `SELECT key FROM litequeue_keys WHERE expires_at <= ? LIMIT ?`

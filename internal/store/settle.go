@@ -6,14 +6,17 @@ import (
 	"errors"
 )
 
-const setRowSQL = `UPDATE litequeue_jobs
+const setRowWhere = `UPDATE litequeue_jobs
 	SET state = ?, attempt = ?, run_at = ?, finished_at = ?, last_error = ?,
 	    lease_until = 0, cancel = 0
 	WHERE id = ?`
 
+// setRowSQL writes a job's row, and returns its count of dependents.
+const setRowSQL = setRowWhere + ` RETURNING dependents`
+
 // setHeldRowSQL is setRowSQL fenced by the lease: it changes the row only
 // while the holder's token is current and no Cancel came.
-const setHeldRowSQL = setRowSQL + ` AND token = ? AND created_at = ? AND state = 'running' AND cancel = 0`
+const setHeldRowSQL = setRowWhere + ` AND token = ? AND created_at = ? AND state = 'running' AND cancel = 0 RETURNING dependents`
 
 // jobGroupSQL reads the group of a job's kept count.
 const jobGroupSQL = `SELECT queue, kind, state FROM litequeue_jobs WHERE id = ?`
@@ -21,7 +24,8 @@ const jobGroupSQL = `SELECT queue, kind, state FROM litequeue_jobs WHERE id = ?`
 // SetRow writes the job's row as after is: its state, attempt, RunAt,
 // FinishedAt and last error, holding no lease and no cancel request.
 // Where the database does not count the jobs itself, it reads the row's
-// state first, and moves the job's count from it to after's.
+// state first, and moves the job's count from it to after's. A job that
+// ends so tells its dependents, if it has any (Resolve).
 func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 	a := after
 	var before jobGroup
@@ -33,21 +37,35 @@ func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 			return err
 		}
 	}
-	if _, err := tx.ExecContext(ctx, setRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID); err != nil || !counting {
+	var dependents []int64
+	if err := tx.SelectContext(ctx, &dependents, setRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID); err != nil {
 		return err
 	}
-	var d Deltas
-	d.Move(before.Queue, before.Kind, before.State, a.State)
-	return d.Flush(ctx, tx)
+	if counting {
+		var d Deltas
+		d.Move(before.Queue, before.Kind, before.State, a.State)
+		if err := d.Flush(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if len(dependents) == 0 || dependents[0] == 0 || !Terminal(a.State) {
+		return nil
+	}
+	_, err := Resolve(ctx, tx, []Ended{{ID: a.ID, State: a.State, At: a.FinishedAt.Int64}})
+	return err
 }
 
 // SetHeldRow is SetRow for the holder of the lease on the row as claimed,
 // claimed: it writes the row only while the lease holds, and reports
-// false, having changed nothing, when it does not.
-func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, error) {
+// false, having changed nothing, when it does not. It reports too
+// whether the job has dependents, for the caller to tell them of its end
+// (Resolve): it tells none itself.
+func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (held, dependents bool, err error) {
 	a := after
-	return wroteOne(tx.ExecContext(ctx, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
-		a.ID, claimed.Token, claimed.CreatedAt))
+	var n []int64
+	err = tx.SelectContext(ctx, &n, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
+		a.ID, claimed.Token, claimed.CreatedAt)
+	return len(n) == 1, len(n) == 1 && n[0] > 0, err
 }
 
 // wroteOne reports whether the statement that res answers wrote its row:
@@ -86,6 +104,9 @@ type HeldRow struct {
 	After   *JobRow
 	History *HistoryRow // added if the fence holds; nil: none
 	Output  []byte      // written if the fence holds (SetOutput); nil: none
+	// Dependents is set by SetHeldRows for a row written whose job has
+	// dependents: they must be told of its end (Resolve).
+	Dependents bool
 }
 
 // SetHeldRowEach is SetHeldRow for each of rows, a statement each, with
@@ -96,11 +117,11 @@ func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, err
 	var history []*HistoryRow
 	var d Deltas
 	for i, r := range rows {
-		ok, err := SetHeldRow(ctx, tx, r.Claimed, r.After)
+		ok, dependents, err := SetHeldRow(ctx, tx, r.Claimed, r.After)
 		if err != nil {
 			return nil, err
 		}
-		held[i] = ok
+		held[i], rows[i].Dependents = ok, dependents
 		if ok {
 			d.Move(r.Claimed.Queue, r.Claimed.Kind, "running", r.After.State) // the fence held: it was running
 		}
@@ -184,6 +205,11 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 	if err := w.Engine.AddHistory(ctx, tx, s.redecided); err != nil {
 		return err
 	}
+	if len(s.ended) > 0 {
+		if _, err := Resolve(ctx, tx, s.ended); err != nil {
+			return err
+		}
+	}
 	if err := CountEnds(ctx, tx, w.Shard, s.history); err != nil { // the throughput of the stored ends
 		return err
 	}
@@ -210,6 +236,7 @@ func (w *Writer[N]) settle(ctx context.Context, tx Execer, ends []*RunEnd[N]) er
 type stored[N any] struct {
 	history, redecided []*HistoryRow
 	gated              []*RunEnd[N]
+	ended              []Ended // the ends written fenced, of jobs with dependents
 }
 
 // setRows writes the jobs' rows of the ends in tx, each fenced by its
@@ -217,11 +244,15 @@ type stored[N any] struct {
 // once, and decides again alone each end whose fence does not hold; it
 // sets each end's Stored.
 func (w *Writer[N]) setRows(ctx context.Context, tx Execer, ends []*RunEnd[N]) (s stored[N], err error) {
-	held, err := w.Engine.SetHeldRows(ctx, tx, heldRows(ends))
+	rows := heldRows(ends)
+	held, err := w.Engine.SetHeldRows(ctx, tx, rows)
 	if err != nil {
 		return s, err
 	}
 	for i, e := range ends {
+		if held[i] && rows[i].Dependents && Terminal(e.After.State) {
+			s.ended = append(s.ended, Ended{ID: e.After.ID, State: e.After.State, At: e.After.FinishedAt.Int64})
+		}
 		if e.Stored = held[i]; !e.Stored {
 			if e.Stored, err = w.Steps.Redecide(ctx, tx, e); err != nil {
 				return s, err

@@ -149,6 +149,9 @@ type Conn struct {
 	// the batch that runs, while gathering (see Conn.gather).
 	counts    Deltas
 	gathering bool
+	// released says that the batch that runs made a waiting job pending
+	// (see MarkReleased).
+	released bool
 }
 
 // NewConn takes a connection of db for the writer, running litequeue's

@@ -225,6 +225,7 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 	}
 	w.wakes = false
 	c := w.Conn
+	c.released = false
 	if err := w.Engine.Begin(c, durable(batch)); err != nil {
 		return fail(err)
 	}
@@ -261,10 +262,15 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 }
 
 // commitTx writes the changes to the kept counts that the batch's
-// operations gathered on c, and commits the transaction.
+// operations gathered on c, asks for the wake of this process's idle
+// loops if the batch made a waiting job pending, and commits the
+// transaction.
 func (w *Writer[N]) commitTx(c *Conn) error {
 	if err := c.flushGathered(); err != nil {
 		return err
+	}
+	if c.released {
+		w.WakeOwn()
 	}
 	return w.Engine.Commit(c)
 }

@@ -44,7 +44,7 @@ var pgSchemaSQL string
 
 // pgSchemaVersion is the version of schema.sql, kept in
 // litequeue_meta.
-const pgSchemaVersion = 7 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement, litequeue_policies, litequeue_throughput, litequeue_workers; 7: litequeue_outputs, litequeue_checkpoints, litequeue_progress; litequeue_jobs_pending replaced litequeue_jobs_claim and litequeue_jobs_next, without litequeue_attempts_recent; litequeue_counts
+const pgSchemaVersion = 8 // 3: litequeue_jobs_stopped replaced litequeue_jobs_list; 4: a channel per schema, litequeue_copied; 5: litequeue_kinds; 6: a notification per statement, litequeue_policies, litequeue_throughput, litequeue_workers; 7: litequeue_outputs, litequeue_checkpoints, litequeue_progress; litequeue_jobs_pending replaced litequeue_jobs_claim and litequeue_jobs_next, without litequeue_attempts_recent; litequeue_counts; 8: dependencies (litequeue_jobs.dependents, litequeue_deps, litequeue_waits)
 
 // VersionSQL reads the version of litequeue's tables.
 const VersionSQL = `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`
@@ -89,7 +89,7 @@ func (e *Engine) TellsOwn() bool { return true }
 // table.
 func (e *Engine) Info() store.Info {
 	return store.Info{Reads: e.db, Writes: e.db, App: e.db, Dialect: &store.Dialect{KeepsCounts: true},
-		JobColumns: store.JobColumns, Flow: true, Recorded: true, Composed: true, ServerClock: true}
+		JobColumns: store.JobColumns, Flow: true, Recorded: true, Composed: true, Dependencies: true, ServerClock: true}
 }
 
 // sqlState is the SQLSTATE of a server's error, or "".

@@ -1,4 +1,4 @@
--- litequeue schema on PostgreSQL, version 7: schema.sql's tables and
+-- litequeue schema on PostgreSQL, version 8: schema.sql's tables and
 -- indexes, with PostgreSQL's types (BIGINT for every integer, a job ID from
 -- an identity column that never hands a number out twice, BYTEA for the
 -- payload), in the schema the connection's search_path names first. Every
@@ -40,6 +40,9 @@ CREATE TABLE IF NOT EXISTS litequeue_jobs (
 
 -- Version 2 adds expires_at to a table of version 1.
 ALTER TABLE litequeue_jobs ADD COLUMN IF NOT EXISTS expires_at BIGINT;
+
+-- Version 8: the edges of litequeue_deps into the job, as in schema.sql.
+ALTER TABLE litequeue_jobs ADD COLUMN IF NOT EXISTS dependents BIGINT NOT NULL DEFAULT 0;
 
 -- Version 7: the claim (pgClaimSQL, a probe per kind) and NextDue (a
 -- probe per priority) read one index of pending jobs, where version 6
@@ -374,4 +377,21 @@ INSERT INTO litequeue_counts (queue, kind, state, shard, n)
 CREATE TABLE IF NOT EXISTS litequeue_commits (
 	token   BIGINT      PRIMARY KEY,
 	created TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+-- Version 8: dependencies, as in schema.sql.
+CREATE TABLE IF NOT EXISTS litequeue_deps (
+	job_id     BIGINT NOT NULL,
+	depends_on BIGINT NOT NULL,
+	rule       TEXT   NOT NULL,
+	state      TEXT   NOT NULL,
+	PRIMARY KEY (job_id, depends_on)
+);
+
+CREATE INDEX IF NOT EXISTS litequeue_deps_on
+	ON litequeue_deps (depends_on, job_id);
+
+CREATE TABLE IF NOT EXISTS litequeue_waits (
+	job_id    BIGINT PRIMARY KEY,
+	remaining BIGINT NOT NULL
 );

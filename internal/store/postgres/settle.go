@@ -19,7 +19,9 @@ import (
 // (a run that lost its lease and the run that claimed the job again, or
 // the runs of the job before and after a restore gave its ID to a job of
 // another created_at, under the same token), and only the row's number
-// tells them apart.
+// tells them apart; and its job's count of dependents, as the row is
+// after the write (the count an enqueue raised while the write waited
+// for its row lock included).
 const pgSetHeldRowsSQL = `WITH v AS (
 	SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::bytea[])
 	     WITH ORDINALITY AS v(id, token, created_at, state, attempt, run_at, finished_at, last_error, output, n)
@@ -30,7 +32,7 @@ const pgSetHeldRowsSQL = `WITH v AS (
 	FROM v
 	WHERE j.id = v.id AND j.token = v.token AND j.created_at = v.created_at
 	  AND j.state = 'running' AND j.cancel = 0
-	RETURNING v.n, v.id, v.output
+	RETURNING v.n, v.id, v.output, j.dependents
 ), outputs AS (
 	INSERT INTO litequeue_outputs (job_id, output)
 	SELECT s.id, s.output FROM s WHERE s.output IS NOT NULL
@@ -43,7 +45,7 @@ const pgSetHeldRowsSQL = `WITH v AS (
 	FROM ` + pgHistoryArrays + ` JOIN s ON s.n = h.row_n
 	ORDER BY h.n
 )
-SELECT n FROM s`
+SELECT n, dependents FROM s`
 
 // pgHistoryArrays are the history rows of a batch, as arrays that hold
 // each column's values (historyArgs), numbered n in their order, each
@@ -53,7 +55,8 @@ const pgHistoryArrays = `unnest(?::bigint[], ?::bigint[], ?::bigint[], ?::bigint
 	     AS h(row_n, job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state, n)`
 
 // SetHeldRows writes every row that its lease still holds, and the
-// history rows and outputs of those, in one statement (pgSetHeldRowsSQL).
+// history rows and outputs of those, in one statement (pgSetHeldRowsSQL),
+// and marks those whose jobs have dependents.
 func (e *Engine) SetHeldRows(ctx context.Context, tx store.Execer, rows []store.HeldRow) ([]bool, error) {
 	n := len(rows)
 	ids, tokens, created := make([]int64, n), make([]int64, n), make([]int64, n)
@@ -73,13 +76,16 @@ func (e *Engine) SetHeldRows(ctx context.Context, tx store.Execer, rows []store.
 		}
 	}
 	args := append([]any{ids, tokens, created, states, attempts, runAts, finishedAts, errs, outputs, rowOf}, historyArgs(history)...)
-	var wrote []int64
+	var wrote []struct {
+		N          int64 `db:"n"`
+		Dependents int64 `db:"dependents"`
+	}
 	if err := tx.SelectContext(ctx, &wrote, pgSetHeldRowsSQL, args...); err != nil {
 		return nil, err
 	}
 	held := make([]bool, n)
-	for _, k := range wrote {
-		held[k-1] = true
+	for _, w := range wrote {
+		held[w.N-1], rows[w.N-1].Dependents = true, w.Dependents > 0
 	}
 	return held, nil
 }

@@ -142,11 +142,12 @@ func (e *Engine) Info() store.Info {
 	readOnly := e.writes == nil
 	info := store.Info{
 		Reads: e.db, Writes: e.writes, App: e.app,
-		JobColumns: store.FileJobColumns(e.version, readOnly),
-		Flow:       !readOnly || e.version >= 5,
-		Recorded:   !readOnly || e.recorded, // Open completes the schema
-		Composed:   !readOnly || e.composed,
-		Uncounted:  readOnly && e.version < 6,
+		JobColumns:   store.FileJobColumns(e.version, readOnly),
+		Flow:         !readOnly || e.version >= 5,
+		Recorded:     !readOnly || e.recorded, // Open completes the schema
+		Composed:     !readOnly || e.composed,
+		Dependencies: !readOnly || e.version >= 7,
+		Uncounted:    readOnly && e.version < 6,
 	}
 	if readOnly {
 		info.App = e.db

@@ -20,7 +20,7 @@ import (
 
 const (
 	// schemaVersion is the version of schema.sql, kept in litequeue_meta.
-	schemaVersion = 6
+	schemaVersion = 7
 
 	// applicationID marks a SQLite file as litequeue's ("LQUE"), set only
 	// where the file's application_id is 0.

@@ -137,6 +137,11 @@ func claimFile(ctx context.Context, tx *sqlx.Tx) error {
 	return err
 }
 
+// Version 7 adds litequeue_jobs.dependents, 0 in every row of an older
+// file: no job there has dependents. A file of version 1 or 2 gets it
+// from schema.sql, in the rebuilt table.
+const addDependentsSQL = `ALTER TABLE litequeue_jobs ADD COLUMN dependents INTEGER NOT NULL DEFAULT 0`
+
 // Version 5 adds litequeue_jobs.expires_at, NULL in every row of an older
 // file: those jobs were enqueued without ExpireAfter, and never expire. A
 // file of version 1 or 2 gets it from schema.sql, in the rebuilt table.
@@ -197,7 +202,7 @@ const dropIndexesSQL = `DROP INDEX IF EXISTS litequeue_jobs_claim;
 DROP INDEX IF EXISTS litequeue_jobs_next;
 DROP INDEX IF EXISTS litequeue_attempts_recent;`
 
-// upgradeColumns adds to litequeue_jobs of version 3 or 4 the columns
+// upgradeColumns adds to litequeue_jobs of version 3 to 6 the columns
 // that later versions added (a table of version 1 or 2 is rebuilt whole).
 func upgradeColumns(ctx context.Context, tx *sqlx.Tx, version int) error {
 	if version == 3 {
@@ -208,6 +213,11 @@ func upgradeColumns(ctx context.Context, tx *sqlx.Tx, version int) error {
 	if version == 3 || version == 4 {
 		if _, err := tx.ExecContext(ctx, addExpiresSQL); err != nil {
 			return fmt.Errorf("add the expires_at column to version %d: %w", version, err)
+		}
+	}
+	if version >= 3 && version < 7 {
+		if _, err := tx.ExecContext(ctx, addDependentsSQL); err != nil {
+			return fmt.Errorf("add the dependents column to version %d: %w", version, err)
 		}
 	}
 	return nil

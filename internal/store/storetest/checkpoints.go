@@ -58,7 +58,7 @@ func testCheckpoints(t *testing.T, f *Fixture) {
 	write(t, f, func(tx store.Execer) error { return store.DeleteCheckpoint(ctx, tx, ids[0]) })
 	set(t, f, ids[1], `state = 'completed', finished_at = 100`)
 	write(t, f, func(tx store.Execer) error {
-		_, err := store.DeleteFinished(ctx, tx, ids[1:2], []string{"completed"}, 100)
+		_, err := store.DeleteFinished(ctx, tx, ids[1:2], []string{"completed"}, 100, 100)
 		return err
 	})
 	read()
@@ -67,7 +67,7 @@ func testCheckpoints(t *testing.T, f *Fixture) {
 	}
 	running(t, f, ids[2], 8)
 	save(&store.JobRow{ID: ids[2], Token: 8, CreatedAt: claimed[2].CreatedAt}, "c")
-	write(t, f, func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[2]) })
+	write(t, f, func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[2], 1) })
 	if cp, err := store.JobCheckpoint(ctx, f.Reads, ids[2]); cp != nil || err != nil {
 		t.Errorf("checkpoint of a deleted job = %q, %v", cp, err)
 	}

@@ -140,10 +140,10 @@ func testKeptCounts(t *testing.T, f *Fixture) {
 	write("a row set of no job", func(tx store.Execer) error {
 		return store.SetRow(ctx, tx, &store.JobRow{ID: -1, State: "dead"})
 	})
-	write("a job deleted", func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[10]) })
+	write("a job deleted", func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[10], 1) })
 	write("finished jobs deleted", func(tx store.Execer) error {
 		_, err := store.DeleteFinished(ctx, tx, []int64{claimed[0].ID, claimed[2].ID, claimed[3].ID, ids[20]},
-			[]string{"completed", "dead"}, 1<<40)
+			[]string{"completed", "dead"}, 1<<40, 1<<40)
 		return err
 	})
 	write("a copy", func(tx store.Execer) error {
@@ -157,7 +157,7 @@ func testKeptCounts(t *testing.T, f *Fixture) {
 		if _, err := f.Engine.InsertJobs(ctx, tx, &store.NewJobs{Queue: "q", Kind: "k", Payloads: make([][]byte, 7), MaxTries: 3}); err != nil {
 			return err
 		}
-		if err := store.DeleteJob(ctx, tx, ids[30]); err != nil {
+		if err := store.DeleteJob(ctx, tx, ids[30], 1); err != nil {
 			return err
 		}
 		return rolledBack
@@ -311,7 +311,7 @@ func testCountsBesideWriters(t *testing.T, f *Fixture) {
 					if err := store.SetRow(ctx, tx, row); err != nil {
 						return err
 					}
-					return store.DeleteJob(ctx, tx, ids[1])
+					return store.DeleteJob(ctx, tx, ids[1], 1)
 				}})
 			}
 		}()

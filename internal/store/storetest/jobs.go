@@ -172,7 +172,7 @@ func testDeleteJob(t *testing.T, f *Fixture) {
 		if err := store.AddHistory(ctx, tx, []*store.HistoryRow{history(keep), history(gone)}); err != nil {
 			return err
 		}
-		return store.DeleteJob(ctx, tx, gone)
+		return store.DeleteJob(ctx, tx, gone, 1)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -42,9 +42,9 @@ func testSetHeldRowsOutputs(t *testing.T, f *Fixture) {
 			t.Errorf("job %d's output = %q, want %q", i, got, want[i])
 		}
 	}
-	write(t, f, func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[0]) })
+	write(t, f, func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[0], 1) })
 	write(t, f, func(tx store.Execer) error {
-		_, err := store.DeleteFinished(ctx, tx, ids[3:], []string{"completed"}, 3000)
+		_, err := store.DeleteFinished(ctx, tx, ids[3:], []string{"completed"}, 3000, 3000)
 		return err
 	})
 	for _, id := range []int64{ids[0], ids[3]} {

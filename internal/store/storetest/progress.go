@@ -37,7 +37,7 @@ func testProgress(t *testing.T, f *Fixture) {
 	if diff := cmp.Diff(want, byID); diff != "" {
 		t.Errorf("JobsProgress (-want +got):\n%s", diff)
 	}
-	write(t, f, func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[0]) })
+	write(t, f, func(tx store.Execer) error { return store.DeleteJob(ctx, tx, ids[0], 1) })
 	if byID, err = store.JobsProgress(ctx, f.Reads, ids); err != nil || len(byID) != 0 {
 		t.Errorf("progress %v left after DeleteJob (%v)", byID, err)
 	}

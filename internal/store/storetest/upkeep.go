@@ -125,7 +125,7 @@ func testDeleteFinished(t *testing.T, f *Fixture) {
 	id := finishedJobs(t, f)
 	var deleted int
 	err := f.Write(ctx, func(tx store.Execer) (err error) {
-		deleted, err = store.DeleteFinished(ctx, tx, id[:5], []string{"completed", "discarded"}, 200)
+		deleted, err = store.DeleteFinished(ctx, tx, id[:5], []string{"completed", "discarded"}, 200, 200)
 		return err
 	})
 	if err != nil {
