@@ -19,7 +19,7 @@ import (
 // 200,000 jobs, until one has finished the migration: the file then opens
 // with every job as it was, its counts right, and Stats as a scan of
 // version 5 read them. A kill before the commit leaves version 5 (the
-// migration is one transaction), one after it version 6.
+// migration is one transaction), one after it this binary's version.
 func TestOpen_MigratesVersion5Counts_Killed(t *testing.T) {
 	fileOnly(t, "the file's schema versions")
 	t.Parallel()
@@ -37,7 +37,7 @@ func TestOpen_MigratesVersion5Counts_Killed(t *testing.T) {
 		time.Sleep(delay) // a moment to kill at, not a wait for a condition
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		if fileVersion(t, path) == "6" {
+		if fileVersion(t, path) == fileSchemaVersion {
 			break
 		}
 		killedAt5++

@@ -2,11 +2,14 @@ package litequeue_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
 
 	"github.com/litequeue/litequeue"
 )
@@ -69,5 +72,289 @@ func TestDependsOn_WaitsThenRuns(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int64{a.ID, b.ID, c.ID}, order.got()); diff != "" {
 		t.Fatalf("order (-want +got):\n%s", diff)
+	}
+}
+
+// failing is a handler that fails for good.
+func failing(ctx context.Context, job *litequeue.Job) error {
+	return litequeue.Permanent(errors.New("no"))
+}
+
+// TestDependsOn_Rules: a dependency that dies cancels its dependent under
+// CancelIfFailed, with a history row that names it, and the dependent's
+// own dependents after it; WaitIfFailed keeps the dependent waiting
+// until a replay of the dependency completes; RunIfFailed runs it.
+func TestDependsOn_Rules(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	var order ranOrder
+	q.Handle("step", order.handle)
+	failNext := true
+	q.Handle("flaky", func(ctx context.Context, job *litequeue.Job) error {
+		if failNext {
+			return failing(ctx, job)
+		}
+		return nil
+	})
+	dep := enqueue(t, q, "flaky", nil)
+	cancelled := enqueue(t, q, "step", nil, litequeue.DependsOn(dep.ID))
+	after := enqueue(t, q, "step", nil, litequeue.DependsOn(cancelled.ID))
+	waits := enqueue(t, q, "step", nil, litequeue.DependsOnRule(litequeue.WaitIfFailed, dep.ID))
+	runs := enqueue(t, q, "step", nil, litequeue.IfDependencyFails(litequeue.RunIfFailed), litequeue.DependsOn(dep.ID))
+	if n := runDue(t, q); n != 2 {
+		t.Fatalf("ran %d jobs, want 2 (the dependency, which dies, and the one that runs anyway)", n)
+	}
+	if diff := cmp.Diff([]int64{runs.ID}, order.got()); diff != "" {
+		t.Fatalf("ran (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		job   *litequeue.Job
+		cause string
+	}{{cancelled, "dependency " + itoa(dep.ID) + " dead"}, {after, "dependency " + itoa(cancelled.ID) + " cancelled"}} {
+		got := get(t, q, c.job.ID)
+		h := history(t, q, c.job.ID)
+		if got.State != litequeue.Cancelled || got.LastError != c.cause || len(h) != 1 ||
+			h[0].Outcome != litequeue.OutcomeCancelled || h[0].Error != c.cause || h[0].ErrorClass != "dependency" {
+			t.Fatalf("job %d: %s, %q, history %+v; want cancelled by %q", c.job.ID, got.State, got.LastError, h, c.cause)
+		}
+	}
+	if got := get(t, q, waits.ID).State; got != litequeue.Waiting {
+		t.Fatalf("WaitIfFailed: %s, want waiting", got)
+	}
+	failNext = false
+	if err := q.Replay(t.Context(), dep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := runDue(t, q); n != 2 {
+		t.Fatalf("after the replay ran %d jobs, want 2 (the dependency, then the one that waited)", n)
+	}
+	if diff := cmp.Diff([]int64{runs.ID, waits.ID}, order.got()); diff != "" {
+		t.Fatalf("ran (-want +got):\n%s", diff)
+	}
+	deps, err := q.Dependencies(t.Context(), runs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []litequeue.Dependency{{
+		Edge:  litequeue.Edge{Job: runs.ID, On: dep.ID, Rule: litequeue.RunIfFailed, State: litequeue.EdgeMet},
+		Other: litequeue.Node{ID: dep.ID, Kind: "flaky", Queue: "default", State: litequeue.Completed, Attempt: 1},
+	}}
+	if diff := cmp.Diff(want, deps); diff != "" {
+		t.Fatalf("Dependencies (-want +got):\n%s", diff)
+	}
+}
+
+// TestDependsOn_AtEnqueue: a dependency already completed counts as done,
+// one already dead applies the rule at once (the job is enqueued
+// cancelled); an unknown ID, a bad rule, a UniqueKey and a non-positive
+// ID are refused, and nothing is inserted.
+func TestDependsOn_AtEnqueue(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	q.Handle("ok", ok)
+	q.Handle("fail", failing)
+	done, dead := enqueue(t, q, "ok", nil), enqueue(t, q, "fail", nil)
+	runDue(t, q)
+	if got := enqueue(t, q, "ok", nil, litequeue.DependsOn(done.ID)); got.State != litequeue.Pending {
+		t.Fatalf("on a completed job: %s, want pending", got.State)
+	}
+	born := enqueue(t, q, "ok", nil, litequeue.DependsOn(done.ID, dead.ID))
+	if stored := get(t, q, born.ID); born.State != litequeue.Cancelled || stored.State != litequeue.Cancelled ||
+		stored.LastError != "dependency "+itoa(dead.ID)+" dead" || born.LastError != stored.LastError {
+		t.Fatalf("on a dead job: returned %s %q, stored %s %q; want cancelled", born.State, born.LastError, stored.State, stored.LastError)
+	}
+	if got := enqueue(t, q, "ok", nil, litequeue.DependsOnRule(litequeue.WaitIfFailed, dead.ID)); got.State != litequeue.Waiting {
+		t.Fatalf("on a dead job, WaitIfFailed: %s, want waiting", got.State)
+	}
+	before := len(list(t, q, litequeue.Filter{}))
+	for _, c := range []struct {
+		opts []litequeue.EnqueueOption
+		want string
+	}{
+		{[]litequeue.EnqueueOption{litequeue.DependsOn(done.ID, 1 << 40)}, "dependency 1099511627776: litequeue: job not found"},
+		{[]litequeue.EnqueueOption{litequeue.DependsOn(0)}, "dependency ID 0 is not a job's"},
+		{[]litequeue.EnqueueOption{litequeue.DependsOnRule("later", done.ID)}, `dependency rule "later" is not one of`},
+		{[]litequeue.EnqueueOption{litequeue.IfDependencyFails("later")}, `dependency rule "later" is not one of`},
+		{[]litequeue.EnqueueOption{litequeue.DependsOn(done.ID), litequeue.UniqueKey("k")}, "UniqueKey with DependsOn"},
+	} {
+		_, err := q.Enqueue(t.Context(), "ok", nil, c.opts...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("Enqueue = %v, want an error with %q", err, c.want)
+		}
+	}
+	if _, err := q.Enqueue(t.Context(), "ok", nil, litequeue.DependsOn(1<<40)); !errors.Is(err, litequeue.ErrNotFound) {
+		t.Fatalf("unknown dependency: %v, want ErrNotFound", err)
+	}
+	if after := len(list(t, q, litequeue.Filter{})); after != before {
+		t.Fatalf("%d jobs after the refused enqueues, want %d", after, before)
+	}
+}
+
+// TestDependsOn_CancelAndDelete: Cancel of a waiting job cancels it and
+// its dependents by their rules; deleting a dead dependency cancels the
+// dependents that WaitIfFailed kept waiting: it can never complete now.
+func TestDependsOn_CancelAndDelete(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	q.Handle("ok", ok)
+	dep := enqueue(t, q, "ok", nil, litequeue.Delay(time.Hour))
+	mid := enqueue(t, q, "ok", nil, litequeue.DependsOn(dep.ID))
+	leaf := enqueue(t, q, "ok", nil, litequeue.DependsOn(mid.ID))
+	if err := q.Cancel(t.Context(), mid.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, q, mid.ID).State; got != litequeue.Cancelled {
+		t.Fatalf("cancelled waiting job: %s", got)
+	}
+	if got := get(t, q, leaf.ID); got.State != litequeue.Cancelled || got.LastError != "dependency "+itoa(mid.ID)+" cancelled" {
+		t.Fatalf("its dependent: %s %q, want cancelled", got.State, got.LastError)
+	}
+	q.Handle("fail", failing)
+	dead := enqueue(t, q, "fail", nil)
+	waits := enqueue(t, q, "ok", nil, litequeue.DependsOnRule(litequeue.WaitIfFailed, dead.ID))
+	runDue(t, q)
+	if got := get(t, q, waits.ID).State; got != litequeue.Waiting {
+		t.Fatalf("WaitIfFailed on a dead job: %s, want waiting", got)
+	}
+	if err := q.Delete(t.Context(), dead.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, q, waits.ID); got.State != litequeue.Cancelled || got.LastError != "dependency "+itoa(dead.ID)+" deleted" {
+		t.Fatalf("WaitIfFailed on a deleted job: %s %q, want cancelled", got.State, got.LastError)
+	}
+	deps, err := q.Dependencies(t.Context(), waits.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deps) != 1 || !deps[0].Other.Gone || deps[0].Edge.State != litequeue.EdgeFailed {
+		t.Fatalf("Dependencies of a job whose dependency is gone: %+v", deps)
+	}
+}
+
+// TestGraph_Diamond: Graph reads the whole diamond from any of its jobs,
+// and DependencyOutputs gives the last job its two inputs' outputs.
+func TestGraph_Diamond(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	q.Handle("part", func(ctx context.Context, job *litequeue.Job) error {
+		return litequeue.RecordOutput(ctx, map[string]int64{"id": job.ID})
+	})
+	var sum int64
+	q.Handle("join", func(ctx context.Context, job *litequeue.Job) error {
+		outs, err := q.DependencyOutputs(ctx, job)
+		if err != nil {
+			return err
+		}
+		for id := range outs {
+			var v map[string]int64
+			if err := litequeue.DecodeDependencyOutput(outs, id, &v); err != nil {
+				return err
+			}
+			sum += v["id"]
+		}
+		return nil
+	})
+	a := enqueue(t, q, "part", nil)
+	b := enqueue(t, q, "part", nil, litequeue.DependsOn(a.ID))
+	c := enqueue(t, q, "part", nil, litequeue.DependsOn(a.ID))
+	d := enqueue(t, q, "join", nil, litequeue.DependsOn(b.ID, c.ID))
+	lone := enqueue(t, q, "part", nil)
+	for _, from := range []int64{a.ID, d.ID} {
+		g, err := q.Graph(t.Context(), from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, n := range g.Nodes {
+			ids = append(ids, n.ID)
+		}
+		edges := []litequeue.Edge{
+			{Job: b.ID, On: a.ID, Rule: litequeue.CancelIfFailed, State: litequeue.EdgeOpen},
+			{Job: c.ID, On: a.ID, Rule: litequeue.CancelIfFailed, State: litequeue.EdgeOpen},
+			{Job: d.ID, On: b.ID, Rule: litequeue.CancelIfFailed, State: litequeue.EdgeOpen},
+			{Job: d.ID, On: c.ID, Rule: litequeue.CancelIfFailed, State: litequeue.EdgeOpen},
+		}
+		if diff := cmp.Diff([]int64{a.ID, b.ID, c.ID, d.ID}, ids); diff != "" {
+			t.Fatalf("nodes from %d (-want +got):\n%s", from, diff)
+		}
+		if diff := cmp.Diff(edges, g.Edges); diff != "" {
+			t.Fatalf("edges from %d (-want +got):\n%s", from, diff)
+		}
+	}
+	if g, err := q.Graph(t.Context(), lone.ID); err != nil || len(g.Nodes) != 1 || len(g.Edges) != 0 {
+		t.Fatalf("graph of a lone job: %+v, %v", g, err)
+	}
+	if _, err := q.Graph(t.Context(), 1<<40); !errors.Is(err, litequeue.ErrNotFound) {
+		t.Fatalf("graph of no job: %v, want ErrNotFound", err)
+	}
+	if n := runDue(t, q); n != 5 {
+		t.Fatalf("ran %d, want 5", n)
+	}
+	if sum != b.ID+c.ID {
+		t.Fatalf("the join read %d, want the sum of its inputs' IDs %d", sum, b.ID+c.ID)
+	}
+}
+
+// TestDependsOn_GraphInOneTx: a graph enqueued in one WriteTx commits as
+// one; rolled back, none of it is there.
+func TestDependsOn_GraphInOneTx(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	q.Handle("ok", ok)
+	var ids []int64
+	enqueueGraph := func(tx *sqlx.Tx) error {
+		ids = ids[:0]
+		a, err := q.EnqueueTx(t.Context(), tx, "ok", nil)
+		if err != nil {
+			return err
+		}
+		b, err := q.EnqueueTx(t.Context(), tx, "ok", nil, litequeue.DependsOn(a.ID))
+		if err != nil {
+			return err
+		}
+		ids = append(ids, a.ID, b.ID)
+		return nil
+	}
+	errRollback := errors.New("rolled back")
+	err := q.WriteTx(t.Context(), func(tx *sqlx.Tx) error {
+		if err := enqueueGraph(tx); err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		t.Fatal(err)
+	}
+	if n := len(list(t, q, litequeue.Filter{})); n != 0 {
+		t.Fatalf("%d jobs after the rollback, want none", n)
+	}
+	if err := q.WriteTx(t.Context(), enqueueGraph); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, q, ids[1]).State; got != litequeue.Waiting {
+		t.Fatalf("second job: %s, want waiting", got)
+	}
+	if n := runDue(t, q); n != 2 {
+		t.Fatalf("ran %d, want 2", n)
+	}
+}
+
+// TestDependsOn_ExpiryFromRelease: ExpireAfter counts from the moment a
+// waiting job becomes due, not from its enqueue: a job released two
+// hours after its enqueue, with an expiry of one hour, runs.
+func TestDependsOn_ExpiryFromRelease(t *testing.T) {
+	t.Parallel()
+	clk := newMock()
+	q, _ := openQueue(t, litequeue.Options{Clock: clk})
+	q.Handle("ok", ok)
+	dep := enqueue(t, q, "ok", nil, litequeue.Delay(2*time.Hour))
+	job := enqueue(t, q, "ok", nil, litequeue.DependsOn(dep.ID), litequeue.ExpireAfter(time.Hour))
+	clk.Add(2 * time.Hour)
+	if n := runDue(t, q); n != 2 {
+		t.Fatalf("ran %d, want 2", n)
+	}
+	got := get(t, q, job.ID)
+	if got.State != litequeue.Completed {
+		t.Fatalf("job %s, want completed: its hour counts from its release", got.State)
 	}
 }

@@ -51,8 +51,9 @@
 // tool without handlers shows what the workers use.
 //
 // A job is pending (a [Job.RunAt] in the future means scheduled, or waiting
-// to retry), running (leased by a worker), or finished: completed, dead,
-// discarded, cancelled or expired. [Job.Attempt] is 0 before the first run
+// to retry), waiting for its dependencies (see below), running (leased by
+// a worker), or finished: completed, dead, discarded, cancelled or
+// expired. [Job.Attempt] is 0 before the first run
 // and 1 during it. Each run adds a row to the job's history
 // ([Queue.History]): its times, outcome, error, the wait chosen after it,
 // and the worker. An error text (a panic's stack included) is kept to
@@ -100,6 +101,32 @@
 // else the latest at the next lease renewal or at the run's end), without
 // an fsync and fenced by the lease. [Queue.Get] and [Queue.List] read it
 // as [Job.Progress]; it is kept once the run ends.
+//
+// # Dependencies and batches
+//
+// [DependsOn](ids...) makes a job wait for other jobs: it is enqueued
+// [Waiting], never claimed while it waits, and becomes pending (due at its
+// RunAt, or at once) in the commit of the last of them to complete —
+// exactly once, also when two of them complete at the same moment in two
+// processes, and through a process killed at any point. Its dependencies
+// must exist: enqueued before it, or earlier in the same [Queue.EnqueueTx]
+// transaction, so a whole graph enqueued in one [Queue.WriteTx] commits as
+// one, and no graph has a cycle. A dependency that fails (goes dead, is
+// discarded, cancelled or expires) applies the rule of its edge: by
+// default [CancelIfFailed] cancels the dependent, with a history row whose
+// error names the dependency, and the dependent's own dependents follow by
+// their rules; [WaitIfFailed] keeps it waiting, so that a [Queue.Replay]
+// of the dead dependency lets it go on; [RunIfFailed] counts the failure
+// as done ([DependsOnRule] per dependency, [IfDependencyFails] per job).
+// A handler reads its inputs with [Queue.DependencyOutputs];
+// [Queue.Dependencies], [Queue.Dependents] and [Queue.Graph] show the
+// edges and their states.
+//
+// [Queue.EnqueueBatch] adds a group of jobs and a callback job that
+// depends on each of them in one transaction: the callback runs once,
+// when every job of the group has ended (or, with [Batch.AllSucceeded],
+// only if every one completed), and counts them by their ends with
+// [Queue.DependencyCounts].
 //
 // # Metadata and middleware
 //

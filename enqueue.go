@@ -377,7 +377,8 @@ func Metadata(key, value string) EnqueueOption {
 
 // ExpireAfter makes the job expire if it has not started within d of the
 // moment it is first due (its [Job.RunAt] at enqueue: now, or as [Delay] or
-// [At] set it). At that moment a pending job becomes [Expired], with a
+// [At] set it; for a job that waits for its dependencies, see [DependsOn],
+// the moment it becomes due once they completed). At that moment a pending job becomes [Expired], with a
 // history row of outcome [OutcomeExpired] and the event job.expired; it is
 // not retried and not dead-lettered. The same holds for every later start:
 // a retry, a snooze, a [Queue.Replay] or a [Queue.RunNow] due at or after

@@ -68,13 +68,28 @@ func dumpFile(t *testing.T, path string) map[string][]string {
 	}
 }
 
+// fileSchemaVersion is the version of the file's schema this binary
+// writes.
+const fileSchemaVersion = "7"
+
 // withNullMetadata is a dump of a file older than version 4 as it reads
 // once migrated: each job's row ends in the metadata column of version 4
-// and the expires_at column of version 5, both NULL.
+// and the expires_at column of version 5, both NULL, and the dependents
+// column of version 7, 0.
 func withNullMetadata(dump map[string][]string) map[string][]string {
 	jobs := make([]string, len(dump["litequeue_jobs"]))
 	for i, row := range dump["litequeue_jobs"] {
-		jobs[i] = row + ",NULL,NULL"
+		jobs[i] = row + ",NULL,NULL,0" // metadata, expires_at, dependents
+	}
+	return map[string][]string{"litequeue_jobs": jobs, "litequeue_attempts": dump["litequeue_attempts"]}
+}
+
+// withDependents is a dump of a file of version 5 or 6 as it reads once
+// migrated: each job's row ends in the dependents column of version 7, 0.
+func withDependents(dump map[string][]string) map[string][]string {
+	jobs := make([]string, len(dump["litequeue_jobs"]))
+	for i, row := range dump["litequeue_jobs"] {
+		jobs[i] = row + ",0"
 	}
 	return map[string][]string{"litequeue_jobs": jobs, "litequeue_attempts": dump["litequeue_attempts"]}
 }
@@ -117,8 +132,8 @@ func TestOpen_MigratesToVersion3(t *testing.T) {
 				t.Errorf("schema after the migration (-new file +migrated):\n%s", diff)
 			}
 			var v string
-			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "6" {
-				t.Errorf("schema version %q (%v), want 6", v, err)
+			if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != fileSchemaVersion {
+				t.Errorf("schema version %q (%v), want %s", v, err, fileSchemaVersion)
 			}
 			if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || len(history(t, q, 2)) != 2 {
 				t.Errorf("job 2 after the migration: %+v, %d history rows", got, len(history(t, q, 2)))
@@ -260,8 +275,8 @@ func TestOpen_MigratesVersion3(t *testing.T) {
 		t.Errorf("indexes after the migration (-new file +migrated):\n%s", diff)
 	}
 	var v string
-	if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != "6" {
-		t.Errorf("schema version %q (%v), want 6", v, err)
+	if err := q.DB().Get(&v, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || v != fileSchemaVersion {
+		t.Errorf("schema version %q (%v), want %s", v, err, fileSchemaVersion)
 	}
 	if got := get(t, q, 2); got.State != litequeue.Dead || got.UniqueKey != "welcome-ada" || got.Metadata != nil {
 		t.Errorf("job 2 after the migration: %+v", got)
@@ -344,8 +359,8 @@ func TestOpen_MigratesVersion1(t *testing.T) {
 
 	q = openAt(t, path, litequeue.Options{Clock: clk})
 	var version string
-	if err := q.DB().Get(&version, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || version != "6" {
-		t.Fatalf("schema version %q (%v), want 6", version, err)
+	if err := q.DB().Get(&version, `SELECT value FROM litequeue_meta WHERE name = 'schema_version'`); err != nil || version != fileSchemaVersion {
+		t.Fatalf("schema version %q (%v), want %s", version, err, fileSchemaVersion)
 	}
 	var indexes []string
 	if err := q.DB().Select(&indexes, `SELECT name FROM sqlite_schema WHERE type = 'index' AND name IN ('litequeue_jobs_state', 'litequeue_jobs_finished')`); err != nil {

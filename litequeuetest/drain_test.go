@@ -197,3 +197,36 @@ func TestDrain_BadOptions(t *testing.T) {
 		r.failed(t, tc.want)
 	}
 }
+
+// TestDrain_Graph: Drain runs a whole dependency graph on the mock
+// clock: a fan-out whose one branch retries with backoff and whose
+// join is scheduled an hour ahead; the join starts once both branches
+// completed and its hour has come, and Drain leaves the clock there.
+func TestDrain_Graph(t *testing.T) {
+	t.Parallel()
+	q, clk := openQueue(t, litequeue.Options{})
+	started := map[int64]time.Duration{}
+	q.Handle("step", func(ctx context.Context, job *litequeue.Job) error {
+		if job.Attempt < 2 && job.Priority == 1 {
+			return errors.New("busy")
+		}
+		started[job.ID] = clk.Now().Sub(epoch)
+		return nil
+	})
+	root := enqueue(t, q, "step", nil)
+	flaky := enqueue(t, q, "step", nil, litequeue.Priority(1), litequeue.DependsOn(root.ID))
+	other := enqueue(t, q, "step", nil, litequeue.DependsOn(root.ID))
+	join := enqueue(t, q, "step", nil, litequeue.DependsOn(flaky.ID, other.ID), litequeue.Delay(time.Hour))
+
+	r := record(t)
+	if got, want := litequeuetest.Drain(r, q, clk), 5; got != want {
+		t.Errorf("Drain = %d runs, want %d (the flaky branch twice)", got, want)
+	}
+	r.passed(t)
+	want := map[int64]time.Duration{root.ID: 0, other.ID: 0, flaky.ID: 2 * time.Second, join.ID: time.Hour}
+	for id, at := range want {
+		if started[id] != at {
+			t.Errorf("job %d completed its run at %v, want %v", id, started[id], at)
+		}
+	}
+}

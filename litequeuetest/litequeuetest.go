@@ -75,7 +75,10 @@ func MaxSpan(d time.Duration) DrainOption { return func(l *drainLimits) { l.span
 // reports, and repeats until nothing is due: until every job of a kind
 // with a handler on q has finished (completed, dead, discarded or
 // cancelled). Jobs of kinds without a handler on q stay pending and do not
-// keep Drain going. Drain returns the number of handler runs, and leaves
+// keep Drain going; nor do jobs waiting for their dependencies (see
+// litequeue.DependsOn) that those jobs keep waiting. A whole graph of
+// dependencies runs so: each job becomes due as its last dependency
+// completes, within the RunDue call that completes it. Drain returns the number of handler runs, and leaves
 // clk at the moment of the last run; it never moves clk back.
 //
 // Drain is bounded: it fails the test with tb.Fatalf, listing the jobs

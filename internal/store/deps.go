@@ -253,9 +253,13 @@ const decOpenSQL = `UPDATE litequeue_waits SET remaining = remaining - 1 WHERE j
 const deleteWaitSQL = `DELETE FROM litequeue_waits WHERE job_id = ?`
 
 // releaseSQL makes a waiting job whose last edge was met pending, due at
-// its RunAt or at now if that has passed.
+// its RunAt or at now if that has passed; its expiry, if any, moves by
+// as much as its RunAt did, as ExpireAfter counts from the moment a job
+// is first due. (Every SET reads the row as it was.)
 const releaseSQL = `UPDATE litequeue_jobs
-	SET state = 'pending', run_at = CASE WHEN run_at IS NULL OR run_at < ? THEN ? ELSE run_at END
+	SET state = 'pending',
+	    run_at = CASE WHEN run_at < ? THEN ? ELSE run_at END,
+	    expires_at = CASE WHEN run_at < ? THEN expires_at + (? - run_at) ELSE expires_at END
 	WHERE id = ? AND state = 'waiting' RETURNING queue, kind`
 
 // Resolve tells the dependents of the jobs ended, in tx, of their ends,
@@ -319,7 +323,7 @@ func meetEdge(ctx context.Context, tx Execer, id, now int64, d *Deltas) (bool, e
 		return false, err
 	}
 	var rows []jobGroup
-	if err := tx.SelectContext(ctx, &rows, releaseSQL, now, now, id); err != nil || len(rows) == 0 {
+	if err := tx.SelectContext(ctx, &rows, releaseSQL, now, now, now, now, id); err != nil || len(rows) == 0 {
 		return false, err
 	}
 	d.Move(rows[0].Queue, rows[0].Kind, "waiting", "pending")
@@ -422,4 +426,20 @@ const dependencyOutputsSQL = `SELECT d.depends_on AS id, j.queue, j.kind, o.outp
 // depends on, of those that have one, read on db.
 func DependencyOutputs(ctx context.Context, db Execer, id int64) ([]JobValue, error) {
 	return selectAll[JobValue](ctx, db, dependencyOutputsSQL, id)
+}
+
+// A StateN is a number of jobs in one state.
+type StateN struct {
+	State string `db:"state"`
+	N     int    `db:"n"`
+}
+
+const dependencyStatesSQL = `SELECT coalesce(j.state, '') AS state, COUNT(*) AS n
+	FROM litequeue_deps d LEFT JOIN litequeue_jobs j ON j.id = d.depends_on
+	WHERE d.job_id = ? GROUP BY coalesce(j.state, '') ORDER BY 1`
+
+// DependencyStates counts the jobs that the job id depends on by their
+// state, read on db: '' for those that are gone.
+func DependencyStates(ctx context.Context, db Execer, id int64) ([]StateN, error) {
+	return selectAll[StateN](ctx, db, dependencyStatesSQL, id)
 }

@@ -6,17 +6,33 @@ import (
 	"errors"
 )
 
-const setRowWhere = `UPDATE litequeue_jobs
+const setRowSQL = `UPDATE litequeue_jobs
 	SET state = ?, attempt = ?, run_at = ?, finished_at = ?, last_error = ?,
 	    lease_until = 0, cancel = 0
 	WHERE id = ?`
 
-// setRowSQL writes a job's row, and returns its count of dependents.
-const setRowSQL = setRowWhere + ` RETURNING dependents`
-
 // setHeldRowSQL is setRowSQL fenced by the lease: it changes the row only
 // while the holder's token is current and no Cancel came.
-const setHeldRowSQL = setRowWhere + ` AND token = ? AND created_at = ? AND state = 'running' AND cancel = 0 RETURNING dependents`
+const setHeldRowSQL = setRowSQL + ` AND token = ? AND created_at = ? AND state = 'running' AND cancel = 0`
+
+// dependentsSQL reads a job's count of dependents. Read after the job's
+// row was written in the same transaction, it counts every dependent
+// whose enqueue committed before (which a server's row lock orders), not
+// one of an enqueue still under way, which reads the job's state after
+// this transaction's commit (see Depend). A RETURNING clause on the
+// file's UPDATE would make SQLite build a table for its row each time.
+const dependentsSQL = `SELECT dependents FROM litequeue_jobs WHERE id = ?`
+
+// hasDependents reports whether the job id has dependents, read in tx
+// after its row was written (see dependentsSQL).
+func hasDependents(ctx context.Context, tx Execer, id int64) (bool, error) {
+	var n int64
+	err := tx.GetContext(ctx, &n, dependentsSQL, id)
+	if errors.Is(err, ErrNoRows) {
+		return false, nil
+	}
+	return n > 0, err
+}
 
 // jobGroupSQL reads the group of a job's kept count.
 const jobGroupSQL = `SELECT queue, kind, state FROM litequeue_jobs WHERE id = ?`
@@ -37,8 +53,7 @@ func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 			return err
 		}
 	}
-	var dependents []int64
-	if err := tx.SelectContext(ctx, &dependents, setRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, setRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError, a.ID); err != nil {
 		return err
 	}
 	if counting {
@@ -48,8 +63,11 @@ func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 			return err
 		}
 	}
-	if len(dependents) == 0 || dependents[0] == 0 || !Terminal(a.State) {
+	if !Terminal(a.State) {
 		return nil
+	}
+	if has, err := hasDependents(ctx, tx, a.ID); err != nil || !has {
+		return err
 	}
 	_, err := Resolve(ctx, tx, []Ended{{ID: a.ID, State: a.State, At: a.FinishedAt.Int64}})
 	return err
@@ -57,15 +75,12 @@ func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 
 // SetHeldRow is SetRow for the holder of the lease on the row as claimed,
 // claimed: it writes the row only while the lease holds, and reports
-// false, having changed nothing, when it does not. It reports too
-// whether the job has dependents, for the caller to tell them of its end
-// (Resolve): it tells none itself.
-func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (held, dependents bool, err error) {
+// false, having changed nothing, when it does not. Unlike SetRow, it
+// does not tell the job's dependents of its end.
+func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, error) {
 	a := after
-	var n []int64
-	err = tx.SelectContext(ctx, &n, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
-		a.ID, claimed.Token, claimed.CreatedAt)
-	return len(n) == 1, len(n) == 1 && n[0] > 0, err
+	return wroteOne(tx.ExecContext(ctx, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
+		a.ID, claimed.Token, claimed.CreatedAt))
 }
 
 // wroteOne reports whether the statement that res answers wrote its row:
@@ -91,7 +106,9 @@ func wroteOne(res sql.Result, err error) (bool, error) {
 type Settler interface {
 	// SetHeldRows is SetHeldRow for each of rows, in tx, adding the
 	// history row of each whose fence held; it reports, for each, whether
-	// its fence held and its row and history are written.
+	// its fence held and its row and history are written, and sets
+	// Dependents of each written that ends a job with dependents (as its
+	// row is once written: see dependentsSQL).
 	SetHeldRows(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error)
 	// AddHistory adds the history rows, in their order.
 	AddHistory(ctx context.Context, tx Execer, rows []*HistoryRow) error
@@ -110,18 +127,24 @@ type HeldRow struct {
 }
 
 // SetHeldRowEach is SetHeldRow for each of rows, a statement each, with
-// the output of each whose fence held, and then AddHistory of the history
-// rows of those whose fence held.
+// the output of each whose fence held and, of those that end, a read of
+// whether they have dependents, and then AddHistory of the history rows
+// of those whose fence held.
 func SetHeldRowEach(ctx context.Context, tx Execer, rows []HeldRow) ([]bool, error) {
 	held := make([]bool, len(rows))
 	var history []*HistoryRow
 	var d Deltas
 	for i, r := range rows {
-		ok, dependents, err := SetHeldRow(ctx, tx, r.Claimed, r.After)
+		ok, err := SetHeldRow(ctx, tx, r.Claimed, r.After)
 		if err != nil {
 			return nil, err
 		}
-		held[i], rows[i].Dependents = ok, dependents
+		held[i] = ok
+		if ok && Terminal(r.After.State) {
+			if rows[i].Dependents, err = hasDependents(ctx, tx, r.After.ID); err != nil {
+				return nil, err
+			}
+		}
 		if ok {
 			d.Move(r.Claimed.Queue, r.Claimed.Kind, "running", r.After.State) // the fence held: it was running
 		}

@@ -14,6 +14,8 @@
 //	proc periodic DB START       fire the schedule "quarter" on a mock clock from START (see periodic.go)
 //	proc expire DB LATE          run due "timed" jobs once, printing "ran ID STATE-OF-LATE" for each (see expire.go)
 //	proc checkpoint DB           run due "upload" jobs once, saving checkpoints, and wait to be killed (see checkpoint.go)
+//	proc diamond DB NAME STARTS  work "node" jobs of dependency graphs, appending "id attempt name ready" to STARTS
+//	                             per start (see diamond.go)
 //	proc replicate DB CHECKPOINT SECONDS
 //	                             enqueue and work for SECONDS on a file an outside replicator copies, with
 //	                             Options.Checkpoint CHECKPOINT (see replicate.go)
@@ -123,6 +125,8 @@ func run(args []string) error {
 		return limits(ctx, q, logs, args[2], args[3])
 	case "checkpoint":
 		return checkpoint(ctx, q)
+	case "diamond":
+		return diamond(ctx, q, args[2], args[3])
 	}
 	return fmt.Errorf("unknown mode %q", args[0])
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/litequeue/litequeue/internal/pgtest"
+	"github.com/litequeue/litequeue/internal/store/postgres"
 	"github.com/litequeue/litequeue/internal/store/storetest"
 )
 
@@ -52,7 +53,8 @@ func pgIndexes(t *testing.T, db *sqlx.DB) []string {
 }
 
 // toVersion6 turns db's tables of this version into version 6's: without
-// version 7's tables and the counts' triggers, with the indexes version 7
+// version 7's tables and the counts' triggers, nor version 8's column and
+// tables, with the indexes version 7
 // replaced or dropped, and not the one it built, unless built, as an
 // upgrade cut short after its build leaves them.
 func toVersion6(t *testing.T, db *sqlx.DB, built bool) {
@@ -64,7 +66,9 @@ func toVersion6(t *testing.T, db *sqlx.DB, built bool) {
 		DROP TRIGGER IF EXISTS litequeue_jobs_count_delete ON litequeue_jobs;
 		DROP TRIGGER IF EXISTS litequeue_jobs_count_update ON litequeue_jobs;
 		DROP FUNCTION IF EXISTS litequeue_count();
-		DROP TABLE IF EXISTS litequeue_counts, litequeue_outputs, litequeue_checkpoints, litequeue_progress`)
+		DROP TABLE IF EXISTS litequeue_counts, litequeue_outputs, litequeue_checkpoints, litequeue_progress;
+		DROP TABLE IF EXISTS litequeue_deps, litequeue_waits;
+		ALTER TABLE litequeue_jobs DROP COLUMN IF EXISTS dependents`)
 	db.MustExec(`CREATE INDEX litequeue_jobs_claim ON litequeue_jobs (priority DESC, run_at, id) WHERE state = 'pending';
 		CREATE INDEX litequeue_jobs_next ON litequeue_jobs (kind, run_at) WHERE state = 'pending';
 		CREATE INDEX litequeue_attempts_recent ON litequeue_attempts (finished_at);
@@ -80,7 +84,7 @@ func toVersion6(t *testing.T, db *sqlx.DB, built bool) {
 // transaction that locked the table; neither lock stops the step's
 // transaction, which takes SHARE ROW EXCLUSIVE), and opens the tables
 // afterwards: they have every job and history row, the indexes of new
-// tables, each valid, and version 7.
+// tables, each valid, and this binary's version.
 func TestMigrate_KilledMidway(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(childDSN) != "" {
@@ -116,8 +120,8 @@ func TestMigrate_KilledMidway(t *testing.T) {
 		r.Get(&version, `SELECT CAST(value AS INTEGER) FROM litequeue_meta WHERE name = 'schema_version'`)
 		r.Get(&n, `SELECT COUNT(*) FROM litequeue_jobs`)
 		r.Get(&history, `SELECT COUNT(*) FROM litequeue_attempts`)
-		if version != 7 || n != jobs || history != jobs {
-			t.Errorf("killed in %q: version %d, %d jobs, %d history rows; want 7, %d, %d", tc.stmt, version, n, history, jobs, jobs)
+		if version != postgres.SchemaVersion || n != jobs || history != jobs {
+			t.Errorf("killed in %q: version %d, %d jobs, %d history rows; want %d, %d, %d", tc.stmt, version, n, history, postgres.SchemaVersion, jobs, jobs)
 		}
 		if got := pgIndexes(t, r); !slices.Equal(got, want) {
 			t.Errorf("killed in %q: indexes\n%s\nwant those of new tables\n%s", tc.stmt, strings.Join(got, "\n"), strings.Join(want, "\n"))

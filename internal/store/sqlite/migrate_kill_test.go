@@ -56,6 +56,9 @@ func version5File(t *testing.T, path string, jobs int) {
 		CREATE INDEX litequeue_jobs_claim ON litequeue_jobs (priority DESC, run_at, id) WHERE state = 'pending';
 		CREATE INDEX litequeue_jobs_next ON litequeue_jobs (kind, run_at) WHERE state = 'pending';
 		CREATE INDEX litequeue_attempts_recent ON litequeue_attempts (finished_at);
+		DROP TABLE litequeue_deps;
+		DROP TABLE litequeue_waits;
+		ALTER TABLE litequeue_jobs DROP COLUMN dependents;
 		UPDATE litequeue_meta SET value = '5' WHERE name = 'schema_version'`)
 }
 
@@ -104,9 +107,9 @@ func TestMigrate_KilledMidway(t *testing.T) {
 		db.Get(&n, `SELECT COUNT(*) FROM litequeue_jobs`)
 		db.Get(&history, `SELECT COUNT(*) FROM litequeue_attempts`)
 		db.Get(&integrity, `PRAGMA integrity_check`)
-		if version != 6 || n != jobs || history != jobs || integrity != "ok" {
-			t.Errorf("round %d: version %d, %d jobs, %d history rows, integrity %q; want 6, %d, %d, ok",
-				round, version, n, history, integrity, jobs, jobs)
+		if version != schemaVersion || n != jobs || history != jobs || integrity != "ok" {
+			t.Errorf("round %d: version %d, %d jobs, %d history rows, integrity %q; want %d, %d, %d, ok",
+				round, version, n, history, integrity, schemaVersion, jobs, jobs)
 		}
 		if got := indexesOf(t, db); !slices.Equal(got, want) {
 			t.Errorf("round %d: indexes\n%s\nwant those of a new file\n%s", round, strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -120,6 +120,8 @@ func Run(t *testing.T, open func(t *testing.T) *Fixture) {
 		"Checkpoints":        testCheckpoints,
 		"ClaimCheckpoints":   testClaimCheckpoints,
 		"Progress":           testProgress,
+		"DependEdges":        testDependEdges,
+		"DependTogether":     testDependTogether,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
