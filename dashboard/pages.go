@@ -183,7 +183,7 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 }
 
 // states are the states the jobs list filters by.
-var states = []litequeue.State{litequeue.Pending, litequeue.Running, litequeue.Dead,
+var states = []litequeue.State{litequeue.Waiting, litequeue.Pending, litequeue.Running, litequeue.Dead,
 	litequeue.Completed, litequeue.Discarded, litequeue.Cancelled, litequeue.Expired}
 
 // getJob reads job id for a page; it answers 404 for a job that is not
