@@ -15,8 +15,10 @@ import (
 
 // showJSON is the output of "show --json".
 type showJSON struct {
-	Job     jobJSON       `json:"job"`
-	History []attemptJSON `json:"history"`
+	Job          jobJSON          `json:"job"`
+	History      []attemptJSON    `json:"history"`
+	Dependencies []dependencyJSON `json:"dependencies"`
+	Dependents   []dependencyJSON `json:"dependents"`
 }
 
 // attemptJSON is a row of a job's history in --json output.
@@ -51,10 +53,17 @@ func (c *cli) show(fs *flagSet) runFunc {
 			if err != nil {
 				return err
 			}
+			deps, dependents, err := jobEdges(ctx, q, id)
+			if err != nil {
+				return err
+			}
 			if *asJSON {
-				return writeJSON(c.stdout, toShowJSON(job, history))
+				out := toShowJSON(job, history)
+				out.Dependencies, out.Dependents = toDependenciesJSON(deps), toDependenciesJSON(dependents)
+				return writeJSON(c.stdout, out)
 			}
 			c.showJob(job)
+			c.showDependencies(deps, dependents)
 			c.showHistory(job, history)
 			return nil
 		})
