@@ -235,5 +235,9 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	if running {
 		data["Run"] = run
 	}
+	if data["Edges"], err = h.jobEdges(r.Context(), id); err != nil {
+		h.fail(w, err)
+		return
+	}
 	h.render(w, http.StatusOK, "job", data)
 }
