@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -79,15 +78,8 @@ func jobEdges(ctx context.Context, q *litequeue.Queue, id int64) (deps, dependen
 func (c *cli) flow(fs *flagSet) runFunc {
 	asJSON := fs.jsonFlag()
 	return func(ctx context.Context, args []string) error {
-		id, err := parseID(args[0])
-		if err != nil {
-			return err
-		}
-		return c.read(func(q *litequeue.Queue) error {
+		return c.readJob(args[0], func(q *litequeue.Queue, id int64) error {
 			g, err := q.Graph(ctx, id)
-			if errors.Is(err, litequeue.ErrNotFound) {
-				return fmt.Errorf("no job %d in %s", id, c.dbName())
-			}
 			if err != nil {
 				return err
 			}
