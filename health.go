@@ -36,7 +36,7 @@ type Health struct {
 func (h *Health) OK() bool { return len(h.Problems) == 0 }
 
 // jobStates are the job states, in the order of a job's life.
-var jobStates = []State{Pending, Running, Completed, Dead, Discarded, Cancelled, Expired}
+var jobStates = []State{Waiting, Pending, Running, Completed, Dead, Discarded, Cancelled, Expired}
 
 // Health checks the queue's file while others work on it, for an operator
 // or a monitor: SQLite's integrity check, the schema version, the

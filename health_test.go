@@ -24,7 +24,8 @@ func TestQueue_Health(t *testing.T) {
 		return litequeue.Permanent(errors.New("bad address"))
 	})
 	enqueue(t, q, "send", "dies")
-	enqueue(t, q, "later", nil, litequeue.Delay(time.Hour))
+	later := enqueue(t, q, "later", nil, litequeue.Delay(time.Hour))
+	enqueue(t, q, "after", nil, litequeue.DependsOn(later.ID)) // waiting: not a state the check calls unknown
 	runDue(t, q)
 	mark(t, q, "order 42 charged", time.Hour)
 	ro, err := litequeue.OpenReadOnly(path, litequeue.Options{})
@@ -47,7 +48,7 @@ func TestQueue_Health(t *testing.T) {
 			t.Errorf("%s: schema version %d, application_id %#x, journal mode %q, %d bytes",
 				name, h.SchemaVersion, h.ApplicationID, h.JournalMode, h.FileBytes)
 		}
-		wantJobs := map[litequeue.State]int{litequeue.Pending: 1, litequeue.Dead: 1,
+		wantJobs := map[litequeue.State]int{litequeue.Pending: 1, litequeue.Dead: 1, litequeue.Waiting: 1,
 			litequeue.Running: 0, litequeue.Completed: 0, litequeue.Discarded: 0, litequeue.Cancelled: 0, litequeue.Expired: 0}
 		if diff := cmp.Diff(wantJobs, h.Jobs); diff != "" {
 			t.Errorf("%s: Jobs (-want +got):\n%s", name, diff)

@@ -40,9 +40,9 @@ type Filter struct {
 // check returns an error naming the field of f that is out of bounds.
 func (f Filter) check() error {
 	switch f.State {
-	case "", Pending, Running, Completed, Dead, Discarded, Cancelled, Expired:
+	case "", Waiting, Pending, Running, Completed, Dead, Discarded, Cancelled, Expired:
 	default:
-		return fmt.Errorf("unknown state %q (want pending, running, completed, dead, discarded, cancelled or expired)", f.State)
+		return fmt.Errorf("unknown state %q (want waiting, pending, running, completed, dead, discarded, cancelled or expired)", f.State)
 	}
 	switch {
 	case f.Limit < 0:

@@ -144,7 +144,7 @@ func TestQueue_FilterErrors(t *testing.T) {
 		f    litequeue.Filter
 		want string
 	}{
-		{litequeue.Filter{State: "PENDING"}, `unknown state "PENDING" (want pending, running, completed, dead, discarded, cancelled or expired)`},
+		{litequeue.Filter{State: "PENDING"}, `unknown state "PENDING" (want waiting, pending, running, completed, dead, discarded, cancelled or expired)`},
 		{litequeue.Filter{Limit: -1}, "limit -1 is negative (0: no limit)"},
 	} {
 		if jobs, err := q.List(ctx, tt.f); err == nil || !strings.HasSuffix(err.Error(), tt.want) {

@@ -194,6 +194,7 @@ func newHandler(q *litequeue.Queue, opts Options) *handler {
 	h.mux.HandleFunc("POST /dead/purge", h.write(h.purgeDead))
 	h.routeFlow()
 	h.routeWorkers()
+	h.routeGraph()
 	return h
 }
 
@@ -345,7 +346,7 @@ func parsePages(prefix string, clk clock.Clock) map[string]*template.Template {
 	maps.Copy(funcs, clockFuncs(clk))
 	funcs["flowForm"] = flowForm
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message", "periodic", "throughput", "workers"} {
+	for _, name := range []string{"overview", "jobs", "job", "confirm", "policies", "message", "periodic", "throughput", "workers", "graph"} {
 		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}

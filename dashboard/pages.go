@@ -183,7 +183,7 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 }
 
 // states are the states the jobs list filters by.
-var states = []litequeue.State{litequeue.Pending, litequeue.Running, litequeue.Dead,
+var states = []litequeue.State{litequeue.Waiting, litequeue.Pending, litequeue.Running, litequeue.Dead,
 	litequeue.Completed, litequeue.Discarded, litequeue.Cancelled, litequeue.Expired}
 
 // getJob reads job id for a page; it answers 404 for a job that is not
@@ -234,6 +234,10 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	}
 	if running {
 		data["Run"] = run
+	}
+	if data["Edges"], err = h.jobEdges(r.Context(), id); err != nil {
+		h.fail(w, err)
+		return
 	}
 	h.render(w, http.StatusOK, "job", data)
 }

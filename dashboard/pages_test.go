@@ -113,7 +113,7 @@ func TestJobs_Filters(t *testing.T) {
 	}
 	contains(t, "the dead letters", body, "Dead letters", "Replay every match…", "Purge older…")
 	code, body := get(t, srv.URL+"/jobs?state=lost")
-	if code != http.StatusBadRequest || !strings.Contains(body, `state=&#34;lost&#34; is none of [pending running dead completed discarded cancelled expired]`) {
+	if code != http.StatusBadRequest || !strings.Contains(body, `state=&#34;lost&#34; is none of [waiting pending running dead completed discarded cancelled expired]`) {
 		t.Errorf("GET /jobs?state=lost: %d, want 400 naming the states:\n%s", code, body)
 	}
 	if code, _ := get(t, srv.URL+"/jobs?before=-1"); code != http.StatusBadRequest {

@@ -68,7 +68,7 @@ const scrapeTimeout = 10 * time.Second
 
 var (
 	jobsDesc = prometheus.NewDesc("litequeue_jobs",
-		"Jobs by queue and state; pending jobs are due or scheduled.", []string{"queue", "state"}, nil)
+		"Jobs by queue and state; pending jobs are due or scheduled, waiting ones wait for their dependencies.", []string{"queue", "state"}, nil)
 	oldestDesc = prometheus.NewDesc("litequeue_oldest_due_seconds",
 		"How long the oldest due job of the queue has been due.", []string{"queue"}, nil)
 	retriesDesc = prometheus.NewDesc("litequeue_retries_last_hour",
@@ -171,7 +171,7 @@ func (s *scrape) gauge(d *prometheus.Desc, v float64, labels ...string) {
 func (s *scrape) queues(queues map[string]litequeue.QueueStats) {
 	for name, qs := range queues {
 		for state, n := range map[string]int{
-			"due": qs.Due, "scheduled": qs.Scheduled, "running": qs.Running, "dead": qs.Dead,
+			"due": qs.Due, "scheduled": qs.Scheduled, "waiting": qs.Waiting, "running": qs.Running, "dead": qs.Dead,
 			"completed": qs.Completed, "discarded": qs.Discarded, "cancelled": qs.Cancelled, "expired": qs.Expired,
 		} {
 			s.gauge(jobsDesc, float64(n), name, state)

@@ -42,8 +42,9 @@ func openMock(t *testing.T) (*litequeue.Queue, *clock.Mock) {
 	return q, clk
 }
 
-// TestCollector scrapes a queue with a job in each state that matters and
-// a retry and a death in the last hour, on a mock clock.
+// TestCollector scrapes a queue with a job in each state that matters, a
+// waiting one among them, and a retry and a death in the last hour, on a
+// mock clock.
 func TestCollector(t *testing.T) {
 	t.Parallel()
 	q, clk := openMock(t)
@@ -62,7 +63,12 @@ func TestCollector(t *testing.T) {
 	if _, err := q.RunDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Enqueue(ctx, "render", nil, litequeue.OnQueue("pdf")); err != nil {
+	render, err := q.Enqueue(ctx, "render", nil, litequeue.OnQueue("pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The upload waits for the render.
+	if _, err := q.Enqueue(ctx, "upload", nil, litequeue.OnQueue("pdf"), litequeue.DependsOn(render.ID)); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(90 * time.Second) // the retry (after at most 2s) and the render are due
@@ -76,7 +82,7 @@ litequeue_build_info{goversion="` + runtime.Version() + `",version="(devel)"} 1
 # HELP litequeue_deaths_last_hour Jobs that went dead in the last hour.
 # TYPE litequeue_deaths_last_hour gauge
 litequeue_deaths_last_hour{error_class="*errors.errorString",kind="send"} 1
-# HELP litequeue_jobs Jobs by queue and state; pending jobs are due or scheduled.
+# HELP litequeue_jobs Jobs by queue and state; pending jobs are due or scheduled, waiting ones wait for their dependencies.
 # TYPE litequeue_jobs gauge
 litequeue_jobs{queue="mail",state="cancelled"} 0
 litequeue_jobs{queue="mail",state="completed"} 0
@@ -86,6 +92,7 @@ litequeue_jobs{queue="mail",state="due"} 1
 litequeue_jobs{queue="mail",state="expired"} 0
 litequeue_jobs{queue="mail",state="running"} 0
 litequeue_jobs{queue="mail",state="scheduled"} 0
+litequeue_jobs{queue="mail",state="waiting"} 0
 litequeue_jobs{queue="pdf",state="cancelled"} 0
 litequeue_jobs{queue="pdf",state="completed"} 0
 litequeue_jobs{queue="pdf",state="dead"} 0
@@ -94,6 +101,7 @@ litequeue_jobs{queue="pdf",state="due"} 1
 litequeue_jobs{queue="pdf",state="expired"} 0
 litequeue_jobs{queue="pdf",state="running"} 0
 litequeue_jobs{queue="pdf",state="scheduled"} 0
+litequeue_jobs{queue="pdf",state="waiting"} 1
 # HELP litequeue_oldest_due_seconds How long the oldest due job of the queue has been due.
 # TYPE litequeue_oldest_due_seconds gauge
 litequeue_oldest_due_seconds{queue="mail"} 89

@@ -41,7 +41,7 @@ func TestBackup(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("%v in:\n%s", err, r.stdout)
 	}
-	want := map[string]int{"pending": 3, "running": 0, "completed": 1, "dead": 2, "discarded": 1, "cancelled": 0, "expired": 0}
+	want := map[string]int{"waiting": 0, "pending": 3, "running": 0, "completed": 1, "dead": 2, "discarded": 1, "cancelled": 0, "expired": 0}
 	if !got.OK || !got.Backup || got.JournalMode != "delete" || len(got.Warnings) != 0 {
 		t.Errorf("check --json of the backup: %+v", got)
 	}

@@ -22,11 +22,11 @@ func TestCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("%v in:\n%s", err, r.stdout)
 	}
-	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "6" || got.JournalMode != "wal" ||
+	if !got.OK || len(got.Problems) != 0 || got.SchemaVersion != "7" || got.JournalMode != "wal" ||
 		got.ApplicationID != 0x4c515545 /* "LQUE" */ || got.FileBytes == 0 {
 		t.Errorf("check --json: %+v", got)
 	}
-	want := map[string]int{"pending": 3, "running": 0, "completed": 1, "dead": 2, "discarded": 1, "cancelled": 0, "expired": 0}
+	want := map[string]int{"waiting": 0, "pending": 3, "running": 0, "completed": 1, "dead": 2, "discarded": 1, "cancelled": 0, "expired": 0}
 	if diff := cmp.Diff(want, got.Jobs); diff != "" {
 		t.Errorf("jobs (-want +got):\n%s", diff)
 	}
@@ -35,7 +35,7 @@ func TestCheck(t *testing.T) {
 	}
 
 	r = mustRun(t, fx.cli(""), "check")
-	for _, want := range []string{"integrity         ok\n", "jobs              7: 3 pending, 0 running, 1 completed, 2 dead, 1 discarded, 0 cancelled, 0 expired\n", "\nok\n"} {
+	for _, want := range []string{"integrity         ok\n", "jobs              7: 0 waiting, 3 pending, 0 running, 1 completed, 2 dead, 1 discarded, 0 cancelled, 0 expired\n", "\nok\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("check does not say %q:\n%s", want, r.stdout)
 		}

@@ -44,6 +44,8 @@ func commands() []*command {
 			short: "jobs, oldest first"},
 		{name: "show", usage: "show ID [--json]", group: inspectGroup, min: 1, max: 1, setup: (*cli).show,
 			short: "a job, its payload and its whole attempt history"},
+		{name: "flow", usage: "flow ID [--json]", group: inspectGroup, min: 1, max: 1, setup: (*cli).flow,
+			short: "the graph of jobs a job's dependencies connect it to, in dependency order"},
 		{name: "dead", usage: "dead list|retry|purge ...", short: "dead letters: list, replay, delete", subs: []*command{
 			{name: "dead list", usage: "dead list [FILTER] [--limit N] [--json]", group: inspectGroup, setup: (*cli).deadList,
 				short: "the dead letters, in ID order"},

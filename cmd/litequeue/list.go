@@ -10,7 +10,7 @@ import (
 
 // states are the job states, in the order of their lives.
 var states = []litequeue.State{
-	litequeue.Pending, litequeue.Running, litequeue.Completed,
+	litequeue.Waiting, litequeue.Pending, litequeue.Running, litequeue.Completed,
 	litequeue.Dead, litequeue.Discarded, litequeue.Cancelled, litequeue.Expired,
 }
 
@@ -24,12 +24,12 @@ func parseState(s string) (litequeue.State, error) {
 			return st, nil
 		}
 	}
-	return "", usageErrorf("unknown state %q (want pending, running, completed, dead, discarded, cancelled or expired)", s)
+	return "", usageErrorf("unknown state %q (want waiting, pending, running, completed, dead, discarded, cancelled or expired)", s)
 }
 
 // list defines the flags of "list" and returns the command.
 func (c *cli) list(fs *flagSet) runFunc {
-	state := fs.String("state", "", "only jobs in this `state`: pending, running, completed, dead, discarded, cancelled or expired")
+	state := fs.String("state", "", "only jobs in this `state`: waiting, pending, running, completed, dead, discarded, cancelled or expired")
 	filter := fs.filterFlags("")
 	limit := fs.limitFlag()
 	asJSON := fs.jsonFlag()

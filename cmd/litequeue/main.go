@@ -20,6 +20,7 @@
 //	  list [--state S] [FILTER] [--limit N] [--json]
 //	                          jobs, oldest first
 //	  show ID [--json]        a job, its payload and its whole attempt history
+//	  flow ID [--json]        the graph of jobs a job's dependencies connect it to, in dependency order
 //	  dead list [FILTER] [--limit N] [--json]
 //	                          the dead letters, in ID order
 //	  periodic list [--name N] [--json]

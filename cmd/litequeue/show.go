@@ -15,8 +15,10 @@ import (
 
 // showJSON is the output of "show --json".
 type showJSON struct {
-	Job     jobJSON       `json:"job"`
-	History []attemptJSON `json:"history"`
+	Job          jobJSON          `json:"job"`
+	History      []attemptJSON    `json:"history"`
+	Dependencies []dependencyJSON `json:"dependencies"`
+	Dependents   []dependencyJSON `json:"dependents"`
 }
 
 // attemptJSON is a row of a job's history in --json output.
@@ -35,15 +37,8 @@ type attemptJSON struct {
 func (c *cli) show(fs *flagSet) runFunc {
 	asJSON := fs.jsonFlag()
 	return func(ctx context.Context, args []string) error {
-		id, err := parseID(args[0])
-		if err != nil {
-			return err
-		}
-		return c.read(func(q *litequeue.Queue) error {
+		return c.readJob(args[0], func(q *litequeue.Queue, id int64) error {
 			job, err := q.Get(ctx, id)
-			if errors.Is(err, litequeue.ErrNotFound) {
-				return fmt.Errorf("no job %d in %s", id, c.dbName())
-			}
 			if err != nil {
 				return err
 			}
@@ -51,14 +46,37 @@ func (c *cli) show(fs *flagSet) runFunc {
 			if err != nil {
 				return err
 			}
+			deps, dependents, err := jobEdges(ctx, q, id)
+			if err != nil {
+				return err
+			}
 			if *asJSON {
-				return writeJSON(c.stdout, toShowJSON(job, history))
+				out := toShowJSON(job, history)
+				out.Dependencies, out.Dependents = toDependenciesJSON(deps), toDependenciesJSON(dependents)
+				return writeJSON(c.stdout, out)
 			}
 			c.showJob(job)
+			c.showDependencies(deps, dependents)
 			c.showHistory(job, history)
 			return nil
 		})
 	}
+}
+
+// readJob runs fn on the database, opened read-only, with the job ID that
+// arg is; fn's ErrNotFound is an error that names the ID and the database.
+func (c *cli) readJob(arg string, fn func(q *litequeue.Queue, id int64) error) error {
+	id, err := parseID(arg)
+	if err != nil {
+		return err
+	}
+	return c.read(func(q *litequeue.Queue) error {
+		err := fn(q, id)
+		if errors.Is(err, litequeue.ErrNotFound) {
+			return fmt.Errorf("no job %d in %s", id, c.dbName())
+		}
+		return err
+	})
 }
 
 // toShowJSON returns the JSON form of a job, with its output and

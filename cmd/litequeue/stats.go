@@ -37,6 +37,7 @@ type breakerJSON struct {
 type queueStatsJSON struct {
 	Due         int    `json:"due"`
 	Scheduled   int    `json:"scheduled"`
+	Waiting     int    `json:"waiting"`
 	Running     int    `json:"running"`
 	Dead        int    `json:"dead"`
 	Completed   int    `json:"completed"`
@@ -85,7 +86,7 @@ func toStatsJSON(st litequeue.Stats) statsJSON {
 		Paused:                pausesJSON(st.Paused),
 	}
 	for name, s := range st.Queues {
-		qs := queueStatsJSON{s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.Expired, nil}
+		qs := queueStatsJSON{s.Due, s.Scheduled, s.Waiting, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.Expired, nil}
 		if s.Due > 0 {
 			oldest := s.OldestDue.Milliseconds()
 			qs.OldestDueMS = &oldest
@@ -122,14 +123,14 @@ func (c *cli) writeStats(st litequeue.Stats) {
 		fmt.Fprintln(w, "no jobs")
 	} else {
 		tw := newTable(w)
-		fmt.Fprintln(tw, "QUEUE\tDUE\tSCHEDULED\tRUNNING\tDEAD\tCOMPLETED\tDISCARDED\tCANCELLED\tEXPIRED\tOLDEST DUE")
+		fmt.Fprintln(tw, "QUEUE\tDUE\tSCHEDULED\tWAITING\tRUNNING\tDEAD\tCOMPLETED\tDISCARDED\tCANCELLED\tEXPIRED\tOLDEST DUE")
 		var all litequeue.QueueStats
 		for _, name := range slices.Sorted(maps.Keys(st.Queues)) {
 			s := st.Queues[name]
 			writeQueueStats(tw, name, s)
 			all.Due, all.Scheduled, all.Running, all.Dead = all.Due+s.Due, all.Scheduled+s.Scheduled, all.Running+s.Running, all.Dead+s.Dead
 			all.Completed, all.Discarded, all.Cancelled = all.Completed+s.Completed, all.Discarded+s.Discarded, all.Cancelled+s.Cancelled
-			all.Expired += s.Expired
+			all.Expired, all.Waiting = all.Expired+s.Expired, all.Waiting+s.Waiting
 			all.OldestDue = max(all.OldestDue, s.OldestDue)
 		}
 		if len(st.Queues) > 1 {
@@ -177,6 +178,6 @@ func writeQueueStats(w io.Writer, name string, s litequeue.QueueStats) {
 	if s.Due > 0 {
 		oldest = fmtAge(s.OldestDue)
 	}
-	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
-		name, s.Due, s.Scheduled, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.Expired, oldest)
+	fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
+		name, s.Due, s.Scheduled, s.Waiting, s.Running, s.Dead, s.Completed, s.Discarded, s.Cancelled, s.Expired, oldest)
 }
