@@ -142,4 +142,3 @@ func (q *Queue) DependencyCounts(ctx context.Context, id int64) (map[State]int, 
 	}
 	return counts, nil
 }
-

@@ -171,7 +171,7 @@ func TestDependsOn_AtEnqueue(t *testing.T) {
 		opts []litequeue.EnqueueOption
 		want string
 	}{
-		{[]litequeue.EnqueueOption{litequeue.DependsOn(done.ID, 1 << 40)}, "dependency 1099511627776: litequeue: job not found"},
+		{[]litequeue.EnqueueOption{litequeue.DependsOn(done.ID, 1<<40)}, "dependency 1099511627776: litequeue: job not found"},
 		{[]litequeue.EnqueueOption{litequeue.DependsOn(0)}, "dependency ID 0 is not a job's"},
 		{[]litequeue.EnqueueOption{litequeue.DependsOnRule("later", done.ID)}, `dependency rule "later" is not one of`},
 		{[]litequeue.EnqueueOption{litequeue.IfDependencyFails("later")}, `dependency rule "later" is not one of`},

@@ -439,7 +439,7 @@ const dependencyStatesSQL = `SELECT coalesce(j.state, '') AS state, COUNT(*) AS 
 	WHERE d.job_id = ? GROUP BY coalesce(j.state, '') ORDER BY 1`
 
 // DependencyStates counts the jobs that the job id depends on by their
-// state, read on db: '' for those that are gone.
+// state, read on db: the empty state for those that are gone.
 func DependencyStates(ctx context.Context, db Execer, id int64) ([]StateN, error) {
 	return selectAll[StateN](ctx, db, dependencyStatesSQL, id)
 }
