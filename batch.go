@@ -49,7 +49,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b Batch) ([]*Job, *Job, error)
 	if n := len(b.Jobs); n == 0 || n > MaxDependencies {
 		return nil, nil, fmt.Errorf("litequeue: enqueue batch: %d jobs is outside 1…%d (MaxDependencies)", n, MaxDependencies)
 	}
-	batches, err := q.batchesOf(ctx, append(b.Jobs[:len(b.Jobs):len(b.Jobs)], b.Callback))
+	batches, err := q.enq.batches(ctx, q.kinds, append(b.Jobs[:len(b.Jobs):len(b.Jobs)], b.Callback))
 	if err != nil {
 		return nil, nil, fmt.Errorf("litequeue: enqueue batch: %w", err)
 	}
@@ -91,16 +91,17 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b Batch) ([]*Job, *Job, error)
 	return jobs[:len(group)], jobs[len(group)], nil
 }
 
-// batchesOf checks the jobs as Enqueue does, and returns their batches.
-func (q *Queue) batchesOf(ctx context.Context, jobs []BatchJob) ([]*enqueueBatch, error) {
+// batches checks the jobs as Enqueue does, their kinds by kinds, and
+// returns their batches.
+func (e *enqueuer) batches(ctx context.Context, kinds *handledKinds, jobs []BatchJob) ([]*enqueueBatch, error) {
 	batches := make([]*enqueueBatch, len(jobs))
 	for i, j := range jobs {
-		b, err := q.enq.batch(j.Kind, []any{j.Payload}, j.Options)
+		b, err := e.batch(j.Kind, []any{j.Payload}, j.Options)
 		if err == nil {
-			err = q.kinds.enqueueCheck(ctx, j.Kind)
+			err = kinds.enqueueCheck(ctx, j.Kind)
 		}
 		if err == nil {
-			err = q.enq.admit(ctx, b)
+			err = e.admit(ctx, b)
 		}
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package litequeue
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,15 +13,16 @@ import (
 
 // CopyResult counts what [Copy] copied, and what it found copied before.
 type CopyResult struct {
-	Jobs        int // pending and running jobs, copied as pending, and dead ones
+	Jobs        int // pending and running jobs, copied as pending, waiting and dead ones
 	HistoryRows int // of those jobs
 	Keys        int // idempotency keys not yet expired
 	Skipped     int // jobs that an earlier Copy from the same database copied: not copied again
 }
 
 // Copy copies into to every job of from that is not finished — pending,
-// scheduled, waiting to retry, running — and every dead job, each with its
-// history and its [Job.Checkpoint], and the idempotency keys that have not expired: so that an app
+// scheduled, waiting to retry, running, waiting for its dependencies — and
+// every dead job, each with its history and its [Job.Checkpoint], and
+// the idempotency keys that have not expired: so that an app
 // that started on a file moves to a server (package postgres) without
 // losing its dead letters, or the reverse. Finished jobs stay behind. It
 // reads from in one snapshot and writes into to in one transaction, so it
@@ -42,7 +44,12 @@ type CopyResult struct {
 //
 // Stop the app's workers on from first: a running job is copied as
 // pending, due when it was, with the tries it has used, and its run in
-// progress is not copied. Copied jobs get new IDs in to; their order is
+// progress is not copied. A job waiting for its dependencies keeps its
+// edges to those copied (or copied before), and waits for them in to; its
+// edges to jobs that ended in from, and stay behind, are left out, as
+// decided there (a job waiting on one of them under WaitIfFailed, which
+// could never go on, is copied cancelled, as if the job had been
+// deleted). Copied jobs get new IDs in to; their order is
 // kept. A job whose unique key a live job in to holds fails the copy, and
 // the error names the key; a key in both keeps the later expiry. With a
 // ctx of [WithProgress], Copy reports the jobs it has written as it goes.
@@ -81,7 +88,7 @@ func Copy(ctx context.Context, from, to *Queue) (CopyResult, error) {
 
 // copyInto writes src in tx at now, the target's transaction on eng: each
 // job that no earlier Copy from the same source copied, recorded as
-// copied, with its history and checkpoint, and the keys.
+// copied, with its history, checkpoint and dependencies, and the keys.
 func copyInto(ctx context.Context, tx store.Execer, eng store.Engine, src *store.CopySource, now int64) (CopyResult, error) {
 	var res CopyResult
 	copied, err := store.CopiedBefore(ctx, tx, eng, src.ID)
@@ -134,31 +141,84 @@ func copyCheckpoints(ctx context.Context, tx store.Execer, src *store.CopySource
 
 // copyJobs inserts each job of src whose fingerprint is not in copied,
 // and records it as copied at now, counting in res the jobs copied and
-// skipped. It returns the IDs in to of the jobs of src, 0 for those
-// skipped.
-func copyJobs(ctx context.Context, tx store.Execer, src *store.CopySource, copied map[string]bool, now int64, res *CopyResult) (map[int64]int64, error) {
+// skipped; a job waiting for its dependencies gets the edges to those
+// that are here (see copyWaiting). It returns the IDs in to of the jobs
+// of src, 0 for those skipped.
+func copyJobs(ctx context.Context, tx store.Execer, src *store.CopySource, copied map[string]int64, now int64, res *CopyResult) (map[int64]int64, error) {
 	ids := make(map[int64]int64, len(src.Jobs))
+	here := make(map[int64]int64, len(src.Jobs)) // the IDs here of the jobs of src, those copied before too
+	edges := edgesByJob(src.Edges)
 	for i := range src.Jobs {
 		r := &src.Jobs[i]
 		fp := jobFingerprint(r)
 		progress(ctx, i, len(src.Jobs))
-		if copied[fp] {
-			ids[r.ID] = 0
+		if id, ok := copied[fp]; ok {
+			ids[r.ID], here[r.ID] = 0, id
 			res.Skipped++
 			continue
 		}
-		id, err := copyJob(ctx, tx, r)
+		c, kept, open := *r, []store.EdgeRow(nil), 0
+		if State(r.State) == Waiting {
+			kept, open = copyWaiting(&c, edges[r.ID], here, now)
+		}
+		id, err := copyJob(ctx, tx, &c)
+		if err == nil {
+			err = store.CopyDependencies(ctx, tx, id, kept, open)
+		}
 		if err != nil {
 			return nil, err
 		}
 		if err := store.RecordCopy(ctx, tx, src.ID, fp, r.ID, id, now); err != nil {
 			return nil, fmt.Errorf("job %d: record the copy: %w", r.ID, err)
 		}
-		ids[r.ID] = id
+		ids[r.ID], here[r.ID] = id, id
 		res.Jobs++
 	}
 	progress(ctx, len(src.Jobs), len(src.Jobs))
 	return ids, nil
+}
+
+// edgesByJob groups edges by the job that waits.
+func edgesByJob(edges []store.EdgeRow) map[int64][]store.EdgeRow {
+	by := make(map[int64][]store.EdgeRow)
+	for _, e := range edges {
+		by[e.Job] = append(by[e.Job], e)
+	}
+	return by
+}
+
+// copyWaiting decides the copy c of a job waiting for its dependencies,
+// whose edges in the source are edges, with here the IDs in to of the
+// jobs of the source that are there (its dependencies come before it, in
+// ID order): it returns the edges to keep, to those dependencies, with
+// their IDs here, and how many of them are open. An open edge to a job
+// that is not here (one that ended, and was not copied, without meeting
+// it: a rule that waits on a discarded job) is decided as if that job
+// were deleted: the copy is cancelled, if its rule says so, or the edge
+// is met. With no edge open, the copy is pending.
+func copyWaiting(c *store.JobRow, edges []store.EdgeRow, here map[int64]int64, now int64) (kept []store.EdgeRow, open int) {
+	cause := ""
+	for _, e := range edges {
+		on, ok := here[e.On]
+		switch {
+		case ok:
+			e.On = on
+			kept = append(kept, e)
+			if e.State == store.EdgeOpen {
+				open++
+			}
+		case e.State == store.EdgeOpen && store.EdgeFate(store.Deleted, e.Rule) == store.EdgeFailed && cause == "":
+			cause = fmt.Sprintf("dependency %d not copied", e.On)
+		}
+	}
+	switch {
+	case cause != "":
+		c.State, c.FinishedAt, c.LastError = string(Cancelled), sql.NullInt64{Int64: now, Valid: true}, cause
+		return kept, 0
+	case open == 0:
+		c.State = string(Pending)
+	}
+	return kept, open
 }
 
 // jobFingerprint is what Copy knows a job of a source by, besides the

@@ -354,3 +354,77 @@ func TestCopy_Concurrently(t *testing.T) {
 		t.Fatalf("%d jobs in the target (%v), want 200", n, err)
 	}
 }
+
+// TestCopy_Dependencies: jobs waiting for their dependencies are copied
+// waiting, with their edges to the jobs copied beside them, and go on in
+// to as their dependencies complete there: an edge met in from stays met,
+// a dead dependency copied dead lets a WaitIfFailed dependent go on once
+// replayed in to, and a job that waits on one discarded in from (not
+// copied, and never to complete) is copied cancelled. A second Copy
+// skips them all.
+func TestCopy_Dependencies(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	clk := newMock()
+	from, err := litequeue.Open(filepath.Join(t.TempDir(), "from.db"), litequeue.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	from.Handle("ok", ok)
+	from.Handle("fail", failing)
+	from.Handle("drop", func(context.Context, *litequeue.Job) error { return litequeue.ErrDiscard })
+	done, dead, dropped := enqueue(t, from, "ok", nil), enqueue(t, from, "fail", nil), enqueue(t, from, "drop", nil)
+	runDue(t, from)
+	later := enqueue(t, from, "ok", nil, litequeue.Delay(time.Hour))
+	w1 := enqueue(t, from, "step", nil, litequeue.DependsOn(done.ID, later.ID))
+	w2 := enqueue(t, from, "step", nil, litequeue.DependsOn(w1.ID))
+	w3 := enqueue(t, from, "step", nil, litequeue.DependsOnRule(litequeue.WaitIfFailed, dead.ID))
+	w4 := enqueue(t, from, "step", nil, litequeue.DependsOnRule(litequeue.WaitIfFailed, dropped.ID))
+
+	to, _ := openQueue(t, litequeue.Options{Clock: clk})
+	res, err := litequeue.Copy(ctx, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Jobs != 6 {
+		t.Fatalf("Copy = %+v, want 6 jobs: dead, later and the four waiting", res)
+	}
+	jobs, err := to.List(ctx, litequeue.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := map[int64]*litequeue.Job{} // by ID in from: copies keep their order
+	for i, src := range []int64{dead.ID, later.ID, w1.ID, w2.ID, w3.ID, w4.ID} {
+		copied[src] = jobs[i]
+	}
+	states := map[int64]litequeue.State{}
+	for src, j := range copied {
+		states[src] = j.State
+	}
+	want := map[int64]litequeue.State{dead.ID: litequeue.Dead, later.ID: litequeue.Pending,
+		w1.ID: litequeue.Waiting, w2.ID: litequeue.Waiting, w3.ID: litequeue.Waiting, w4.ID: litequeue.Cancelled}
+	if diff := cmp.Diff(want, states); diff != "" {
+		t.Fatalf("states in to, by ID in from (-want +got):\n%s", diff)
+	}
+	if got := copied[w4.ID].LastError; got != "dependency "+itoa(dropped.ID)+" not copied" {
+		t.Fatalf("the job waiting on a discarded one: %q", got)
+	}
+	var order ranOrder
+	to.Handle("ok", ok)
+	to.Handle("fail", ok)
+	to.Handle("step", order.handle)
+	clk.Add(time.Hour)
+	runDue(t, to)
+	if err := to.Replay(ctx, copied[dead.ID].ID); err != nil {
+		t.Fatal(err)
+	}
+	runDue(t, to)
+	if diff := cmp.Diff([]int64{copied[w1.ID].ID, copied[w2.ID].ID, copied[w3.ID].ID}, order.got()); diff != "" {
+		t.Fatalf("ran in to (-want +got):\n%s", diff)
+	}
+	again, err := litequeue.Copy(ctx, from, to)
+	if err != nil || again.Jobs != 0 || again.Skipped != 6 {
+		t.Fatalf("second Copy = %+v, %v; want every job skipped", again, err)
+	}
+}

@@ -15,32 +15,38 @@ import (
 // it depends on, each with the job at its other end, in the order of
 // their IDs; none for a job without dependencies, or with no such ID.
 func (q *Queue) Dependencies(ctx context.Context, id int64) ([]Dependency, error) {
-	return q.dependencies(ctx, "dependencies", id, store.EdgesOf, func(e store.EdgeRow) int64 { return e.On })
+	leave, err := q.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	return readDependencies(ctx, q.st, "dependencies", id, store.EdgesOf, func(e store.EdgeRow) int64 { return e.On })
 }
 
 // Dependents returns the edges into the job with the given ID from the
 // jobs that depend on it, each with the job at its other end, in the
 // order of their IDs.
 func (q *Queue) Dependents(ctx context.Context, id int64) ([]Dependency, error) {
-	return q.dependencies(ctx, "dependents", id, store.EdgesInto, func(e store.EdgeRow) int64 { return e.Job })
-}
-
-// edgeRead reads the edges of the jobs ids in one direction.
-type edgeRead func(ctx context.Context, db store.Execer, ids []int64) ([]store.EdgeRow, error)
-
-// dependencies reads, in one snapshot, the edges of job id that read
-// finds, and the job at the other end of each, which other names.
-func (q *Queue) dependencies(ctx context.Context, what string, id int64, read edgeRead, other func(store.EdgeRow) int64) ([]Dependency, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer leave()
+	return readDependencies(ctx, q.st, "dependents", id, store.EdgesInto, func(e store.EdgeRow) int64 { return e.Job })
+}
+
+// edgeRead reads the edges of the jobs ids in one direction.
+type edgeRead func(ctx context.Context, db store.Execer, ids []int64) ([]store.EdgeRow, error)
+
+// readDependencies reads on st, in one snapshot, the edges of job id
+// that read finds, and the job at the other end of each, which other
+// names; what names them in an error.
+func readDependencies(ctx context.Context, st *storage, what string, id int64, read edgeRead, other func(store.EdgeRow) int64) ([]Dependency, error) {
 	deps := []Dependency{}
-	if !q.st.info.Dependencies {
+	if !st.info.Dependencies {
 		return deps, nil
 	}
-	err = q.st.reads.Snapshot(ctx, func(tx store.Execer) error {
+	err := st.reads.Snapshot(ctx, func(tx store.Execer) error {
 		edges, err := read(ctx, tx, []int64{id})
 		if err != nil {
 			return err
@@ -109,38 +115,16 @@ func (q *Queue) Graph(ctx context.Context, id int64) (*Graph, error) {
 	return g, nil
 }
 
-// readGraph reads the graph of job id in tx, a breadth-first walk of its
-// edges both ways (none if the database has no dependencies).
+// readGraph reads the graph of job id in tx (one node, if the database
+// has no dependencies).
 func readGraph(ctx context.Context, tx store.Execer, id int64, deps bool) (*Graph, error) {
-	seen := map[int64]bool{id: true}
-	edges := map[[2]int64]store.EdgeRow{}
-	for frontier := []int64{id}; deps && len(frontier) > 0; {
-		var next []int64
-		for _, read := range []edgeRead{store.EdgesOf, store.EdgesInto} {
-			found, err := read(ctx, tx, frontier)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range found {
-				edges[[2]int64{e.Job, e.On}] = e
-				for _, n := range []int64{e.Job, e.On} {
-					if !seen[n] {
-						seen[n] = true
-						next = append(next, n)
-					}
-				}
-			}
+	ids, edges := []int64{id}, map[[2]int64]store.EdgeRow{}
+	if deps {
+		var err error
+		if ids, edges, err = walkGraph(ctx, tx, id); err != nil {
+			return nil, err
 		}
-		if len(seen) > MaxGraph {
-			return nil, fmt.Errorf("more than %d jobs (MaxGraph)", MaxGraph)
-		}
-		frontier = next
 	}
-	ids := make([]int64, 0, len(seen))
-	for n := range seen {
-		ids = append(ids, n)
-	}
-	slices.Sort(ids)
 	nodes, err := readNodes(ctx, tx, ids)
 	if err != nil {
 		return nil, err
@@ -162,6 +146,37 @@ func readGraph(ctx context.Context, tx store.Execer, id int64, deps bool) (*Grap
 		return compareIDs(a.On, b.On)
 	})
 	return g, nil
+}
+
+// walkGraph walks the edges of job id both ways in tx, breadth first,
+// and returns the IDs of the jobs it reached, id among them, sorted, and
+// the edges, by their two ends. It stops at MaxGraph jobs.
+func walkGraph(ctx context.Context, tx store.Execer, id int64) ([]int64, map[[2]int64]store.EdgeRow, error) {
+	seen := map[int64]bool{id: true}
+	ids, edges := []int64{id}, map[[2]int64]store.EdgeRow{}
+	for frontier := ids; len(frontier) > 0; {
+		var next []int64
+		for _, read := range []edgeRead{store.EdgesOf, store.EdgesInto} {
+			found, err := read(ctx, tx, frontier)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, e := range found {
+				edges[[2]int64{e.Job, e.On}] = e
+				for _, n := range []int64{e.Job, e.On} {
+					if !seen[n] {
+						seen[n], next = true, append(next, n)
+					}
+				}
+			}
+		}
+		if len(seen) > MaxGraph {
+			return nil, nil, fmt.Errorf("more than %d jobs (MaxGraph)", MaxGraph)
+		}
+		ids, frontier = append(ids, next...), next
+	}
+	slices.Sort(ids)
+	return ids, edges, nil
 }
 
 // DependencyOutputs returns the outputs ([RecordOutput]) of the jobs that

@@ -39,14 +39,15 @@ func DatabaseID(ctx context.Context, ex Execer) (string, error) {
 
 // A CopySource is what Copy reads of a database, in one snapshot: its ID
 // ("" for none), the jobs that are not finished (and the dead), their
-// history and checkpoints, and the idempotency keys that have not
-// expired.
+// history and checkpoints, the edges of those waiting for their
+// dependencies, and the idempotency keys that have not expired.
 type CopySource struct {
 	ID          string
 	Jobs        []JobRow
 	History     []CopyHistoryRow
 	Checkpoints []CopyCheckpointRow
 	Keys        []CopyKeyRow
+	Edges       []EdgeRow // of the waiting jobs, by job, then dependency
 }
 
 // A CopyCheckpointRow is the checkpoint of a job Copy copies, as stored.
@@ -69,14 +70,20 @@ type CopyKeyRow struct {
 	ExpiresAt int64  `db:"expires_at"`
 }
 
+// copiedStates are the states of the jobs Copy copies: those not
+// finished, and the dead.
+const copiedStates = `('pending', 'running', 'dead', 'waiting')`
+
 const (
-	copyJobsWhere  = ` FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead') ORDER BY id`
+	copyJobsWhere  = ` FROM litequeue_jobs WHERE state IN ` + copiedStates + ` ORDER BY id`
 	copyHistorySQL = `SELECT job_id, attempt, started_at, finished_at, outcome, error, error_class, delay, worker, kind, next_state
-		FROM litequeue_attempts WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead'))
+		FROM litequeue_attempts WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state IN ` + copiedStates + `)
 		ORDER BY id`
 	copyKeysSQL        = `SELECT key, expires_at FROM litequeue_keys WHERE expires_at > ?`
 	copyCheckpointsSQL = `SELECT job_id, checkpoint FROM litequeue_checkpoints
-		WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state IN ('pending', 'running', 'dead'))`
+		WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state IN ` + copiedStates + `)`
+	copyEdgesSQL = `SELECT job_id, depends_on, rule, state FROM litequeue_deps
+		WHERE job_id IN (SELECT id FROM litequeue_jobs WHERE state = 'waiting') ORDER BY job_id, depends_on`
 )
 
 // ReadCopySource reads what Copy copies from the database of p, in one
@@ -101,6 +108,11 @@ func ReadCopySource(ctx context.Context, p *Pool, info Info, now int64) (*CopySo
 				return err
 			}
 		}
+		if info.Dependencies {
+			if err := tx.SelectContext(ctx, &src.Edges, copyEdgesSQL); err != nil {
+				return err
+			}
+		}
 		return tx.SelectContext(ctx, &src.Keys, copyKeysSQL, now)
 	})
 	return src, err
@@ -110,8 +122,8 @@ const (
 	// copiedFromSQL reads the fingerprints of the jobs copied here from a
 	// source, and from any without an ID; copiedAnySQL those from any
 	// source, for a source without an ID.
-	copiedFromSQL   = `SELECT fingerprint FROM litequeue_copied WHERE source = ? OR source = ''`
-	copiedAnySQL    = `SELECT fingerprint FROM litequeue_copied`
+	copiedFromSQL   = `SELECT fingerprint, job_id FROM litequeue_copied WHERE source = ? OR source = ''`
+	copiedAnySQL    = `SELECT fingerprint, job_id FROM litequeue_copied`
 	copiedInsertSQL = `INSERT INTO litequeue_copied (source, fingerprint, source_id, job_id, copied_at) VALUES (?, ?, ?, ?, ?)`
 	copyInsertSQL   = `INSERT INTO litequeue_jobs
 		(queue, kind, payload, state, priority, attempt, max_tries, own_max_tries, run_at, created_at,
@@ -124,12 +136,13 @@ const (
 )
 
 // CopiedBefore returns, in the write transaction tx of the target, the
-// fingerprints of the jobs copied into it before from source: from it
-// and, where either database had no ID, from any. It refuses a source
+// fingerprints of the jobs copied into it before from source, with the
+// IDs of their copies: from it and, where either database had no ID,
+// from any. It refuses a source
 // that is the target's own database. The copies into one database take
 // turns (see Engine.LockKey) until tx ends, so that each reads what the
 // one before recorded.
-func CopiedBefore(ctx context.Context, tx Execer, eng Engine, source string) (map[string]bool, error) {
+func CopiedBefore(ctx context.Context, tx Execer, eng Engine, source string) (map[string]int64, error) {
 	if err := eng.LockKey(ctx, tx, "copy", ""); err != nil {
 		return nil, err
 	}
@@ -140,7 +153,10 @@ func CopiedBefore(ctx context.Context, tx Execer, eng Engine, source string) (ma
 	if id != "" && id == source {
 		return nil, fmt.Errorf("from and to are one database (database ID %s)", id)
 	}
-	var fps []string
+	var fps []struct {
+		Fingerprint string `db:"fingerprint"`
+		JobID       int64  `db:"job_id"`
+	}
 	if source == "" {
 		err = tx.SelectContext(ctx, &fps, copiedAnySQL)
 	} else {
@@ -149,9 +165,9 @@ func CopiedBefore(ctx context.Context, tx Execer, eng Engine, source string) (ma
 	if err != nil {
 		return nil, fmt.Errorf("read the jobs copied before: %w", err)
 	}
-	copied := make(map[string]bool, len(fps))
+	copied := make(map[string]int64, len(fps))
 	for _, fp := range fps {
-		copied[fp] = true
+		copied[fp.Fingerprint] = fp.JobID
 	}
 	return copied, nil
 }
@@ -191,3 +207,28 @@ func CopyCheckpoint(ctx context.Context, tx Execer, id int64, checkpoint []byte)
 }
 
 const copyCheckpointSQL = `INSERT INTO litequeue_checkpoints (job_id, checkpoint) VALUES (?, ?)`
+
+// CopyDependencies gives the job id, just copied, the edges (their On
+// the IDs of the dependencies here; their Job ignored), of which open
+// are open, and raises each dependency's count of dependents.
+func CopyDependencies(ctx context.Context, tx Execer, id int64, edges []EdgeRow, open int) error {
+	if len(edges) == 0 {
+		return nil
+	}
+	deps, states := make([]Dep, len(edges)), make([]string, len(edges))
+	on := make([]int64, len(edges))
+	for i, e := range edges {
+		deps[i], states[i], on[i] = Dep{ID: e.On, Rule: e.Rule}, e.State, e.On
+	}
+	if err := addEdges(ctx, tx, id, deps, states); err != nil {
+		return err
+	}
+	if open > 0 {
+		if _, err := tx.ExecContext(ctx, addWaitSQL, id, open); err != nil {
+			return err
+		}
+	}
+	return execIn(ctx, tx, raiseDependentsSQL, on)
+}
+
+const raiseDependentsSQL = `UPDATE litequeue_jobs SET dependents = dependents + 1 WHERE id IN (?)`
