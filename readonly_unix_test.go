@@ -138,7 +138,7 @@ func TestOpenReadOnly_NothingLeftUnwritable(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustRunAs(t, owner, command, "--db", path, "enqueue", "send", `"after the read"`)
-			if out := mustRunAs(t, owner, command, "--db", path, "check"); !strings.Contains(out, ": 2 pending,") {
+			if out := mustRunAs(t, owner, command, "--db", path, "check"); !strings.Contains(out, " 2 pending,") {
 				t.Errorf("check after the enqueue:\n%s", out)
 			}
 		})
