@@ -24,9 +24,12 @@ type DependencyRule string
 // The rules of [DependsOnRule] and [IfDependencyFails].
 const (
 	// CancelIfFailed cancels the dependent job, with a history row of
-	// outcome cancelled whose error names the dependency and its state;
-	// the jobs that depend on it are then treated alike, by their own
-	// rules. The default.
+	// outcome cancelled whose error names the dependency and its state,
+	// counted in [Queue.Throughput], and fires job.cancelled; the jobs
+	// that depend on it are then treated alike, by their own rules. The
+	// default. (A dependency ended in the app's own transaction, by
+	// [Queue.CompleteTx], fires no event and counts nothing, as
+	// EnqueueTx does not.)
 	CancelIfFailed DependencyRule = store.RuleCancel
 	// WaitIfFailed keeps the dependent job waiting: a [Queue.Replay] of
 	// the dead dependency lets it go on once the dependency completes. A

@@ -358,3 +358,39 @@ func TestDependsOn_ExpiryFromRelease(t *testing.T) {
 		t.Fatalf("job %s, want completed: its hour counts from its release", got.State)
 	}
 }
+
+// TestDependsOn_CancelledEvents: the jobs that a failed dependency
+// cancels fire job.cancelled, after the commit, each with its row as
+// cancelled, and are counted in the throughput as cancelled.
+func TestDependsOn_CancelledEvents(t *testing.T) {
+	t.Parallel()
+	var evs events
+	q, _ := openQueue(t, litequeue.Options{OnEvent: evs.record})
+	q.Handle("fail", failing)
+	q.Handle("ok", ok)
+	dep := enqueue(t, q, "fail", nil)
+	a := enqueue(t, q, "ok", nil, litequeue.DependsOn(dep.ID))
+	b := enqueue(t, q, "ok", nil, litequeue.DependsOn(a.ID))
+	runDue(t, q)
+	var cancelled []int64
+	evs.mu.Lock()
+	defer evs.mu.Unlock()
+	for _, ev := range evs.list {
+		if ev.Type == "job.cancelled" {
+			if ev.Job.State != litequeue.Cancelled || !strings.HasPrefix(ev.Job.LastError, "dependency ") {
+				t.Errorf("event of job %d: %s %q", ev.Job.ID, ev.Job.State, ev.Job.LastError)
+			}
+			cancelled = append(cancelled, ev.Job.ID)
+		}
+	}
+	if diff := cmp.Diff([]int64{a.ID, b.ID}, cancelled); diff != "" {
+		t.Fatalf("job.cancelled events (-want +got):\n%s", diff)
+	}
+	tp, err := q.Throughput(t.Context(), time.Hour, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tp[len(tp)-1]; got.Cancelled != 2 || got.Dead != 1 {
+		t.Fatalf("throughput %+v, want 2 cancelled and 1 dead", got)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/litequeue/litequeue/internal/store"
 )
 
 // The events a Queue fires, by Type: OnEvent is called with each after the
@@ -58,6 +60,20 @@ func (e *emitter) enqueued(now time.Time, jobs ...*Job) {
 		if !j.Duplicate {
 			events = append(events, Event{Type: eventEnqueued, Job: j.asStored(), At: now})
 		}
+	}
+	e.emit(events...)
+}
+
+// dependentsCancelled fires the job.cancelled events of the jobs whose
+// rows a write cancelled because a dependency failed (see DependsOn), at
+// the moment each was cancelled.
+func (e *emitter) dependentsCancelled(rows []store.JobRow) {
+	if e.on == nil {
+		return
+	}
+	events := make([]Event, len(rows))
+	for i := range rows {
+		events[i] = Event{Type: eventCancelled, Job: viewOf(&rows[i]), At: store.FromMS(rows[i].FinishedAt.Int64)}
 	}
 	e.emit(events...)
 }

@@ -170,7 +170,7 @@ func init() {
 func openOn(ctx context.Context, eng store.Engine, opts Options) (*Queue, error) {
 	info := eng.Info()
 	q := newQueue(opts)
-	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect, eng.Lost), info: info}
+	q.st = &storage{eng: eng, reads: store.NewPool(info.Reads, info.Dialect, eng.Lost), info: info, cancelled: q.events.dependentsCancelled}
 	var skew *clockCheck // a file's Queues read one machine's clock
 	if info.ServerClock {
 		skew = newClockCheck(opts, eng.ServerNow)

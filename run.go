@@ -292,7 +292,7 @@ func (rn *runner) finish(ctx context.Context, l *lease, e end, next *claimer) (*
 	n := &runNote{job: l.job, end: e, next: next}
 	end := &store.RunEnd[*runNote]{Claimed: &l.row, After: d.after, History: d.history,
 		Gated: l.h.gated(), Next: next != nil, Note: n, Output: e.output}
-	if err := rn.st.w.Do(&store.Op[*runNote]{Ctx: ctx, End: end}); err != nil { // a read-only Queue runs nothing
+	if err := rn.st.submit(&store.Op[*runNote]{Ctx: ctx, End: end}); err != nil { // a read-only Queue runs nothing
 		return nil, err
 	}
 	if n.chained != nil {

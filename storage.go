@@ -16,6 +16,9 @@ type storage struct {
 	reads *store.Pool             // litequeue's own reads, in the engine's dialect
 	w     *store.Writer[*runNote] // nil on a Queue from OpenReadOnly
 	info  store.Info
+	// cancelled is told, after the commit, of the jobs that a write
+	// cancelled because a dependency failed (see store.Resolve).
+	cancelled func(rows []store.JobRow)
 }
 
 // write runs fn in a write transaction through the group-commit writer,
@@ -31,12 +34,18 @@ func (s *storage) writeLight(ctx context.Context, fn func(tx store.Execer) error
 	return s.submit(&store.Op[*runNote]{Ctx: ctx, Fn: fn, Light: true})
 }
 
-// submit runs op through the writer, or returns ErrReadOnly.
+// submit runs op through the writer, or returns ErrReadOnly; then it
+// tells s.cancelled of the jobs that op's batch cancelled because a
+// dependency failed, if op is the one the writer told.
 func (s *storage) submit(op *store.Op[*runNote]) error {
 	if s.readOnly() {
 		return ErrReadOnly
 	}
-	return s.w.Do(op)
+	err := s.w.Do(op)
+	if len(op.Cancelled) > 0 && s.cancelled != nil {
+		s.cancelled(op.Cancelled)
+	}
+	return err
 }
 
 // readOnly reports whether the Queue came from OpenReadOnly.

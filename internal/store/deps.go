@@ -206,27 +206,30 @@ func addEdges(ctx context.Context, tx Execer, id int64, deps []Dep, edges []stri
 // in state from ('waiting', or 'pending' at its enqueue).
 const cancelWaitingSQL = `UPDATE litequeue_jobs
 	SET state = 'cancelled', finished_at = ?, last_error = ?, lease_until = 0, cancel = 0
-	WHERE id = ? AND state = ? RETURNING queue, kind, attempt, dependents`
+	WHERE id = ? AND state = ? RETURNING ` + JobColumns + `, dependents`
 
 // cancelWaiting cancels the job id, in state from, for the failure of
 // its dependency dep, which ended in state end, at now, with a history
-// row of outcome cancelled that names them; it adds the move to d, and
-// reports whether the job was in state from and has dependents of its
-// own, whose edges its cancel must then resolve.
+// row of outcome cancelled that names them; it adds the move to d, notes
+// the cancel in tx's writer batch (noteResolved), and reports whether
+// the job was in state from and has dependents of its own, whose edges
+// its cancel must then resolve.
 func cancelWaiting(ctx context.Context, tx Execer, id int64, from string, dep int64, end string, now int64, d *Deltas) (bool, error) {
 	cause := failedCause(dep, end)
 	var rows []struct {
-		jobGroup
-		Attempt    int `db:"attempt"`
+		JobRow
 		Dependents int `db:"dependents"`
 	}
 	if err := tx.SelectContext(ctx, &rows, cancelWaitingSQL, now, cause, id, from); err != nil || len(rows) == 0 {
 		return false, err
 	}
-	r := rows[0]
+	r := &rows[0]
 	d.Move(r.Queue, r.Kind, from, "cancelled")
 	h := &HistoryRow{AttemptRow: AttemptRow{Attempt: r.Attempt, StartedAt: now, FinishedAt: now,
 		Outcome: "cancelled", Error: cause, ErrorClass: "dependency"}, JobID: id, Kind: r.Kind, Next: "cancelled"}
+	if from == "waiting" {
+		noteResolved(tx, false, &r.JobRow, h)
+	}
 	return r.Dependents > 0, AddHistoryRow(ctx, tx, h)
 }
 
@@ -307,7 +310,7 @@ func Resolve(ctx context.Context, tx Execer, ended []Ended) (released int, err e
 		}
 	}
 	if released > 0 {
-		MarkReleased(tx)
+		noteResolved(tx, true, nil, nil)
 	}
 	return released, d.Flush(ctx, tx)
 }
@@ -330,12 +333,29 @@ func meetEdge(ctx context.Context, tx Execer, id, now int64, d *Deltas) (bool, e
 	return true, nil
 }
 
-// MarkReleased tells the writer batch that runs on tx, if any, that it
-// made a job pending, so that it wakes this process's idle Work loops at
-// its commit (see Writer.WakeOwn).
-func MarkReleased(tx Execer) {
-	if c, ok := tx.(*Conn); ok {
-		c.released = true
+// A resolvedNote is what the writer batch that runs has done to the
+// dependents of the jobs it ended: whether it made one pending, for the
+// writer to wake this process's idle Work loops at the commit (see
+// Writer.WakeOwn); the jobs it cancelled, with their history rows, for
+// the writer to count in the throughput and tell the machinery of after
+// the commit (Writer.Cancelled).
+type resolvedNote struct {
+	released  bool
+	cancelled []JobRow
+	history   []*HistoryRow
+}
+
+// noteResolved notes in the writer batch that runs on tx, if any, that
+// Resolve made a job pending (released), or cancelled the job row with
+// its history row h.
+func noteResolved(tx Execer, released bool, row *JobRow, h *HistoryRow) {
+	c, ok := tx.(*Conn)
+	if !ok {
+		return
+	}
+	c.resolved.released = c.resolved.released || released
+	if row != nil {
+		c.resolved.cancelled, c.resolved.history = append(c.resolved.cancelled, *row), append(c.resolved.history, h)
 	}
 }
 

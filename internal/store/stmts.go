@@ -149,9 +149,9 @@ type Conn struct {
 	// the batch that runs, while gathering (see Conn.gather).
 	counts    Deltas
 	gathering bool
-	// released says that the batch that runs made a waiting job pending
-	// (see MarkReleased).
-	released bool
+	// resolved is what the batch that runs did to the dependents of the
+	// jobs it ended (see Resolve).
+	resolved resolvedNote
 }
 
 // NewConn takes a connection of db for the writer, running litequeue's

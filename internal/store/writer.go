@@ -58,6 +58,10 @@ type Op[N any] struct {
 	// Light marks a write whose loss in a power cut is harmless, so that a
 	// batch of only such writes commits without an fsync (see durable).
 	Light bool
+	// Cancelled is set by the writer, on one op of a batch that commits,
+	// to the rows of the jobs that the batch cancelled because a
+	// dependency failed (see Resolve), for its caller to tell of them.
+	Cancelled []JobRow
 	err   error
 	done  chan bool // receives true to lead, false when committed or failed
 }
@@ -225,7 +229,7 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 	}
 	w.wakes = false
 	c := w.Conn
-	c.released = false
+	c.resolved = resolvedNote{}
 	if err := w.Engine.Begin(c, durable(batch)); err != nil {
 		return fail(err)
 	}
@@ -258,19 +262,26 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 	if w.wakes {
 		w.Wake()
 	}
+	if cancelled := c.resolved.cancelled; len(cancelled) > 0 {
+		batch[0].Cancelled = cancelled // told once, by one of the batch's callers
+	}
 	return true
 }
 
 // commitTx writes the changes to the kept counts that the batch's
 // operations gathered on c, asks for the wake of this process's idle
-// loops if the batch made a waiting job pending, and commits the
-// transaction.
+// loops if the batch made a waiting job pending, counts in the
+// throughput the jobs it cancelled for a failed dependency, and commits
+// the transaction.
 func (w *Writer[N]) commitTx(c *Conn) error {
 	if err := c.flushGathered(); err != nil {
 		return err
 	}
-	if c.released {
+	if c.resolved.released {
 		w.WakeOwn()
+	}
+	if err := CountEnds(context.Background(), c, w.Shard, c.resolved.history); err != nil {
+		return err
 	}
 	return w.Engine.Commit(c)
 }
