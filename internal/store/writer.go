@@ -62,8 +62,8 @@ type Op[N any] struct {
 	// to the rows of the jobs that the batch cancelled because a
 	// dependency failed (see Resolve), for its caller to tell of them.
 	Cancelled []JobRow
-	err   error
-	done  chan bool // receives true to lead, false when committed or failed
+	err       error
+	done      chan bool // receives true to lead, false when committed or failed
 }
 
 // maxBatch bounds how many writes share one transaction, so that one
