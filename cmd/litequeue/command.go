@@ -85,7 +85,7 @@ func commands() []*command {
 			{name: "breaker reset", usage: "breaker reset KIND [--json]", group: changeGroup, min: 1, max: 1, setup: (*cli).breakerReset,
 				short: "close a kind's circuit breaker: its jobs are claimed again at once"},
 		}},
-		{name: "enqueue", usage: "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--json]",
+		{name: "enqueue", usage: "enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--after IDS [--if-failed RULE]] [--json]",
 			group: changeGroup, min: 1, max: 2, setup: (*cli).enqueue,
 			short: "add a job"},
 		{name: "copy", usage: "copy --to DB [--from DB] [--json]", group: changeGroup, setup: (*cli).copyJobs,

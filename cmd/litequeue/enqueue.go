@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/litequeue/litequeue"
 )
@@ -17,6 +18,8 @@ func (c *cli) enqueue(fs *flagSet) runFunc {
 	priority := fs.Int("priority", 0, "the job's `priority`: higher runs first")
 	unique := fs.String("unique", "", "a unique `key`: while a live job holds it, nothing is added")
 	maxTries := fs.Int("max-tries", 0, "the job's own `N` of tries, 1…50; 0: its handler's policy")
+	after := fs.String("after", "", "the `IDs`, comma-separated, of jobs the job waits for: it runs once they completed")
+	ifFailed := fs.String("if-failed", "", "what a failed job of --after does to the job: `cancel` (default), wait or run")
 	asJSON := fs.Bool("json", false, "write the job as JSON")
 	return func(ctx context.Context, args []string) error {
 		kind, payload := args[0], json.RawMessage("null")
@@ -41,8 +44,35 @@ func (c *cli) enqueue(fs *flagSet) runFunc {
 		if *maxTries != 0 {
 			opts = append(opts, litequeue.MaxTries(*maxTries))
 		}
-		return c.addJob(ctx, kind, payload, opts, *asJSON)
+		deps, err := dependencyOptions(*after, *ifFailed)
+		if err != nil {
+			return err
+		}
+		return c.addJob(ctx, kind, payload, append(opts, deps...), *asJSON)
 	}
+}
+
+// dependencyOptions are the options of --after (IDs, comma-separated)
+// and --if-failed (a rule), or a usage error naming the bad value.
+func dependencyOptions(after, ifFailed string) ([]litequeue.EnqueueOption, error) {
+	rule := litequeue.DependencyRule(ifFailed)
+	switch {
+	case after == "" && ifFailed != "":
+		return nil, usageErrorf("--if-failed %s without --after", ifFailed)
+	case after == "":
+		return nil, nil
+	case ifFailed != "" && rule != litequeue.CancelIfFailed && rule != litequeue.WaitIfFailed && rule != litequeue.RunIfFailed:
+		return nil, usageErrorf("--if-failed %q is not one of cancel, wait, run", ifFailed)
+	}
+	var ids []int64
+	for _, f := range strings.Split(after, ",") {
+		id, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || id < 1 {
+			return nil, usageErrorf("--after %q: %q is not a job ID", after, f)
+		}
+		ids = append(ids, id)
+	}
+	return []litequeue.EnqueueOption{litequeue.DependsOnRule(rule, ids...)}, nil
 }
 
 // addJob enqueues a job, through the write path, and says what happened.
@@ -66,7 +96,14 @@ func (c *cli) addJob(ctx context.Context, kind string, payload json.RawMessage, 
 		fmt.Fprintf(c.stdout, "job %d already holds unique key %q and is %s: nothing added\n", job.ID, job.UniqueKey, job.State)
 		return nil
 	}
-	fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, due %s%s\n", job.ID, job.Kind, job.Queue, fmtTimeMS(job.RunAt), sealNote(job))
+	switch job.State {
+	case litequeue.Waiting:
+		fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, waiting for its dependencies%s\n", job.ID, job.Kind, job.Queue, sealNote(job))
+	case litequeue.Cancelled:
+		fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, cancelled at once: %s\n", job.ID, job.Kind, job.Queue, job.LastError)
+	default:
+		fmt.Fprintf(c.stdout, "enqueued job %d: %s on queue %s, due %s%s\n", job.ID, job.Kind, job.Queue, fmtTimeMS(job.RunAt), sealNote(job))
+	}
 	return nil
 }
 

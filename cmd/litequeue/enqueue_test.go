@@ -84,3 +84,46 @@ func TestEnqueue_BadJSON(t *testing.T) {
 		t.Errorf("after the refusals: %d jobs, %d before (%v)", len(after), len(before), err)
 	}
 }
+
+// TestEnqueue_After: --after makes the job wait for the jobs it names,
+// with --if-failed's rule; bad IDs and rules are usage errors, an ID of
+// no job a failure, and neither adds a job.
+func TestEnqueue_After(t *testing.T) {
+	fx := newFixture(t)
+	r := mustRun(t, fx.cli(""), "enqueue", "resize", "--after", "1, 2", "--if-failed", "wait")
+	var id int64
+	if _, err := fmt.Sscanf(r.stdout, "enqueued job %d:", &id); err != nil || !strings.HasSuffix(r.stdout, ": resize on queue default, waiting for its dependencies\n") {
+		t.Fatalf("stdout %q (%v)", r.stdout, err)
+	}
+	q := openFixture(t, fx)
+	deps, err := q.Dependencies(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deps) != 2 || deps[0].Edge.On != 1 || deps[1].Edge.On != 2 || deps[0].Edge.Rule != litequeue.WaitIfFailed {
+		t.Fatalf("dependencies %+v, want jobs 1 and 2, rule wait", deps)
+	}
+	before, err := q.List(context.Background(), litequeue.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--after", "1,x"}, exitUsage, `--after "1,x": "x" is not a job ID`},
+		{[]string{"--after", "0"}, exitUsage, `--after "0": "0" is not a job ID`},
+		{[]string{"--after", "1", "--if-failed", "retry"}, exitUsage, `--if-failed "retry" is not one of cancel, wait, run`},
+		{[]string{"--if-failed", "run"}, exitUsage, "--if-failed run without --after"},
+		{[]string{"--after", "999"}, 1, "dependency 999: litequeue: job not found"},
+	} {
+		r := runCLI(t, fx.cli(""), append([]string{"enqueue", "resize"}, tt.args...)...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.says) {
+			t.Errorf("enqueue %q: exit %d, stderr %q; want exit %d and %q", tt.args, r.code, r.stderr, tt.code, tt.says)
+		}
+	}
+	if after, err := q.List(context.Background(), litequeue.Filter{}); err != nil || len(after) != len(before) {
+		t.Errorf("after the refusals: %d jobs, %d before (%v)", len(after), len(before), err)
+	}
+}

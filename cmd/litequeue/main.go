@@ -48,7 +48,7 @@
 //	                          delete finished or dead jobs and their history: those named, or all that match
 //	  breaker reset KIND [--json]
 //	                          close a kind's circuit breaker: its jobs are claimed again at once
-//	  enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--json]
+//	  enqueue KIND [JSON] [--queue Q] [--delay D] [--priority P] [--unique KEY] [--max-tries N] [--after IDS [--if-failed RULE]] [--json]
 //	                          add a job
 //	  copy --to DB [--from DB] [--json]
 //	                          copy unfinished and dead jobs, with history, into another database
