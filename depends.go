@@ -31,10 +31,12 @@ const (
 	// [Queue.CompleteTx], fires no event and counts nothing, as
 	// EnqueueTx does not.)
 	CancelIfFailed DependencyRule = store.RuleCancel
-	// WaitIfFailed keeps the dependent job waiting: a [Queue.Replay] of
-	// the dead dependency lets it go on once the dependency completes. A
-	// dependency deleted (or purged) before it completed can never
-	// complete: the dependent is cancelled then.
+	// WaitIfFailed keeps the dependent job waiting while its dependency
+	// is dead: a [Queue.Replay] of the dependency lets it go on once the
+	// dependency completes. A dependency that can never complete — one
+	// discarded, cancelled or expired (which no replay takes back), or
+	// deleted, or purged by retention, while dead — cancels the
+	// dependent, as CancelIfFailed does.
 	WaitIfFailed DependencyRule = store.RuleWait
 	// RunIfFailed counts the failed dependency as done: the dependent
 	// runs once its other dependencies are done, and reads the failure

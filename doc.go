@@ -115,9 +115,10 @@
 // discarded, cancelled or expires) applies the rule of its edge: by
 // default [CancelIfFailed] cancels the dependent, with a history row whose
 // error names the dependency, and the dependent's own dependents follow by
-// their rules; [WaitIfFailed] keeps it waiting, so that a [Queue.Replay]
-// of the dead dependency lets it go on; [RunIfFailed] counts the failure
-// as done ([DependsOnRule] per dependency, [IfDependencyFails] per job).
+// their rules; [WaitIfFailed] keeps it waiting while the dependency is
+// dead, so that a [Queue.Replay] of it lets the dependent go on;
+// [RunIfFailed] counts the failure as done ([DependsOnRule] per
+// dependency, [IfDependencyFails] per job).
 // A handler reads its inputs with [Queue.DependencyOutputs];
 // [Queue.Dependencies], [Queue.Dependents] and [Queue.Graph] show the
 // edges and their states.

@@ -15,12 +15,15 @@ import (
 //
 // The state machine of an edge, decided by EdgeFate:
 //
-//	open ──dependency completes──────────────────────────▶ met
-//	open ──dependency fails, rule run─────────────────────▶ met
-//	open ──dependency fails, rule cancel──────────────────▶ failed (the job is cancelled)
-//	open ──dependency fails, rule wait────────────────────▶ open   (a replay may yet complete it)
-//	open ──dependency deleted before it completed, rule run ▶ met
-//	open ──dependency deleted, rule cancel or wait────────▶ failed (the job is cancelled)
+//	open ──dependency completes───────────────────────────────────▶ met
+//	open ──dependency fails (or is deleted), rule run─────────────▶ met
+//	open ──dependency goes dead, rule wait────────────────────────▶ open   (a replay may yet complete it)
+//	open ──dependency fails otherwise (or is deleted), rule wait──▶ failed (the job is cancelled)
+//	open ──dependency fails (or is deleted), rule cancel──────────▶ failed (the job is cancelled)
+//
+// A dependency fails when it goes dead, is discarded, cancelled or
+// expires: of those, only a dead job can be replayed, so only a dead one
+// keeps an edge of rule wait open.
 //
 // and of the waiting job: waiting ──its last open edge met──▶ pending
 // (due at its RunAt, or at once if that has passed); waiting ──an edge
@@ -62,7 +65,7 @@ func EdgeFate(end, rule string) string {
 	switch {
 	case end == "completed", rule == RuleRun:
 		return EdgeMet
-	case rule == RuleWait && end != Deleted:
+	case rule == RuleWait && end == "dead": // a replay may yet complete it
 		return EdgeOpen
 	}
 	return EdgeFailed

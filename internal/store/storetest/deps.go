@@ -77,7 +77,8 @@ func testDependEdges(t *testing.T, f *Fixture) {
 		{store.RuleCancel, "dead", "cancelled"},
 		{store.RuleCancel, "expired", "cancelled"},
 		{store.RuleWait, "dead", "waiting"},
-		{store.RuleWait, "discarded", "waiting"},
+		{store.RuleWait, "discarded", "cancelled"},
+		{store.RuleWait, "expired", "cancelled"},
 		{store.RuleRun, "cancelled", "pending"},
 	} {
 		dep := putJob(t, f, "q", "k", nil)
