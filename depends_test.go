@@ -394,3 +394,50 @@ func TestDependsOn_CancelledEvents(t *testing.T) {
 		t.Fatalf("throughput %+v, want 2 cancelled and 1 dead", got)
 	}
 }
+
+// TestDependsOn_EdgeDeletedMeanwhile, on a server: the edges of a
+// cancelled dependent, deleted (as Delete does) in a transaction that
+// commits while its dependency's completion waits for the row, do not
+// stop the completion from releasing its other dependents.
+func TestDependsOn_EdgeDeletedMeanwhile(t *testing.T) {
+	if !serverRun() {
+		t.Skip("a server's transactions only: a file's writers take turns")
+	}
+	t.Parallel()
+	ctx := t.Context()
+	q, _ := openQueue(t, litequeue.Options{})
+	q.Handle("ok", ok)
+	dep := enqueue(t, q, "ok", nil)
+	gone := enqueue(t, q, "ok", nil, litequeue.DependsOn(dep.ID))
+	other := enqueue(t, q, "ok", nil, litequeue.DependsOn(dep.ID))
+	if err := q.Cancel(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := q.DB().BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var pid int
+	if err := tx.GetContext(ctx, &pid, `SELECT pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM litequeue_deps WHERE job_id = $1`, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := runDueAsync(q)
+	waitFor(t, "the completion to wait for the deleted edge's row", func() bool {
+		var n int
+		err := q.DB().GetContext(ctx, &n, `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid)
+		return err == nil && n > 0
+	})
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.err != nil || r.n != 2 {
+		t.Fatalf("RunDue = %d, %v; want 2 runs, the dependency's and its other dependent's", r.n, r.err)
+	}
+	if got := get(t, q, other.ID).State; got != litequeue.Completed {
+		t.Fatalf("the other dependent: %s, want completed", got)
+	}
+}

@@ -72,10 +72,13 @@ func EdgeFate(end, rule string) string {
 }
 
 // A Dep is one dependency of a job being enqueued: the ID of the job it
-// depends on, and the rule of its failure.
+// depends on, and the rule of its failure; State is set only for a job
+// being copied, to an edge's state as decided in the source (see
+// DependCopied).
 type Dep struct {
-	ID   int64
-	Rule string
+	ID    int64
+	Rule  string
+	State string
 }
 
 // Terminal reports whether a job in state no longer changes by itself:
@@ -120,61 +123,116 @@ func (e *NotFoundError) Error() string { return fmt.Sprintf("dependency %d: no s
 // dependency that names no job is a *NotFoundError, and tx must then
 // roll back.
 func Depend(ctx context.Context, tx Execer, queue, kind string, ids []int64, deps []Dep, now int64) (state, cause string, err error) {
-	depIDs := make([]int64, len(deps))
-	for i, d := range deps {
-		depIDs[i] = d.ID
+	return depend(ctx, tx, queue, kind, ids, deps, now, false)
+}
+
+// DependCopied is Depend for a job that Copy just inserted: a dependency
+// whose State is set keeps its edge so decided in the source, and one
+// that names no job (a copy an earlier Copy made, deleted since) counts
+// as deleted.
+func DependCopied(ctx context.Context, tx Execer, queue, kind string, id int64, deps []Dep, now int64) (state, cause string, err error) {
+	return depend(ctx, tx, queue, kind, []int64{id}, deps, now, true)
+}
+
+// depend is Depend, or DependCopied if copied.
+func depend(ctx context.Context, tx Execer, queue, kind string, ids []int64, deps []Dep, now int64, copied bool) (state, cause string, err error) {
+	ends, err := lockDependencies(ctx, tx, len(ids), deps)
+	if err != nil {
+		return "", "", err
 	}
-	var found []struct {
+	p, err := planEdges(deps, ends, copied)
+	if err != nil {
+		return "", "", err
+	}
+	for _, id := range ids {
+		if err := addEdges(ctx, tx, id, deps, p.edges); err != nil {
+			return "", "", err
+		}
+		if p.open > 0 {
+			if _, err := tx.ExecContext(ctx, addWaitSQL, id, p.open); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	return p.apply(ctx, tx, queue, kind, ids, now)
+}
+
+// lockDependencies raises by n the dependents count of each of deps,
+// which takes their row locks (see addDependentsSQL), and returns the
+// states of those that exist, by ID.
+func lockDependencies(ctx context.Context, tx Execer, n int, deps []Dep) (map[int64]string, error) {
+	ids := make([]int64, len(deps))
+	for i, d := range deps {
+		ids[i] = d.ID
+	}
+	found, err := readIn[struct {
 		ID    int64  `db:"id"`
 		State string `db:"state"`
-	}
-	if err := selectIn(ctx, tx, &found, addDependentsSQL, len(ids), depIDs); err != nil {
-		return "", "", err
+	}](ctx, tx, addDependentsSQL, ids, n)
+	if err != nil {
+		return nil, err
 	}
 	states := make(map[int64]string, len(found))
 	for _, f := range found {
 		states[f.ID] = f.State
 	}
-	open, failed := 0, int64(0)
-	edges := make([]string, len(deps))
+	return states, nil
+}
+
+// An edgePlan is how the edges of a job being enqueued start, decided
+// from the states of its dependencies: each edge's state, how many are
+// open, and the first that failed, with its dependency's end.
+type edgePlan struct {
+	edges     []string
+	open      int
+	failed    int64
+	failedEnd string
+}
+
+// planEdges decides the edges to deps, whose states are states (a
+// dependency missing from them names no job: a *NotFoundError, or, if
+// copied, one deleted), and, if copied, a dependency with a State keeps
+// it.
+func planEdges(deps []Dep, states map[int64]string, copied bool) (edgePlan, error) {
+	p := edgePlan{edges: make([]string, len(deps))}
 	for i, d := range deps {
 		st, ok := states[d.ID]
-		if !ok {
-			return "", "", &NotFoundError{ID: d.ID}
+		switch {
+		case copied && d.State != "":
+			p.edges[i] = d.State
+		case !ok && !copied:
+			return p, &NotFoundError{ID: d.ID}
+		case !ok:
+			st, p.edges[i] = Deleted, EdgeFate(Deleted, d.Rule)
+		case Terminal(st):
+			p.edges[i] = EdgeFate(st, d.Rule)
+		default:
+			p.edges[i] = EdgeOpen
 		}
-		edges[i] = EdgeOpen
-		if Terminal(st) {
-			edges[i] = EdgeFate(st, d.Rule)
-		}
-		switch edges[i] {
-		case EdgeOpen:
-			open++
-		case EdgeFailed:
-			if failed == 0 {
-				failed = d.ID
-			}
-		}
-	}
-	for _, id := range ids {
-		if err := addEdges(ctx, tx, id, deps, edges); err != nil {
-			return "", "", err
-		}
-		if open > 0 {
-			if _, err := tx.ExecContext(ctx, addWaitSQL, id, open); err != nil {
-				return "", "", err
-			}
+		switch {
+		case p.edges[i] == EdgeOpen:
+			p.open++
+		case p.edges[i] == EdgeFailed && p.failed == 0 && d.State == "":
+			p.failed, p.failedEnd = d.ID, st
 		}
 	}
+	return p, nil
+}
+
+// apply moves the jobs ids, just inserted pending with queue and kind,
+// to the state p puts them in, at now, and returns it: cancelled (with
+// the cause) if an edge failed, waiting if one is open, else pending.
+func (p edgePlan) apply(ctx context.Context, tx Execer, queue, kind string, ids []int64, now int64) (state, cause string, err error) {
 	var d Deltas
 	switch {
-	case failed != 0:
+	case p.failed != 0:
 		for _, id := range ids {
-			if _, err := cancelWaiting(ctx, tx, id, "pending", failed, states[failed], now, &d); err != nil {
+			if _, err := cancelWaiting(ctx, tx, id, "pending", p.failed, p.failedEnd, now, &d); err != nil {
 				return "", "", err
 			}
 		}
-		return "cancelled", failedCause(failed, states[failed]), d.Flush(ctx, tx)
-	case open > 0:
+		return "cancelled", failedCause(p.failed, p.failedEnd), d.Flush(ctx, tx)
+	case p.open > 0:
 		for chunk := range slices.Chunk(ids, edgesChunk) {
 			if err := execIn(ctx, tx, toWaitingSQL, chunk); err != nil {
 				return "", "", err
@@ -290,8 +348,10 @@ func Resolve(ctx context.Context, tx Execer, ended []Ended) (released int, err e
 			if fate == EdgeOpen {
 				continue
 			}
-			if ok, err := wroteOne(tx.ExecContext(ctx, setEdgeSQL, fate, edge.Job, e.ID)); err != nil || !ok {
+			if ok, err := wroteOne(tx.ExecContext(ctx, setEdgeSQL, fate, edge.Job, e.ID)); err != nil {
 				return 0, err
+			} else if !ok {
+				continue // deleted since it was read, with its job (a server's Delete in another transaction)
 			}
 			if fate == EdgeFailed {
 				more, err := cancelWaiting(ctx, tx, edge.Job, "waiting", e.ID, e.State, e.At, &d)
@@ -418,12 +478,12 @@ func Nodes(ctx context.Context, db Execer, ids []int64) ([]NodeRow, error) {
 }
 
 // readIn runs query, whose one (?) list takes ids, a chunk of readChunk
-// at a time, and returns all rows.
-func readIn[T any](ctx context.Context, db Execer, query string, ids []int64) ([]T, error) {
+// at a time, after the arguments before, and returns all rows.
+func readIn[T any](ctx context.Context, db Execer, query string, ids []int64, before ...any) ([]T, error) {
 	var all []T
 	for chunk := range slices.Chunk(ids, readChunk) {
 		var rows []T
-		if err := selectIn(ctx, db, &rows, query, chunk); err != nil {
+		if err := selectIn(ctx, db, &rows, query, append(before[:len(before):len(before)], chunk)...); err != nil {
 			return nil, err
 		}
 		all = append(all, rows...)

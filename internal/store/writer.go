@@ -259,13 +259,21 @@ func (w *Writer[N]) run(batch []*Op[N], isolate bool) bool {
 		c.Rollback()
 		return fail(err)
 	}
+	w.committed(batch)
+	return true
+}
+
+// committed does what follows the commit of batch: it wakes the Queue's
+// idle loops if a write asked for it, and gives one of the batch's ops
+// the jobs the batch cancelled because a dependency failed, for its
+// caller to tell of them (Op.Cancelled).
+func (w *Writer[N]) committed(batch []*Op[N]) {
 	if w.wakes {
 		w.Wake()
 	}
-	if cancelled := c.resolved.cancelled; len(cancelled) > 0 {
-		batch[0].Cancelled = cancelled // told once, by one of the batch's callers
+	if cancelled := w.Conn.resolved.cancelled; len(cancelled) > 0 {
+		batch[0].Cancelled = cancelled
 	}
-	return true
 }
 
 // commitTx writes the changes to the kept counts that the batch's
