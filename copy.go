@@ -142,7 +142,7 @@ func copyCheckpoints(ctx context.Context, tx store.Execer, src *store.CopySource
 // copyJobs inserts each job of src whose fingerprint is not in copied,
 // and records it as copied at now, counting in res the jobs copied and
 // skipped; a job waiting for its dependencies gets the edges to those
-// that are here (see copyWaiting). It returns the IDs in to of the jobs
+// that are in to (see copyWaiting). It returns the IDs in to of the jobs
 // of src, 0 for those skipped.
 func copyJobs(ctx context.Context, tx store.Execer, src *store.CopySource, copied map[string]int64, now int64, res *CopyResult) (map[int64]int64, error) {
 	ids := make(map[int64]int64, len(src.Jobs))
@@ -157,13 +157,13 @@ func copyJobs(ctx context.Context, tx store.Execer, src *store.CopySource, copie
 			res.Skipped++
 			continue
 		}
-		c, kept, open := *r, []store.EdgeRow(nil), 0
+		c, deps := *r, []store.Dep(nil)
 		if State(r.State) == Waiting {
-			kept, open = copyWaiting(&c, edges[r.ID], here, now)
+			deps = copyWaiting(&c, edges[r.ID], here, now)
 		}
 		id, err := copyJob(ctx, tx, &c)
-		if err == nil {
-			err = store.CopyDependencies(ctx, tx, id, kept, open)
+		if err == nil && len(deps) > 0 {
+			_, _, err = store.DependCopied(ctx, tx, c.Queue, c.Kind, id, deps, now)
 		}
 		if err != nil {
 			return nil, err
@@ -190,35 +190,30 @@ func edgesByJob(edges []store.EdgeRow) map[int64][]store.EdgeRow {
 // copyWaiting decides the copy c of a job waiting for its dependencies,
 // whose edges in the source are edges, with here the IDs in to of the
 // jobs of the source that are there (its dependencies come before it, in
-// ID order): it returns the edges to keep, to those dependencies, with
-// their IDs here, and how many of them are open. An open edge to a job
-// that is not here (one that ended, and was not copied, without meeting
-// it: a rule that waits on a discarded job) is decided as if that job
-// were deleted: the copy is cancelled, if its rule says so, or the edge
-// is met. With no edge open, the copy is pending.
-func copyWaiting(c *store.JobRow, edges []store.EdgeRow, here map[int64]int64, now int64) (kept []store.EdgeRow, open int) {
-	cause := ""
+// ID order): it makes c pending, and returns its dependencies there, for
+// store.DependCopied to put it in the state they put it in, there and
+// then — an edge met in the source stays met, an open one is decided
+// by its dependency's state in to, as at an enqueue. An edge to a job
+// that is not there is left out; if it was open (a dependency deleted
+// by raw SQL), it is decided as if the job were deleted: met, or the
+// copy is cancelled at once, with no dependencies.
+func copyWaiting(c *store.JobRow, edges []store.EdgeRow, here map[int64]int64, now int64) []store.Dep {
+	var deps []store.Dep
 	for _, e := range edges {
 		on, ok := here[e.On]
 		switch {
+		case ok && e.State == store.EdgeOpen:
+			deps = append(deps, store.Dep{ID: on, Rule: e.Rule})
 		case ok:
-			e.On = on
-			kept = append(kept, e)
-			if e.State == store.EdgeOpen {
-				open++
-			}
-		case e.State == store.EdgeOpen && store.EdgeFate(store.Deleted, e.Rule) == store.EdgeFailed && cause == "":
-			cause = fmt.Sprintf("dependency %d not copied", e.On)
+			deps = append(deps, store.Dep{ID: on, Rule: e.Rule, State: e.State})
+		case e.State == store.EdgeOpen && store.EdgeFate(store.Deleted, e.Rule) == store.EdgeFailed:
+			c.State, c.FinishedAt = string(Cancelled), sql.NullInt64{Int64: now, Valid: true}
+			c.LastError = fmt.Sprintf("dependency %d not copied", e.On)
+			return nil
 		}
 	}
-	switch {
-	case cause != "":
-		c.State, c.FinishedAt, c.LastError = string(Cancelled), sql.NullInt64{Int64: now, Valid: true}, cause
-		return kept, 0
-	case open == 0:
-		c.State = string(Pending)
-	}
-	return kept, open
+	c.State = string(Pending)
+	return deps
 }
 
 // jobFingerprint is what Copy knows a job of a source by, besides the

@@ -360,8 +360,8 @@ func TestCopy_Concurrently(t *testing.T) {
 // to as their dependencies complete there: an edge met in from stays met,
 // a dead dependency copied dead lets a WaitIfFailed dependent go on once
 // replayed in to, and a job that waits on one that is not in from (its
-// row deleted by raw SQL: never to complete) is copied cancelled. A
-// second Copy skips them all.
+// row deleted by raw SQL: never to complete) is copied cancelled, and its
+// dependent after it. A second Copy skips them all.
 func TestCopy_Dependencies(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -380,6 +380,7 @@ func TestCopy_Dependencies(t *testing.T) {
 	w2 := enqueue(t, from, "step", nil, litequeue.DependsOn(w1.ID))
 	w3 := enqueue(t, from, "step", nil, litequeue.DependsOnRule(litequeue.WaitIfFailed, dead.ID))
 	w4 := enqueue(t, from, "step", nil, litequeue.DependsOnRule(litequeue.WaitIfFailed, dropped.ID))
+	w5 := enqueue(t, from, "step", nil, litequeue.DependsOn(w4.ID))
 	if _, err := from.DB().Exec(`DELETE FROM litequeue_jobs WHERE id = ?`, dropped.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -389,15 +390,15 @@ func TestCopy_Dependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Jobs != 6 {
-		t.Fatalf("Copy = %+v, want 6 jobs: dead, later and the four waiting", res)
+	if res.Jobs != 7 {
+		t.Fatalf("Copy = %+v, want 7 jobs: dead, later and the five waiting", res)
 	}
 	jobs, err := to.List(ctx, litequeue.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	copied := map[int64]*litequeue.Job{} // by ID in from: copies keep their order
-	for i, src := range []int64{dead.ID, later.ID, w1.ID, w2.ID, w3.ID, w4.ID} {
+	for i, src := range []int64{dead.ID, later.ID, w1.ID, w2.ID, w3.ID, w4.ID, w5.ID} {
 		copied[src] = jobs[i]
 	}
 	states := map[int64]litequeue.State{}
@@ -405,12 +406,15 @@ func TestCopy_Dependencies(t *testing.T) {
 		states[src] = j.State
 	}
 	want := map[int64]litequeue.State{dead.ID: litequeue.Dead, later.ID: litequeue.Pending,
-		w1.ID: litequeue.Waiting, w2.ID: litequeue.Waiting, w3.ID: litequeue.Waiting, w4.ID: litequeue.Cancelled}
+		w1.ID: litequeue.Waiting, w2.ID: litequeue.Waiting, w3.ID: litequeue.Waiting, w4.ID: litequeue.Cancelled, w5.ID: litequeue.Cancelled}
 	if diff := cmp.Diff(want, states); diff != "" {
 		t.Fatalf("states in to, by ID in from (-want +got):\n%s", diff)
 	}
 	if got := copied[w4.ID].LastError; got != "dependency "+itoa(dropped.ID)+" not copied" {
-		t.Fatalf("the job waiting on a discarded one: %q", got)
+		t.Fatalf("the job waiting on one not copied: %q", got)
+	}
+	if got, want := copied[w5.ID].LastError, "dependency "+itoa(copied[w4.ID].ID)+" cancelled"; got != want {
+		t.Fatalf("the job waiting on one copied cancelled: %q, want %q", got, want)
 	}
 	var order ranOrder
 	to.Handle("ok", ok)
@@ -426,7 +430,36 @@ func TestCopy_Dependencies(t *testing.T) {
 		t.Fatalf("ran in to (-want +got):\n%s", diff)
 	}
 	again, err := litequeue.Copy(ctx, from, to)
-	if err != nil || again.Jobs != 0 || again.Skipped != 6 {
+	if err != nil || again.Jobs != 0 || again.Skipped != 7 {
 		t.Fatalf("second Copy = %+v, %v; want every job skipped", again, err)
+	}
+}
+
+// TestCopy_DependenciesAgain: a job copied by a second Copy, whose
+// dependency the first Copy copied and which has completed in to since,
+// is copied pending, as an enqueue on a completed job is.
+func TestCopy_DependenciesAgain(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	clk := newMock()
+	from, err := litequeue.Open(filepath.Join(t.TempDir(), "from.db"), litequeue.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	a := enqueue(t, from, "ok", nil)
+	to, _ := openQueue(t, litequeue.Options{Clock: clk})
+	if _, err := litequeue.Copy(ctx, from, to); err != nil {
+		t.Fatal(err)
+	}
+	to.Handle("ok", ok)
+	runDue(t, to) // a's copy completes in to
+	enqueue(t, from, "ok", nil, litequeue.DependsOn(a.ID))
+	res, err := litequeue.Copy(ctx, from, to)
+	if err != nil || res.Jobs != 1 || res.Skipped != 1 {
+		t.Fatalf("second Copy = %+v, %v", res, err)
+	}
+	if n := runDue(t, to); n != 1 {
+		t.Fatalf("ran %d in to, want the job copied second", n)
 	}
 }

@@ -207,28 +207,3 @@ func CopyCheckpoint(ctx context.Context, tx Execer, id int64, checkpoint []byte)
 }
 
 const copyCheckpointSQL = `INSERT INTO litequeue_checkpoints (job_id, checkpoint) VALUES (?, ?)`
-
-// CopyDependencies gives the job id, just copied, the edges (their On
-// the IDs of the dependencies here; their Job ignored), of which open
-// are open, and raises each dependency's count of dependents.
-func CopyDependencies(ctx context.Context, tx Execer, id int64, edges []EdgeRow, open int) error {
-	if len(edges) == 0 {
-		return nil
-	}
-	deps, states := make([]Dep, len(edges)), make([]string, len(edges))
-	on := make([]int64, len(edges))
-	for i, e := range edges {
-		deps[i], states[i], on[i] = Dep{ID: e.On, Rule: e.Rule}, e.State, e.On
-	}
-	if err := addEdges(ctx, tx, id, deps, states); err != nil {
-		return err
-	}
-	if open > 0 {
-		if _, err := tx.ExecContext(ctx, addWaitSQL, id, open); err != nil {
-			return err
-		}
-	}
-	return execIn(ctx, tx, raiseDependentsSQL, on)
-}
-
-const raiseDependentsSQL = `UPDATE litequeue_jobs SET dependents = dependents + 1 WHERE id IN (?)`
