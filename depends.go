@@ -217,5 +217,6 @@ type Graph struct {
 	Edges []Edge // in the order of their Job, then their On
 }
 
-// MaxGraph bounds how many jobs [Queue.Graph] reads.
-const MaxGraph = 10_000
+// MaxGraph bounds how many jobs [Queue.Graph] reads: twice the largest
+// batch ([MaxDependencies] jobs and a callback).
+const MaxGraph = 2 * MaxDependencies

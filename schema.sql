@@ -391,6 +391,11 @@ CREATE TABLE IF NOT EXISTS litequeue_deps (
 CREATE INDEX IF NOT EXISTS litequeue_deps_on
 	ON litequeue_deps (depends_on, job_id);
 
+-- Jobs waiting for their dependencies, for List and Copy: a write only
+-- for a job enqueued with dependencies, and at its release.
+CREATE INDEX IF NOT EXISTS litequeue_jobs_waiting
+	ON litequeue_jobs (id) WHERE state = 'waiting';
+
 -- A row per job waiting on dependencies: how many of its edges are open.
 -- The last end to take it to 0 makes the job pending.
 CREATE TABLE IF NOT EXISTS litequeue_waits (

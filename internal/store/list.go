@@ -124,6 +124,8 @@ func stateCond(s string, desc bool) (cond string, args []any, hint string) {
 		return "state = 'completed' AND finished_at IS NOT NULL", nil, " NOT INDEXED"
 	case "dead", "discarded", "cancelled", "expired":
 		return "state = '" + s + "' AND " + stoppedCond, nil, ""
+	case "waiting":
+		return "state = 'waiting'", nil, " INDEXED BY litequeue_jobs_waiting"
 	}
 	return "state = ?", []any{s}, ""
 }

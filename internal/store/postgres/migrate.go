@@ -85,12 +85,14 @@ var pgSteps = map[int]pgStep{
 		indexes: []string{"CREATE INDEX IF NOT EXISTS litequeue_jobs_pending"},
 		drop:    []string{"litequeue_jobs_claim", "litequeue_jobs_next", "litequeue_attempts_recent"}},
 	// Dependencies: a column, which PostgreSQL adds with its default
-	// without rewriting the table (a short ACCESS EXCLUSIVE lock), and
-	// new tables. A process of an older binary refuses tables of version
-	// 8: it would end jobs without telling their dependents.
+	// without rewriting the table (a short ACCESS EXCLUSIVE lock), new
+	// tables, and the index of waiting jobs, built beside the writes. A
+	// process of an older binary refuses tables of version 8: it would
+	// end jobs without telling their dependents.
 	7: {tx: []string{"ALTER TABLE litequeue_jobs ADD COLUMN IF NOT EXISTS dependents",
 		"CREATE TABLE IF NOT EXISTS litequeue_deps", "CREATE INDEX IF NOT EXISTS litequeue_deps_on",
-		"CREATE TABLE IF NOT EXISTS litequeue_waits"}},
+		"CREATE TABLE IF NOT EXISTS litequeue_waits"},
+		indexes: []string{"CREATE INDEX IF NOT EXISTS litequeue_jobs_waiting"}},
 }
 
 // pgChannel names the channel of the wake-ups of litequeue's tables in

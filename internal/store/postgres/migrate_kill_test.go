@@ -68,6 +68,7 @@ func toVersion6(t *testing.T, db *sqlx.DB, built bool) {
 		DROP FUNCTION IF EXISTS litequeue_count();
 		DROP TABLE IF EXISTS litequeue_counts, litequeue_outputs, litequeue_checkpoints, litequeue_progress;
 		DROP TABLE IF EXISTS litequeue_deps, litequeue_waits;
+		DROP INDEX IF EXISTS litequeue_jobs_waiting;
 		ALTER TABLE litequeue_jobs DROP COLUMN IF EXISTS dependents`)
 	db.MustExec(`CREATE INDEX litequeue_jobs_claim ON litequeue_jobs (priority DESC, run_at, id) WHERE state = 'pending';
 		CREATE INDEX litequeue_jobs_next ON litequeue_jobs (kind, run_at) WHERE state = 'pending';

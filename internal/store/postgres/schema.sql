@@ -391,6 +391,9 @@ CREATE TABLE IF NOT EXISTS litequeue_deps (
 CREATE INDEX IF NOT EXISTS litequeue_deps_on
 	ON litequeue_deps (depends_on, job_id);
 
+CREATE INDEX IF NOT EXISTS litequeue_jobs_waiting
+	ON litequeue_jobs (id) WHERE state = 'waiting';
+
 CREATE TABLE IF NOT EXISTS litequeue_waits (
 	job_id    BIGINT PRIMARY KEY,
 	remaining BIGINT NOT NULL

@@ -58,6 +58,7 @@ func version5File(t *testing.T, path string, jobs int) {
 		CREATE INDEX litequeue_attempts_recent ON litequeue_attempts (finished_at);
 		DROP TABLE litequeue_deps;
 		DROP TABLE litequeue_waits;
+		DROP INDEX litequeue_jobs_waiting;
 		ALTER TABLE litequeue_jobs DROP COLUMN dependents;
 		UPDATE litequeue_meta SET value = '5' WHERE name = 'schema_version'`)
 }
