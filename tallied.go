@@ -20,7 +20,7 @@ import (
 const actBatch = 500
 
 // TallyCancel counts the jobs that [Queue.CancelTallied] would cancel now
-// for f, for a person to confirm. f.State must be [Pending] or [Running]:
+// for f, for a person to confirm. f.State must be [Pending], [Waiting] or [Running]:
 // a filter that selects by queue, kind, ID bounds and error text alone
 // would count finished jobs too, which a cancel leaves alone.
 func (q *Queue) TallyCancel(ctx context.Context, f Filter) (Tally, error) {
@@ -32,7 +32,7 @@ func (q *Queue) TallyCancel(ctx context.Context, f Filter) (Tally, error) {
 // those that match with an ID of at most t.MaxID, and only if they are
 // t.Jobs when it starts. Else it cancels none and returns a [*TallyError]
 // with their number now. It works in transactions of at most 500 jobs, and
-// after each fires job.cancelled for the pending jobs cancelled; a running
+// after each fires job.cancelled for the pending and waiting jobs cancelled; a running
 // job is asked to stop, as Cancel asks it. A job that finished by its
 // turn is left alone. It returns how many jobs it cancelled or asked to
 // stop, also when it fails part way: the transactions before the failure
@@ -50,8 +50,8 @@ func (q *Queue) CancelTallied(ctx context.Context, f Filter, t Tally) (int, erro
 
 // cancellable checks f, a filter of jobs to cancel.
 func cancellable(f Filter) (Filter, error) {
-	if f.State != Pending && f.State != Running {
-		return f, fmt.Errorf("the filter's state is %q, not pending or running", f.State)
+	if f.State != Pending && f.State != Running && f.State != Waiting {
+		return f, fmt.Errorf("the filter's state is %q, not pending, waiting or running", f.State)
 	}
 	return f, nil
 }

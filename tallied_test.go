@@ -65,7 +65,7 @@ func TestQueue_CancelTallied(t *testing.T) {
 
 	for _, st := range []litequeue.State{"", litequeue.Completed, litequeue.Dead} {
 		_, err := q.TallyCancel(ctx, litequeue.Filter{State: st})
-		if err == nil || !strings.Contains(err.Error(), "pending or running") {
+		if err == nil || !strings.Contains(err.Error(), "pending, waiting or running") {
 			t.Errorf("TallyCancel of state %q = %v, want an error naming the states it takes", st, err)
 		}
 		if _, err := q.CancelTallied(ctx, litequeue.Filter{State: st}, litequeue.Tally{}); err == nil {
@@ -101,6 +101,31 @@ func TestQueue_CancelTallied_Running(t *testing.T) {
 	}
 	if got := get(t, q, j.ID).State; got != litequeue.Cancelled {
 		t.Errorf("the running job is %s after CancelTallied and its run, want cancelled", got)
+	}
+}
+
+// TestQueue_CancelTallied_Waiting cancels the waiting jobs counted, and
+// their dependents by their rules.
+func TestQueue_CancelTallied_Waiting(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	dep := enqueue(t, q, "report", nil, litequeue.Delay(time.Hour))
+	w := enqueue(t, q, "report", nil, litequeue.DependsOn(dep.ID))
+	after := enqueue(t, q, "report", nil, litequeue.DependsOn(w.ID))
+	f := litequeue.Filter{State: litequeue.Waiting}
+	tally, err := q.TallyCancel(t.Context(), f)
+	if err != nil || tally.Jobs != 2 {
+		t.Fatalf("TallyCancel of waiting jobs = %+v, %v; want 2", tally, err)
+	}
+	// The first's cancel cancels the second, its dependent, which by its
+	// turn is finished and left alone.
+	if n, err := q.CancelTallied(t.Context(), f, tally); n != 1 || err != nil {
+		t.Fatalf("CancelTallied = %d, %v; want 1", n, err)
+	}
+	for id, want := range map[int64]litequeue.State{dep.ID: litequeue.Pending, w.ID: litequeue.Cancelled, after.ID: litequeue.Cancelled} {
+		if got := get(t, q, id).State; got != want {
+			t.Errorf("job %d is %s, want %s", id, got, want)
+		}
 	}
 }
 

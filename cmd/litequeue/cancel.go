@@ -13,7 +13,7 @@ import (
 // cancels the jobs named, or with --all those that its flags select.
 func (c *cli) cancel(fs *flagSet) runFunc {
 	all := fs.Bool("all", false, "cancel every job that --state, --queue, --kind, --after, --before and --error-contains select")
-	state := fs.String("state", "", "with --all: only jobs in this `state`, pending or running (default pending)")
+	state := fs.String("state", "", "with --all: only jobs in this `state`, pending, waiting or running (default pending)")
 	filter := fs.filterFlags("with --all: ")
 	bf := fs.bulkFlags("cancel")
 	return func(ctx context.Context, args []string) error {

@@ -71,7 +71,7 @@ func commands() []*command {
 			}},
 		{name: "cancel", usage: "cancel ID... | cancel --all [--state S] [FILTER] [--dry-run] [--yes] [--json]",
 			group: changeGroup, max: -1, setup: (*cli).cancel,
-			short: "cancel pending or running jobs: those named, or all that match"},
+			short: "cancel pending, waiting or running jobs: those named, or all that match"},
 		{name: "run-now", usage: "run-now ID... [--json]", group: changeGroup, min: 1, max: -1, setup: (*cli).runNow,
 			short: "make pending jobs (scheduled, waiting to retry) due now"},
 		{name: "pause", usage: "pause --queue Q | --kind K [--json]", group: changeGroup, setup: (*cli).pauseCmd,

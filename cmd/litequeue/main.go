@@ -38,7 +38,7 @@
 //	  dead purge [--older-than D] [--dry-run] [--yes] [--json]
 //	                          delete dead jobs and their history for good
 //	  cancel ID... | cancel --all [--state S] [FILTER] [--dry-run] [--yes] [--json]
-//	                          cancel pending or running jobs: those named, or all that match
+//	                          cancel pending, waiting or running jobs: those named, or all that match
 //	  run-now ID... [--json]  make pending jobs (scheduled, waiting to retry) due now
 //	  pause --queue Q | --kind K [--json]
 //	                          stop every worker from claiming a queue's or a kind's jobs
