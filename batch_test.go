@@ -104,7 +104,7 @@ func TestEnqueueBatch_Refuses(t *testing.T) {
 	}{
 		{litequeue.Batch{Callback: litequeue.BatchJob{Kind: "cb"}}, "0 jobs is outside 1…10000"},
 		{litequeue.Batch{Jobs: []litequeue.BatchJob{{Kind: "a"}, {Kind: ""}}, Callback: litequeue.BatchJob{Kind: "cb"}}, "empty kind"},
-		{litequeue.Batch{Jobs: []litequeue.BatchJob{{Kind: "a"}}, Callback: litequeue.BatchJob{Kind: "cb", Options: []litequeue.EnqueueOption{litequeue.UniqueKey("k")}}}, "UniqueKey with DependsOn"},
+		{litequeue.Batch{Jobs: []litequeue.BatchJob{{Kind: "a"}}, Callback: litequeue.BatchJob{Kind: "cb", Options: []litequeue.EnqueueOption{litequeue.UniqueKey("k")}}}, `UniqueKey "k" with DependsOn`},
 		{litequeue.Batch{Jobs: []litequeue.BatchJob{{Kind: "a"}}, Callback: litequeue.BatchJob{Kind: "cb", Options: []litequeue.EnqueueOption{litequeue.DependsOn(1 << 40)}}}, "job not found"},
 	} {
 		_, _, err := q.EnqueueBatch(t.Context(), c.b)

@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,11 @@ const (
 	// through [Queue.Dependencies].
 	RunIfFailed DependencyRule = store.RuleRun
 )
+
+// dependencyRuleError is the error of a rule that is none of the rules.
+func dependencyRuleError(r DependencyRule) error {
+	return fmt.Errorf("dependency rule %q is not one of %q, %q, %q", r, CancelIfFailed, WaitIfFailed, RunIfFailed)
+}
 
 // valid reports whether r is one of the rules.
 func (r DependencyRule) valid() bool {
@@ -96,14 +102,14 @@ type dependency struct {
 // storedDeps checks the dependencies of c and returns them as stored:
 // each ID once (its first rule wins), sorted, each with its rule.
 func (c *enqueueConfig) storedDeps() ([]store.Dep, error) {
+	if c.depRule != "" && !c.depRule.valid() {
+		return nil, dependencyRuleError(c.depRule)
+	}
 	if len(c.deps) == 0 {
-		if c.depRule != "" && !c.depRule.valid() {
-			return nil, fmt.Errorf("dependency rule %q is not one of %q, %q, %q", c.depRule, CancelIfFailed, WaitIfFailed, RunIfFailed)
-		}
 		return nil, nil
 	}
 	if c.uniqueKey != "" {
-		return nil, errors.New("UniqueKey with DependsOn: a waiting job holds no key")
+		return nil, fmt.Errorf("UniqueKey %q with DependsOn: a waiting job holds no key", c.uniqueKey)
 	}
 	deps := make([]store.Dep, 0, len(c.deps))
 	seen := make(map[int64]bool, len(c.deps))
@@ -116,7 +122,7 @@ func (c *enqueueConfig) storedDeps() ([]store.Dep, error) {
 			rule = CancelIfFailed
 		}
 		if !rule.valid() {
-			return nil, fmt.Errorf("dependency rule %q is not one of %q, %q, %q", rule, CancelIfFailed, WaitIfFailed, RunIfFailed)
+			return nil, dependencyRuleError(rule)
 		}
 		if d.id <= 0 {
 			return nil, fmt.Errorf("dependency ID %d is not a job's (IDs start at 1)", d.id)
@@ -129,7 +135,7 @@ func (c *enqueueConfig) storedDeps() ([]store.Dep, error) {
 	if len(deps) > MaxDependencies {
 		return nil, fmt.Errorf("%d dependencies is over the limit of %d (MaxDependencies)", len(deps), MaxDependencies)
 	}
-	slices.SortFunc(deps, func(a, b store.Dep) int { return compareIDs(a.ID, b.ID) })
+	slices.SortFunc(deps, func(a, b store.Dep) int { return cmp.Compare(a.ID, b.ID) })
 	return deps, nil
 }
 
@@ -157,17 +163,6 @@ func (b *enqueueBatch) depend(ctx context.Context, tx store.Execer, jobs []*Job,
 		}
 	}
 	return nil
-}
-
-// compareIDs orders job IDs.
-func compareIDs(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Edge is one dependency between two jobs, as [Queue.Dependencies],

@@ -175,7 +175,8 @@ func TestDependsOn_AtEnqueue(t *testing.T) {
 		{[]litequeue.EnqueueOption{litequeue.DependsOn(0)}, "dependency ID 0 is not a job's"},
 		{[]litequeue.EnqueueOption{litequeue.DependsOnRule("later", done.ID)}, `dependency rule "later" is not one of`},
 		{[]litequeue.EnqueueOption{litequeue.IfDependencyFails("later")}, `dependency rule "later" is not one of`},
-		{[]litequeue.EnqueueOption{litequeue.DependsOn(done.ID), litequeue.UniqueKey("k")}, "UniqueKey with DependsOn"},
+		{[]litequeue.EnqueueOption{litequeue.IfDependencyFails("later"), litequeue.DependsOnRule(litequeue.RunIfFailed, done.ID)}, `dependency rule "later" is not one of`},
+		{[]litequeue.EnqueueOption{litequeue.DependsOn(done.ID), litequeue.UniqueKey("k")}, `UniqueKey "k" with DependsOn`},
 	} {
 		_, err := q.Enqueue(t.Context(), "ok", nil, c.opts...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -241,7 +242,7 @@ func TestGraph_Diamond(t *testing.T) {
 	})
 	var sum int64
 	q.Handle("join", func(ctx context.Context, job *litequeue.Job) error {
-		outs, err := q.DependencyOutputs(ctx, job)
+		outs, err := q.DependencyOutputs(ctx, job.ID)
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ func ExampleDependsOn() {
 	// Each step appends its kind to the text its input recorded.
 	step := func(ctx context.Context, job *litequeue.Job) error {
 		text := "start"
-		outs, err := q.DependencyOutputs(ctx, job)
+		outs, err := q.DependencyOutputs(ctx, job.ID)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func ExampleQueue_EnqueueBatch() {
 		if err != nil {
 			return err
 		}
-		outs, err := q.DependencyOutputs(ctx, job)
+		outs, err := q.DependencyOutputs(ctx, job.ID)
 		if err != nil {
 			return err
 		}

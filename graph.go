@@ -1,6 +1,7 @@
 package litequeue
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -139,12 +140,7 @@ func readGraph(ctx context.Context, tx store.Execer, id int64, deps bool) (*Grap
 	for _, e := range edges {
 		g.Edges = append(g.Edges, edgeOf(e))
 	}
-	slices.SortFunc(g.Edges, func(a, b Edge) int {
-		if c := compareIDs(a.Job, b.Job); c != 0 {
-			return c
-		}
-		return compareIDs(a.On, b.On)
-	})
+	slices.SortFunc(g.Edges, func(a, b Edge) int { return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.On, b.On)) })
 	return g, nil
 }
 
@@ -180,11 +176,11 @@ func walkGraph(ctx context.Context, tx store.Execer, id int64) ([]int64, map[[2]
 }
 
 // DependencyOutputs returns the outputs ([RecordOutput]) of the jobs that
-// job depends on, by their IDs, opened where sealed: those that completed
+// the job with the given ID depends on, by their IDs, opened where sealed: those that completed
 // with an output (or, under [RunIfFailed], that recorded one in an
 // earlier completion before a replay). A handler reads its inputs so;
 // [DecodeDependencyOutput] decodes one.
-func (q *Queue) DependencyOutputs(ctx context.Context, job *Job) (map[int64][]byte, error) {
+func (q *Queue) DependencyOutputs(ctx context.Context, id int64) (map[int64][]byte, error) {
 	leave, err := q.enter(ctx)
 	if err != nil {
 		return nil, err
@@ -194,9 +190,9 @@ func (q *Queue) DependencyOutputs(ctx context.Context, job *Job) (map[int64][]by
 	if !q.st.info.Dependencies {
 		return outputs, nil
 	}
-	values, err := store.DependencyOutputs(ctx, q.st.reads, job.ID)
+	values, err := store.DependencyOutputs(ctx, q.st.reads, id)
 	if err != nil {
-		return nil, fmt.Errorf("litequeue: dependency outputs of job %d: %w", job.ID, err)
+		return nil, fmt.Errorf("litequeue: dependency outputs of job %d: %w", id, err)
 	}
 	for _, v := range values {
 		outputs[v.ID] = q.seal.opened(&Job{Queue: v.Queue, Kind: v.Kind}, outputKind, v.Value)

@@ -28,7 +28,7 @@ import (
 // its dependencies have completed:
 //
 //	waiting ──the last dependency completes──► pending
-//	waiting ──a dependency fails (rule CancelIfFailed), or Cancel──► cancelled
+//	waiting ──a dependency fails or is deleted (see DependencyRule), or Cancel──► cancelled
 type State string
 
 // The states of a job.

@@ -1,6 +1,9 @@
 package litequeue
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // Layers returns the graph's nodes in dependency order, in layers: the
 // first holds the jobs that depend on none of the graph's, and a job is
@@ -44,7 +47,7 @@ func (g *Graph) Layers() [][]Node {
 		layers[layer[n.ID]] = append(layers[layer[n.ID]], n)
 	}
 	for _, l := range layers {
-		slices.SortFunc(l, func(a, b Node) int { return compareIDs(a.ID, b.ID) })
+		slices.SortFunc(l, func(a, b Node) int { return cmp.Compare(a.ID, b.ID) })
 	}
 	return layers
 }
