@@ -67,18 +67,21 @@ func (graphDrawing) BoxWidth() int  { return boxWidth }
 func (graphDrawing) BoxHeight() int { return boxHeight }
 
 // drawGraph lays out g, the graph of job id: a column per layer, the
-// boxes of a layer in ID order, at most maxDrawn boxes, with the arrows
-// between the boxes it draws.
+// boxes of a layer in ID order, at most maxDrawn boxes (the job's own
+// and its neighbours' first: see drawn), with the arrows between the
+// boxes it draws.
 func drawGraph(g *litequeue.Graph, id int64) graphDrawing {
 	d := graphDrawing{Total: len(g.Nodes)}
+	keep := drawn(g, id)
 	at := map[int64]graphBox{}
 	for layer, nodes := range g.Layers() {
-		for i, n := range nodes {
-			if len(d.Boxes) == maxDrawn {
-				break
+		i := 0
+		for _, n := range nodes {
+			if !keep[n.ID] {
+				continue
 			}
 			b := graphBox{Node: n, X: margin + layer*(boxWidth+gapX), Y: margin + i*(boxHeight+gapY), Focus: n.ID == id}
-			d.Boxes, at[n.ID] = append(d.Boxes, b), b
+			d.Boxes, at[n.ID], i = append(d.Boxes, b), b, i+1
 			d.Width, d.Height = max(d.Width, b.X+boxWidth+margin), max(d.Height, b.Y+boxHeight+margin)
 		}
 	}
@@ -94,6 +97,34 @@ func drawGraph(g *litequeue.Graph, id int64) graphDrawing {
 			Path: fmt.Sprintf("M%d %d C%d %d, %d %d, %d %d", x1, y1, x1+gapX/2, y1, x2-gapX/2, y2, x2, y2)})
 	}
 	return d
+}
+
+// drawn picks the jobs of g that the drawing of job id's graph shows: all
+// of them up to maxDrawn, else the job itself, then the jobs it depends
+// on and those that depend on it, then the rest in dependency order,
+// until maxDrawn: the callback of a batch of thousands stays on its page.
+func drawn(g *litequeue.Graph, id int64) map[int64]bool {
+	keep := make(map[int64]bool, min(len(g.Nodes), maxDrawn))
+	add := func(n int64) {
+		if len(keep) < maxDrawn {
+			keep[n] = true
+		}
+	}
+	add(id)
+	for _, e := range g.Edges {
+		switch id {
+		case e.Job:
+			add(e.On)
+		case e.On:
+			add(e.Job)
+		}
+	}
+	for _, layer := range g.Layers() {
+		for _, n := range layer {
+			add(n.ID)
+		}
+	}
+	return keep
 }
 
 // graph serves GET /jobs/{id}/graph: the drawing of the job's graph,

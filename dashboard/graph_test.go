@@ -181,21 +181,27 @@ func TestGraph_ReadOnlyAndLinks(t *testing.T) {
 // TestGraph_Bounded draws at most 500 of a larger graph's jobs, and says so.
 func TestGraph_Bounded(t *testing.T) {
 	q := backends[0].open(t)(litequeue.Options{})
-	root, err := q.Enqueue(t.Context(), "fetch", nil)
-	if err != nil {
-		t.Fatal(err)
+	parts := make([]litequeue.BatchJob, 520)
+	for i := range parts {
+		parts[i] = litequeue.BatchJob{Kind: "resize"}
 	}
-	if _, err := q.EnqueueMany(t.Context(), "resize", make([]any, 520), litequeue.DependsOn(root.ID)); err != nil {
+	jobs, callback, err := q.EnqueueBatch(t.Context(), litequeue.Batch{Jobs: parts, Callback: litequeue.BatchJob{Kind: "bind"}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(dashboard.New(q, dashboard.Options{}))
 	t.Cleanup(srv.Close)
-	_, page := get(t, srv.URL+"/jobs/"+itoa(root.ID)+"/graph")
-	nodes, edges := drawn(page)
-	if len(nodes) != 500 || len(edges) != 499 {
-		t.Errorf("%d nodes and %d edges drawn, want 500 and 499", len(nodes), len(edges))
-	}
-	if !strings.Contains(page, "521 jobs, 520 edges") || !strings.Contains(page, "shows the first 500 jobs in dependency order; 21 more are left out") {
-		t.Errorf("the page does not say what it leaves out:\n%s", page[:min(len(page), 2000)])
+	for _, id := range []int64{jobs[0].ID, callback.ID} {
+		_, page := get(t, srv.URL+"/jobs/"+itoa(id)+"/graph")
+		nodes, edges := drawn(page)
+		if len(nodes) != 500 || len(edges) != 499 {
+			t.Errorf("graph of %d: %d nodes and %d edges drawn, want 500 and 499", id, len(nodes), len(edges))
+		}
+		if !strings.Contains(page, `data-id="`+itoa(callback.ID)+`"`) || !strings.Contains(page, `data-id="`+itoa(id)+`"`) {
+			t.Errorf("graph of %d: the job itself or the callback is not drawn", id)
+		}
+		if !strings.Contains(page, "521 jobs, 520 edges") || !strings.Contains(page, "; 21 more are left out") {
+			t.Errorf("the page does not say what it leaves out:\n%s", page[:min(len(page), 2000)])
+		}
 	}
 }
