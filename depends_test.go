@@ -442,3 +442,46 @@ func TestDependsOn_EdgeDeletedMeanwhile(t *testing.T) {
 		t.Fatalf("the other dependent: %s, want completed", got)
 	}
 }
+
+// TestDependsOn_StrandedByRawSQL: a dependency completed (or deleted)
+// by raw SQL, which tells no dependent, leaves them waiting only until
+// the janitor's next sweep, which tells them as litequeue's own end
+// would: the one on the completed job is released, the one on the
+// deleted job cancelled; a completed one that retention purges first
+// releases its dependent too.
+func TestDependsOn_StrandedByRawSQL(t *testing.T) {
+	fileOnly(t, "raw SQL on the file: a server's statements take $ placeholders")
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	q.Handle("ok", ok)
+	a, b := enqueue(t, q, "ok", nil, litequeue.Delay(time.Hour)), enqueue(t, q, "ok", nil, litequeue.Delay(time.Hour))
+	onA := enqueue(t, q, "ok", nil, litequeue.DependsOn(a.ID))
+	onB := enqueue(t, q, "ok", nil, litequeue.DependsOn(b.ID))
+	c := enqueue(t, q, "ok", nil, litequeue.Delay(time.Hour))
+	onC := enqueue(t, q, "ok", nil, litequeue.DependsOn(c.ID))
+	if _, err := q.DB().Exec(`UPDATE litequeue_jobs SET state = 'completed', finished_at = 0 WHERE id = ?`, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Finished after the mock clock's now: retention keeps it.
+	if _, err := q.DB().Exec(`UPDATE litequeue_jobs SET state = 'completed', finished_at = ? WHERE id = ?`, time.Now().UnixMilli(), a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.DB().Exec(`DELETE FROM litequeue_jobs WHERE id = ?`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := runDue(t, q); n != 0 { // its sweep, after the runs, releases onA for the next call
+		t.Fatalf("first RunDue ran %d, want none", n)
+	}
+	if got := get(t, q, onB.ID); got.State != litequeue.Cancelled || got.LastError != "dependency "+itoa(b.ID)+" deleted" {
+		t.Fatalf("the job on the deleted one: %s %q, want cancelled", got.State, got.LastError)
+	}
+	runDue(t, q)
+	for _, j := range []*litequeue.Job{onA, onC} {
+		if got := get(t, q, j.ID).State; got != litequeue.Completed {
+			t.Fatalf("job %d, on a completed one: %s, want completed", j.ID, got)
+		}
+	}
+	if exists(t, q, c.ID) {
+		t.Fatalf("job %d, finished long ago, was not purged", c.ID)
+	}
+}

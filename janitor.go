@@ -2,6 +2,7 @@ package litequeue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -86,6 +87,9 @@ func (j *janitor) sweep(ctx context.Context) error {
 	if dead+finished+keys > 0 {
 		j.logger.Info("litequeue: retention purged", "dead", dead, "finished", finished, "keys", keys)
 	}
+	if err := j.resolveStranded(ctx); err != nil {
+		return err
+	}
 	if err := j.forgetWorkers(ctx); err != nil {
 		return err
 	}
@@ -93,6 +97,46 @@ func (j *janitor) sweep(ctx context.Context) error {
 		return err
 	}
 	return j.st.eng.Compact(ctx, j.st.write)
+}
+
+// strandedBatch bounds the ended dependencies one sweep tells their
+// waiting dependents of.
+const strandedBatch = 100
+
+// resolveStranded tells the dependents still waiting on jobs that ended,
+// or are gone, without telling them (raw SQL on the jobs: litequeue's own
+// writes tell them in the commit of the end, see store.Resolve) of those
+// ends, reading each job again in the write: so that no job waits
+// forever on a job that will not complete. It logs a warning when it
+// finds any.
+func (j *janitor) resolveStranded(ctx context.Context) error {
+	now := store.MS(j.clock.Now())
+	found, err := store.Stranded(ctx, j.st.reads, now, strandedBatch)
+	if err != nil || len(found) == 0 {
+		return err
+	}
+	var released int
+	err = j.st.write(ctx, func(tx store.Execer) error {
+		ended := make([]store.Ended, 0, len(found))
+		for _, e := range found {
+			row, err := store.LockJob(ctx, tx, e.ID)
+			switch {
+			case errors.Is(err, store.ErrNoRows):
+				ended = append(ended, store.Ended{ID: e.ID, State: store.Deleted, At: now})
+			case err != nil:
+				return err
+			case store.Terminal(row.State):
+				ended = append(ended, store.Ended{ID: e.ID, State: row.State, At: now})
+			}
+		}
+		released, err = store.Resolve(ctx, tx, ended)
+		return err
+	})
+	if err == nil {
+		j.logger.Warn("litequeue: jobs waited on dependencies that had ended without telling them (raw SQL?): told them now",
+			"dependencies", len(found), "released", released)
+	}
+	return err
 }
 
 // purgeFinished purges, class by class, the dead jobs past their DeadTTL

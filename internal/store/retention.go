@@ -120,7 +120,11 @@ func endDeleted(ctx context.Context, tx Execer, deleted []deletedJob, now int64)
 	for i, r := range deleted {
 		gone[i], groups[i] = r.ID, r.jobGroup
 		if r.Dependents > 0 {
-			ended = append(ended, Ended{ID: r.ID, State: Deleted, At: now})
+			end := Deleted // it will never complete
+			if r.State == "completed" {
+				end = r.State // an edge still open (after raw SQL) is met
+			}
+			ended = append(ended, Ended{ID: r.ID, State: end, At: now})
 		}
 	}
 	if err := countDeleted(ctx, tx, groups); err != nil {
