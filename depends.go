@@ -63,7 +63,18 @@ const MaxDependencies = 10_000
 // becomes pending (due at its [Job.RunAt], or at once if that has passed)
 // in the same commit as the last of them completes. A dependency that
 // has completed already counts as done; one that failed applies the
-// job's rule at once ([IfDependencyFails], default [CancelIfFailed]).
+// job's rule at once ([IfDependencyFails], default [CancelIfFailed]): the
+// job is enqueued cancelled (its job.enqueued event shows it so; it is
+// not counted as a cancel in [Queue.Throughput]).
+//
+// The enqueue writes each dependency's row (its count of dependents), so
+// that an end committed at the same moment is not missed either way. On
+// PostgreSQL that row lock lasts until the enqueue's transaction ends: in
+// [Queue.EnqueueTx], the app's. Meanwhile the end of a run of that
+// dependency waits for it, and with it the writes of the Queue that ran
+// it, which share one transaction: keep such a transaction short, and do
+// not call the Queue's own writes (Enqueue, Cancel, …) inside it, which
+// would wait for themselves.
 //
 // The dependencies must exist when the job is enqueued: jobs enqueued
 // earlier, or earlier in the same [Queue.EnqueueTx] transaction (a whole
