@@ -485,3 +485,53 @@ func TestDependsOn_StrandedByRawSQL(t *testing.T) {
 		t.Fatalf("job %d, finished long ago, was not purged", c.ID)
 	}
 }
+
+// TestDependsOn_EnqueueRacesEnd: jobs enqueued with a dependency at the
+// moment its run ends (the settle of the run, side by side with the
+// enqueue on a server) are never left waiting: round after round, each
+// either sees the dependency completed at its enqueue or is released by
+// its end.
+func TestDependsOn_EnqueueRacesEnd(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	q.Handle("dep", func(ctx context.Context, job *litequeue.Job) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	})
+	q.Handle("ok", ok)
+	for round := range 20 {
+		dep := enqueue(t, q, "dep", nil)
+		done := runDueAsync(q)
+		<-started
+		var wg sync.WaitGroup
+		var dependents []int64
+		var mu sync.Mutex
+		for range 4 {
+			wg.Go(func() {
+				j, err := q.Enqueue(t.Context(), "ok", nil, litequeue.DependsOn(dep.ID))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				dependents = append(dependents, j.ID)
+				mu.Unlock()
+			})
+		}
+		close(release)
+		wg.Wait()
+		if r := <-done; r.err != nil {
+			t.Fatal(r.err)
+		}
+		runDue(t, q)
+		for _, id := range dependents {
+			if got := get(t, q, id).State; got != litequeue.Completed {
+				t.Fatalf("round %d: job %d, enqueued on job %d as it ended, is %s", round, id, dep.ID, got)
+			}
+		}
+		release = make(chan struct{})
+	}
+}
