@@ -535,3 +535,36 @@ func TestDependsOn_EnqueueRacesEnd(t *testing.T) {
 		release = make(chan struct{})
 	}
 }
+
+// TestDependsOn_CompleteTx: a dependency completed in the app's own
+// transaction (CompleteTx) releases its dependent in that commit, which
+// the kept counts follow.
+func TestDependsOn_CompleteTx(t *testing.T) {
+	t.Parallel()
+	q, _ := openQueue(t, litequeue.Options{})
+	var waitingAtCommit litequeue.State
+	var dependent *litequeue.Job
+	q.Handle("dep", func(ctx context.Context, job *litequeue.Job) error {
+		if err := completeInAppTx(ctx, q, job); err != nil {
+			return err
+		}
+		waitingAtCommit = get(t, q, dependent.ID).State // before the handler returns
+		return nil
+	})
+	q.Handle("ok", ok)
+	dep := enqueue(t, q, "dep", nil)
+	dependent = enqueue(t, q, "ok", nil, litequeue.DependsOn(dep.ID))
+	if n := runDue(t, q); n != 2 {
+		t.Fatalf("ran %d, want 2", n)
+	}
+	if waitingAtCommit != litequeue.Pending {
+		t.Fatalf("the dependent after the app's commit: %s, want pending", waitingAtCommit)
+	}
+	st, err := q.Stats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qs := st.Queues["default"]; qs.Completed != 2 || qs.Waiting != 0 || qs.Due != 0 {
+		t.Fatalf("stats %+v, want 2 completed", qs)
+	}
+}
