@@ -26,9 +26,10 @@ import (
 // expires: of those, only a dead job can be replayed, so only a dead one
 // keeps an edge of rule wait open.
 //
-// and of the waiting job: waiting ──its last open edge met──▶ pending
-// (due at its RunAt, or at once if that has passed); waiting ──an edge
-// failed──▶ cancelled, which, if it has dependents, is resolved in turn.
+// The state machine of the waiting job: waiting ──its last open edge
+// met──▶ pending (due at its RunAt, or at once if that has passed);
+// waiting ──an edge failed──▶ cancelled, which, if it has dependents, is
+// resolved in turn.
 //
 // Exactly once, also on a server with two dependencies of a job ending at
 // once in two transactions: an edge changes only from open, under its
