@@ -49,6 +49,9 @@ func cancelAct(ctx context.Context, st *storage, running *[]int64) func(store.Ex
 			if err == nil {
 				err = st.countEnd(ctx, tx, now, store.EndCancelled, 1)
 			}
+			if err == nil && State(row.State) == Waiting {
+				err = store.StoppedWaiting(ctx, tx, row.ID)
+			}
 			return d.event, err
 		}
 		return Event{}, &stateError{op: "cancel", id: row.ID, state: State(row.State)}

@@ -183,7 +183,8 @@ type Edge struct {
 	Job, On int64
 	Rule    DependencyRule
 	// State is the edge's own: [EdgeOpen] until On completes or fails,
-	// then [EdgeMet] or [EdgeFailed].
+	// then [EdgeMet] or [EdgeFailed]; [EdgeDropped] if Job stopped
+	// waiting first.
 	State EdgeState
 }
 
@@ -195,6 +196,10 @@ const (
 	EdgeOpen   EdgeState = store.EdgeOpen   // its dependency has not completed (nor failed, where the rule waits)
 	EdgeMet    EdgeState = store.EdgeMet    // its dependency completed, or failed under [RunIfFailed]
 	EdgeFailed EdgeState = store.EdgeFailed // its dependency failed, and the job was cancelled for it
+	// EdgeDropped: the job stopped waiting before the dependency ended
+	// (it was cancelled, by [Queue.Cancel] or for another edge), and the
+	// edge no longer counts.
+	EdgeDropped EdgeState = store.EdgeDropped
 )
 
 // A Node is a job of a [Graph], or the other end of an [Edge]: its ID,

@@ -191,8 +191,8 @@ func TestDependsOn_AtEnqueue(t *testing.T) {
 	}
 }
 
-// TestDependsOn_CancelAndDelete: Cancel of a waiting job cancels it and
-// its dependents by their rules; deleting a dead dependency cancels the
+// TestDependsOn_CancelAndDelete: Cancel of a waiting job cancels it,
+// dropping its open edge, and its dependents by their rules; deleting a dead dependency cancels the
 // dependents that WaitIfFailed kept waiting: it can never complete now.
 func TestDependsOn_CancelAndDelete(t *testing.T) {
 	t.Parallel()
@@ -206,6 +206,9 @@ func TestDependsOn_CancelAndDelete(t *testing.T) {
 	}
 	if got := get(t, q, mid.ID).State; got != litequeue.Cancelled {
 		t.Fatalf("cancelled waiting job: %s", got)
+	}
+	if deps, err := q.Dependencies(t.Context(), mid.ID); err != nil || len(deps) != 1 || deps[0].Edge.State != litequeue.EdgeDropped {
+		t.Fatalf("the cancelled job's edge: %+v, %v; want dropped", deps, err)
 	}
 	if got := get(t, q, leaf.ID); got.State != litequeue.Cancelled || got.LastError != "dependency "+itoa(mid.ID)+" cancelled" {
 		t.Fatalf("its dependent: %s %q, want cancelled", got.State, got.LastError)

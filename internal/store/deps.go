@@ -28,8 +28,11 @@ import (
 //
 // The state machine of the waiting job: waiting ──its last open edge
 // met──▶ pending (due at its RunAt, or at once if that has passed);
-// waiting ──an edge failed──▶ cancelled, which, if it has dependents, is
-// resolved in turn.
+// waiting ──an edge failed, or Cancel──▶ cancelled, which, if it has
+// dependents, is resolved in turn. A job that stops waiting so drops its
+// edges still open (open ──▶ dropped: no end decides them any more) and
+// its row of litequeue_waits, which so holds a row exactly for each job
+// that waits.
 //
 // Exactly once, also on a server with two dependencies of a job ending at
 // once in two transactions: an edge changes only from open, under its
@@ -51,9 +54,10 @@ const (
 	RuleWait   = "wait"
 	RuleRun    = "run"
 
-	EdgeOpen   = "open"
-	EdgeMet    = "met"
-	EdgeFailed = "failed"
+	EdgeOpen    = "open"
+	EdgeMet     = "met"
+	EdgeFailed  = "failed"
+	EdgeDropped = "dropped"
 )
 
 // Deleted is the end of a dependency deleted before its edges were all
@@ -293,7 +297,23 @@ func cancelWaiting(ctx context.Context, tx Execer, id int64, from string, dep in
 	if from == "waiting" {
 		noteResolved(tx, false, &r.JobRow, h)
 	}
+	if err := StoppedWaiting(ctx, tx, id); err != nil {
+		return false, err
+	}
 	return r.Dependents > 0, AddHistoryRow(ctx, tx, h)
+}
+
+const dropEdgesSQL = `UPDATE litequeue_deps SET state = 'dropped' WHERE job_id = ? AND state = 'open'`
+
+// StoppedWaiting drops, in tx, the edges still open of the job id, which
+// stopped waiting without its release (it was cancelled), and its row of
+// litequeue_waits: no end decides them any more.
+func StoppedWaiting(ctx context.Context, tx Execer, id int64) error {
+	if _, err := tx.ExecContext(ctx, dropEdgesSQL, id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, deleteWaitSQL, id)
+	return err
 }
 
 // failedCause is the error text of a job cancelled because its

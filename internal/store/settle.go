@@ -26,10 +26,9 @@ const dependentsSQL = `SELECT dependents FROM litequeue_jobs WHERE id = ?`
 // waitsSeen is what a batch of ends, settled a row at a time in one
 // transaction of writers that take turns (the file's), has read of
 // litequeue_waits: whether any job waits for dependencies. None waiting,
-// no end has an open edge to decide (every job with one waits, or was
-// cancelled and keeps its row there), and the ends read no count of
-// dependents: one probe for the batch, where a read per end cost the
-// file's drain about 8%.
+// no end has an open edge to decide (only a job that waits has one: see
+// StoppedWaiting), and the ends read no count of dependents: one probe
+// for the batch, where a read per end cost the file's drain about 8%.
 type waitsSeen struct {
 	read, any bool
 }

@@ -97,7 +97,27 @@ func testDependEdges(t *testing.T, f *Fixture) {
 			t.Errorf("rule %s, on a dependency %s at enqueue: %s, want %s", c.rule, c.end, state, c.want)
 		}
 		checkCounts(t, f, c.rule+" "+c.end, 300)
+		checkWaits(t, f, c.rule+" "+c.end)
 	}
+	// A job of two dependencies, one of which fails under rule cancel:
+	// cancelled, its other edge is dropped, and stays so when the other
+	// dependency completes.
+	x, y := putJob(t, f, "q", "k", nil), putJob(t, f, "q", "k", nil)
+	job, _ := dependOn(t, f, f.Writer, store.RuleCancel, x, y)
+	if err := end(ctx, f, f.Writer, x, "dead"); err != nil {
+		t.Fatal(err)
+	}
+	if err := end(ctx, f, f.Writer, y, "completed"); err != nil {
+		t.Fatal(err)
+	}
+	var edges []string
+	if err := f.Reads.SelectContext(ctx, &edges, `SELECT state FROM litequeue_deps WHERE job_id = ? ORDER BY depends_on`, job); err != nil {
+		t.Fatal(err)
+	}
+	if got := stateOf(t, f, job); got != "cancelled" || len(edges) != 2 || edges[0] != store.EdgeFailed || edges[1] != store.EdgeDropped {
+		t.Errorf("a job whose first dependency died: %s, edges %q; want cancelled, failed and dropped", got, edges)
+	}
+	checkWaits(t, f, "two dependencies, one dead")
 	var missing *store.NotFoundError
 	err := f.Write(ctx, func(tx store.Execer) error {
 		_, _, err := store.Depend(ctx, tx, "q", "d", []int64{1}, []store.Dep{{ID: 1 << 40, Rule: store.RuleCancel}}, 100)
@@ -105,6 +125,23 @@ func testDependEdges(t *testing.T, f *Fixture) {
 	})
 	if !errors.As(err, &missing) || missing.ID != 1<<40 {
 		t.Fatalf("Depend on no job: %v, want a NotFoundError naming it", err)
+	}
+}
+
+// checkWaits fails the test unless litequeue_waits holds a row for each
+// waiting job, and for no other: the settle's probe (see waitsSeen)
+// counts on it.
+func checkWaits(t *testing.T, f *Fixture, step string) {
+	t.Helper()
+	var rows, waiting int
+	if err := f.Reads.GetContext(t.Context(), &rows, `SELECT COUNT(*) FROM litequeue_waits`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Reads.GetContext(t.Context(), &waiting, `SELECT COUNT(*) FROM litequeue_jobs WHERE state = 'waiting'`); err != nil {
+		t.Fatal(err)
+	}
+	if rows != waiting {
+		t.Errorf("%s: %d rows of litequeue_waits, %d waiting jobs", step, rows, waiting)
 	}
 }
 
@@ -161,4 +198,5 @@ func testDependTogether(t *testing.T, f *Fixture) {
 		}
 	}
 	checkCounts(t, f, "after the rounds", 300)
+	checkWaits(t, f, "after the rounds")
 }
