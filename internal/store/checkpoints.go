@@ -29,7 +29,7 @@ const (
 // claimed, claimed, while its lease holds; it reports false, having
 // written nothing, when it does not.
 func SetCheckpoint(ctx context.Context, tx Execer, claimed *JobRow, checkpoint []byte) (bool, error) {
-	return wroteOne(tx.ExecContext(ctx, setCheckpointSQL, checkpoint, claimed.ID, claimed.Token, claimed.CreatedAt))
+	return wrote(tx.ExecContext(ctx, setCheckpointSQL, checkpoint, claimed.ID, claimed.Token, claimed.CreatedAt))
 }
 
 // JobCheckpoint reads the checkpoint of the job with the given ID on db;

@@ -370,7 +370,7 @@ func Resolve(ctx context.Context, tx Execer, ended []Ended) (released int, err e
 			if fate == EdgeOpen {
 				continue
 			}
-			if ok, err := wroteOne(tx.ExecContext(ctx, setEdgeSQL, fate, edge.Job, e.ID)); err != nil {
+			if ok, err := wrote(tx.ExecContext(ctx, setEdgeSQL, fate, edge.Job, e.ID)); err != nil {
 				return 0, err
 			} else if !ok {
 				continue // deleted since it was read, with its job (a server's Delete in another transaction)

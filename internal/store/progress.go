@@ -34,7 +34,7 @@ type ProgressRow struct {
 // claimed, claimed, while its lease holds; it reports false, having
 // written nothing, when it does not.
 func SetProgress(ctx context.Context, tx Execer, claimed *JobRow, p ProgressRow) (bool, error) {
-	return wroteOne(tx.ExecContext(ctx, setProgressSQL, p.Done, p.Total, p.At, claimed.ID, claimed.Token, claimed.CreatedAt))
+	return wrote(tx.ExecContext(ctx, setProgressSQL, p.Done, p.Total, p.At, claimed.ID, claimed.Token, claimed.CreatedAt))
 }
 
 // JobsProgress reads, in one statement, the progress of those of the

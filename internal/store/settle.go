@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 )
 
@@ -105,18 +104,8 @@ func SetRow(ctx context.Context, tx Execer, after *JobRow) error {
 // does not tell the job's dependents of its end.
 func SetHeldRow(ctx context.Context, tx Execer, claimed, after *JobRow) (bool, error) {
 	a := after
-	return wroteOne(tx.ExecContext(ctx, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
+	return wrote(tx.ExecContext(ctx, setHeldRowSQL, a.State, a.Attempt, a.RunAt, a.FinishedAt, a.LastError,
 		a.ID, claimed.Token, claimed.CreatedAt))
-}
-
-// wroteOne reports whether the statement that res answers wrote its row:
-// of a write fenced by a lease, whether the fence held.
-func wroteOne(res sql.Result, err error) (bool, error) {
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
 }
 
 // The ends of the runs that one writer batch commits are settled
