@@ -44,9 +44,7 @@ const (
 )
 
 // terminal reports whether nothing runs a job in state s again on its own.
-func (s State) terminal() bool {
-	return s == Completed || s == Dead || s == Discarded || s == Cancelled || s == Expired
-}
+func (s State) terminal() bool { return store.Terminal(string(s)) }
 
 // Job is one unit of work and its current state, as stored.
 type Job struct {

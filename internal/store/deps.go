@@ -373,7 +373,7 @@ func Resolve(ctx context.Context, tx Execer, ended []Ended) (released int, err e
 			if ok, err := wrote(tx.ExecContext(ctx, setEdgeSQL, fate, edge.Job, e.ID)); err != nil {
 				return 0, err
 			} else if !ok {
-				continue // deleted since it was read, with its job (a server's Delete in another transaction)
+				continue // deleted since it was read, by another transaction on a server (raw SQL: see StoppedWaiting)
 			}
 			if fate == EdgeFailed {
 				more, err := cancelWaiting(ctx, tx, edge.Job, "waiting", e.ID, e.State, e.At, &d)
@@ -422,8 +422,8 @@ func meetEdge(ctx context.Context, tx Execer, id, now int64, d *Deltas) (bool, e
 // dependents of the jobs it ended: whether it made one pending, for the
 // writer to wake this process's idle Work loops at the commit (see
 // Writer.WakeOwn); the jobs it cancelled, with their history rows, for
-// the writer to count in the throughput and tell the machinery of after
-// the commit (Writer.Cancelled).
+// the writer to count in the throughput and tell one of the batch's ops
+// of after the commit (Op.Cancelled).
 type resolvedNote struct {
 	released  bool
 	cancelled []JobRow
@@ -442,17 +442,6 @@ func noteResolved(tx Execer, released bool, row *JobRow, h *HistoryRow) {
 	if row != nil {
 		c.resolved.cancelled, c.resolved.history = append(c.resolved.cancelled, *row), append(c.resolved.history, h)
 	}
-}
-
-// OpenEdges returns the number of open edges of the job id: 0 for a job
-// with none, or without dependencies.
-func OpenEdges(ctx context.Context, db Execer, id int64) (int, error) {
-	var open []int
-	err := db.SelectContext(ctx, &open, `SELECT remaining FROM litequeue_waits WHERE job_id = ?`, id)
-	if err != nil || len(open) == 0 {
-		return 0, err
-	}
-	return open[0], nil
 }
 
 // An EdgeRow is a row of litequeue_deps.
