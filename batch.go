@@ -91,18 +91,12 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b Batch) ([]*Job, *Job, error)
 	return jobs[:len(group)], jobs[len(group)], nil
 }
 
-// batches checks the jobs as Enqueue does, their kinds by kinds, and
-// returns their batches.
+// batches checks the jobs as EnqueueTx does one (see admitted), their
+// kinds by kinds, and returns their batches.
 func (e *enqueuer) batches(ctx context.Context, kinds *handledKinds, jobs []BatchJob) ([]*enqueueBatch, error) {
 	batches := make([]*enqueueBatch, len(jobs))
 	for i, j := range jobs {
-		b, err := e.batch(j.Kind, []any{j.Payload}, j.Options)
-		if err == nil {
-			err = kinds.enqueueCheck(ctx, j.Kind)
-		}
-		if err == nil {
-			err = e.admit(ctx, b)
-		}
+		b, err := e.admitted(ctx, kinds, j.Kind, j.Payload, j.Options)
 		if err != nil {
 			return nil, err
 		}

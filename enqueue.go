@@ -169,6 +169,23 @@ func (e *enqueuer) batch(kind string, payloads []any, opts []EnqueueOption) (*en
 	return b, nil
 }
 
+// admitted checks the enqueue of one job of kind with payload and opts —
+// its arguments (batch), its kind by kinds (enqueueCheck), the enqueue
+// middleware (admit) — and returns its batch, ready to insert.
+func (e *enqueuer) admitted(ctx context.Context, kinds *handledKinds, kind string, payload any, opts []EnqueueOption) (*enqueueBatch, error) {
+	b, err := e.batch(kind, []any{payload}, opts)
+	if err == nil {
+		err = kinds.enqueueCheck(ctx, kind)
+	}
+	if err == nil {
+		err = e.admit(ctx, b)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 // expiry returns the expiry that the Queue gives the jobs of kind
 // enqueued without their own: that of its handler, or, without one, that
 // of Options.Kinds.

@@ -333,13 +333,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 	if q.st.readOnly() {
 		return nil, ErrReadOnly
 	}
-	batch, err := q.enq.batch(kind, []any{payload}, opts)
-	if err == nil {
-		err = q.kinds.enqueueCheck(ctx, kind)
-	}
-	if err == nil {
-		err = q.enq.admit(ctx, batch)
-	}
+	batch, err := q.enq.admitted(ctx, q.kinds, kind, payload, opts)
 	if err != nil {
 		return nil, err
 	}
