@@ -72,9 +72,10 @@ func (graphDrawing) BoxHeight() int { return boxHeight }
 // boxes it draws.
 func drawGraph(g *litequeue.Graph, id int64) graphDrawing {
 	d := graphDrawing{Total: len(g.Nodes)}
-	keep := drawn(g, id)
+	layers := g.Layers()
+	keep := drawn(g, layers, id)
 	at := map[int64]graphBox{}
-	for layer, nodes := range g.Layers() {
+	for layer, nodes := range layers {
 		i := 0
 		for _, n := range nodes {
 			if !keep[n.ID] {
@@ -99,11 +100,12 @@ func drawGraph(g *litequeue.Graph, id int64) graphDrawing {
 	return d
 }
 
-// drawn picks the jobs of g that the drawing of job id's graph shows: all
-// of them up to maxDrawn, else the job itself, then the jobs it depends
-// on and those that depend on it, then the rest in dependency order,
-// until maxDrawn: the callback of a batch of thousands stays on its page.
-func drawn(g *litequeue.Graph, id int64) map[int64]bool {
+// drawn picks the jobs of g, whose layers are layers, that the drawing of
+// job id's graph shows: all of them up to maxDrawn, else the job itself,
+// then the jobs it depends on and those that depend on it, then the rest
+// in dependency order, until maxDrawn: the callback of a batch of
+// thousands stays on its page.
+func drawn(g *litequeue.Graph, layers [][]litequeue.Node, id int64) map[int64]bool {
 	keep := make(map[int64]bool, min(len(g.Nodes), maxDrawn))
 	add := func(n int64) {
 		if len(keep) < maxDrawn {
@@ -119,7 +121,7 @@ func drawn(g *litequeue.Graph, id int64) map[int64]bool {
 			add(e.Job)
 		}
 	}
-	for _, layer := range g.Layers() {
+	for _, layer := range layers {
 		for _, n := range layer {
 			add(n.ID)
 		}
