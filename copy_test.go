@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -366,11 +367,7 @@ func TestCopy_Dependencies(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	clk := newMock()
-	from, err := litequeue.Open(filepath.Join(t.TempDir(), "from.db"), litequeue.Options{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer from.Close()
+	from := openSourceFile(t, clk)
 	from.Handle("ok", ok)
 	from.Handle("fail", failing)
 	done, dead, dropped := enqueue(t, from, "ok", nil), enqueue(t, from, "fail", nil), enqueue(t, from, "fail", nil)
@@ -442,11 +439,7 @@ func TestCopy_DependenciesAgain(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	clk := newMock()
-	from, err := litequeue.Open(filepath.Join(t.TempDir(), "from.db"), litequeue.Options{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer from.Close()
+	from := openSourceFile(t, clk)
 	a := enqueue(t, from, "ok", nil)
 	to, _ := openQueue(t, litequeue.Options{Clock: clk})
 	if _, err := litequeue.Copy(ctx, from, to); err != nil {
@@ -462,4 +455,17 @@ func TestCopy_DependenciesAgain(t *testing.T) {
 	if n := runDue(t, to); n != 1 {
 		t.Fatalf("ran %d in to, want the job copied second", n)
 	}
+}
+
+// openSourceFile opens a file in t.TempDir, whatever the suite's
+// backend, as the source of a Copy, on clk; it is closed at the end of
+// the test.
+func openSourceFile(t *testing.T, clk *clock.Mock) *litequeue.Queue {
+	t.Helper()
+	from, err := litequeue.Open(filepath.Join(t.TempDir(), "from.db"), litequeue.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { from.Close() })
+	return from
 }

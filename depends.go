@@ -125,13 +125,7 @@ func (c *enqueueConfig) storedDeps() ([]store.Dep, error) {
 	deps := make([]store.Dep, 0, len(c.deps))
 	seen := make(map[int64]bool, len(c.deps))
 	for _, d := range c.deps {
-		rule := d.rule
-		if rule == "" {
-			rule = c.depRule
-		}
-		if rule == "" {
-			rule = CancelIfFailed
-		}
+		rule := cmp.Or(d.rule, c.depRule, CancelIfFailed)
 		if !rule.valid() {
 			return nil, dependencyRuleError(rule)
 		}
