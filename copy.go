@@ -47,9 +47,8 @@ type CopyResult struct {
 // progress is not copied. A job waiting for its dependencies keeps its
 // edges to those copied (or copied before), and waits for them in to; its
 // edges to jobs that ended in from, and stay behind, are left out, as
-// decided there (a job waiting on one of them under WaitIfFailed, which
-// could never go on, is copied cancelled, as if the job had been
-// deleted). Copied jobs get new IDs in to; their order is
+// decided there (an open edge to a job no longer in from, deleted by raw
+// SQL, is decided as if the job had been deleted). Copied jobs get new IDs in to; their order is
 // kept. A job whose unique key a live job in to holds fails the copy, and
 // the error names the key; a key in both keeps the later expiry. With a
 // ctx of [WithProgress], Copy reports the jobs it has written as it goes.

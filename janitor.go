@@ -110,23 +110,23 @@ const strandedBatch = 100
 // forever on a job that will not complete. It logs a warning when it
 // finds any.
 func (j *janitor) resolveStranded(ctx context.Context) error {
-	now := store.MS(j.clock.Now())
-	found, err := store.Stranded(ctx, j.st.reads, now, strandedBatch)
+	found, err := store.Stranded(ctx, j.st.reads, strandedBatch)
 	if err != nil || len(found) == 0 {
 		return err
 	}
+	now := store.MS(j.clock.Now())
 	var released int
 	err = j.st.write(ctx, func(tx store.Execer) error {
 		ended := make([]store.Ended, 0, len(found))
-		for _, e := range found {
-			row, err := store.LockJob(ctx, tx, e.ID)
+		for _, id := range found {
+			row, err := store.LockJob(ctx, tx, id)
 			switch {
 			case errors.Is(err, store.ErrNoRows):
-				ended = append(ended, store.Ended{ID: e.ID, State: store.Deleted, At: now})
+				ended = append(ended, store.Ended{ID: id, State: store.Deleted, At: now})
 			case err != nil:
 				return err
 			case store.Terminal(row.State):
-				ended = append(ended, store.Ended{ID: e.ID, State: row.State, At: now})
+				ended = append(ended, store.Ended{ID: id, State: row.State, At: now})
 			}
 		}
 		released, err = store.Resolve(ctx, tx, ended)

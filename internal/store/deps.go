@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -543,7 +542,7 @@ func DependencyStates(ctx context.Context, db Execer, id int64) ([]StateN, error
 // open) or gone, whose jobs still wait. litequeue's own writes leave
 // none (see Resolve); raw SQL on the jobs may. It reads no more than
 // the waiting jobs' edges: none where no job waits.
-const strandedSQL = `SELECT DISTINCT d.depends_on AS id, coalesce(j.state, '') AS state
+const strandedSQL = `SELECT DISTINCT d.depends_on
 	FROM litequeue_waits w
 	JOIN litequeue_jobs wj ON wj.id = w.job_id AND wj.state = 'waiting'
 	JOIN litequeue_deps d ON d.job_id = w.job_id AND d.state = 'open'
@@ -553,20 +552,9 @@ const strandedSQL = `SELECT DISTINCT d.depends_on AS id, coalesce(j.state, '') A
 	   OR (j.state = 'dead' AND d.rule <> 'wait')
 	ORDER BY 1 LIMIT ?`
 
-// Stranded returns up to limit jobs whose end the open edges of waiting
-// jobs missed, as Ended at now (Deleted for a job gone), for Resolve to
-// tell their dependents. It takes no lock.
-func Stranded(ctx context.Context, db Execer, now int64, limit int) ([]Ended, error) {
-	rows, err := selectAll[struct {
-		ID    int64  `db:"id"`
-		State string `db:"state"`
-	}](ctx, db, strandedSQL, limit)
-	if err != nil {
-		return nil, err
-	}
-	ended := make([]Ended, len(rows))
-	for i, r := range rows {
-		ended[i] = Ended{ID: r.ID, State: cmp.Or(r.State, Deleted), At: now}
-	}
-	return ended, nil
+// Stranded returns the IDs of up to limit jobs whose end the open edges
+// of waiting jobs missed, for Resolve to tell their dependents once the
+// jobs are read again under the write's lock. It takes no lock.
+func Stranded(ctx context.Context, db Execer, limit int) ([]int64, error) {
+	return selectAll[int64](ctx, db, strandedSQL, limit)
 }
