@@ -49,7 +49,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b Batch) ([]*Job, *Job, error)
 	if n := len(b.Jobs); n == 0 || n > MaxDependencies {
 		return nil, nil, fmt.Errorf("litequeue: enqueue batch: %d jobs is outside 1…%d (MaxDependencies)", n, MaxDependencies)
 	}
-	batches, err := q.enq.batches(ctx, q.kinds, append(b.Jobs[:len(b.Jobs):len(b.Jobs)], b.Callback))
+	batches, err := q.enq.batches(ctx, q.kinds.enqueueCheck, append(b.Jobs[:len(b.Jobs):len(b.Jobs)], b.Callback))
 	if err != nil {
 		return nil, nil, fmt.Errorf("litequeue: enqueue batch: %w", err)
 	}
@@ -92,11 +92,11 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b Batch) ([]*Job, *Job, error)
 }
 
 // batches checks the jobs as EnqueueTx does one (see admitted), their
-// kinds by kinds, and returns their batches.
-func (e *enqueuer) batches(ctx context.Context, kinds *handledKinds, jobs []BatchJob) ([]*enqueueBatch, error) {
+// kinds with checkKind, and returns their batches.
+func (e *enqueuer) batches(ctx context.Context, checkKind func(context.Context, string) error, jobs []BatchJob) ([]*enqueueBatch, error) {
 	batches := make([]*enqueueBatch, len(jobs))
 	for i, j := range jobs {
-		b, err := e.admitted(ctx, kinds, j.Kind, j.Payload, j.Options)
+		b, err := e.admitted(ctx, checkKind, j.Kind, j.Payload, j.Options)
 		if err != nil {
 			return nil, err
 		}

@@ -170,12 +170,13 @@ func (e *enqueuer) batch(kind string, payloads []any, opts []EnqueueOption) (*en
 }
 
 // admitted checks the enqueue of one job of kind with payload and opts —
-// its arguments (batch), its kind by kinds (enqueueCheck), the enqueue
-// middleware (admit) — and returns its batch, ready to insert.
-func (e *enqueuer) admitted(ctx context.Context, kinds *handledKinds, kind string, payload any, opts []EnqueueOption) (*enqueueBatch, error) {
+// its arguments (batch), its kind with checkKind (the Queue's
+// handledKinds.enqueueCheck), the enqueue middleware (admit) — and
+// returns its batch, ready to insert.
+func (e *enqueuer) admitted(ctx context.Context, checkKind func(context.Context, string) error, kind string, payload any, opts []EnqueueOption) (*enqueueBatch, error) {
 	b, err := e.batch(kind, []any{payload}, opts)
 	if err == nil {
-		err = kinds.enqueueCheck(ctx, kind)
+		err = checkKind(ctx, kind)
 	}
 	if err == nil {
 		err = e.admit(ctx, b)

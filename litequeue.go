@@ -333,7 +333,7 @@ func (q *Queue) EnqueueTx(ctx context.Context, tx *sqlx.Tx, kind string, payload
 	if q.st.readOnly() {
 		return nil, ErrReadOnly
 	}
-	batch, err := q.enq.admitted(ctx, q.kinds, kind, payload, opts)
+	batch, err := q.enq.admitted(ctx, q.kinds.enqueueCheck, kind, payload, opts)
 	if err != nil {
 		return nil, err
 	}
